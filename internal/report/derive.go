@@ -1,0 +1,215 @@
+package report
+
+import (
+	"cmp"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// spreadMean is the mean over the ranks contributing to s.
+func spreadMean(s profile.Spread) float64 {
+	if s.N <= 0 {
+		return 0
+	}
+	return s.Sum / float64(s.N)
+}
+
+// spreadCOV is the coefficient of variation (population standard deviation
+// divided by the mean) over the ranks contributing to s; 0 when undefined.
+func spreadCOV(s profile.Spread) float64 {
+	if s.N <= 0 {
+		return 0
+	}
+	n := float64(s.N)
+	mean := s.Sum / n
+	if mean == 0 {
+		return 0
+	}
+	// Explicit conversions prevent fused multiply-add so that results are
+	// identical on every architecture.
+	v := float64(s.SumSq/n) - float64(mean*mean)
+	if v <= 0 {
+		return 0
+	}
+	return math.Sqrt(v) / math.Abs(mean)
+}
+
+// pct is 100*a/b, or 0 when b is not positive.
+func pct(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// perCall is total/calls, or 0 without calls.
+func perCall(total, calls int64) float64 {
+	if calls <= 0 {
+		return 0
+	}
+	return float64(total) / float64(calls)
+}
+
+// round6 rounds to six decimal places for machine-readable output.
+func round6(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	r := math.Round(x*1e6) / 1e6
+	if r == 0 {
+		return 0 // no negative zero
+	}
+	return r
+}
+
+// totals are the job-wide sums the percentages refer to.
+type totals struct {
+	appNs, mpiNs, calls, dropped int64
+	mpiPctMean                   float64 // mean over ranks with app time of their MPI%
+}
+
+func computeTotals(p *profile.Profile) totals {
+	var t totals
+	var sumPct float64
+	var n int
+	for _, r := range p.Ranks {
+		t.appNs += r.AppNs
+		t.mpiNs += r.MPINs
+		t.calls += r.Calls
+		t.dropped += r.Dropped
+		if r.AppNs > 0 {
+			sumPct += pct(r.MPINs, r.AppNs)
+			n++
+		}
+	}
+	if n > 0 {
+		t.mpiPctMean = sumPct / float64(n)
+	}
+	if t.mpiNs == 0 {
+		// No rank summary (or it is empty): fall back to the function totals.
+		for _, f := range p.Funcs {
+			t.mpiNs += f.TimeNs
+		}
+	}
+	if t.calls == 0 {
+		for _, f := range p.Funcs {
+			t.calls += f.Calls
+		}
+	}
+	return t
+}
+
+// sizeRange returns the byte range [lo, hi] of a message-size bin.
+func sizeRange(log2 int) (lo, hi uint64) {
+	if log2 <= 0 {
+		return 0, 0
+	}
+	log2 = min(log2, 64)
+	return 1 << (log2 - 1), (1 << log2) - 1 // 1<<64 is 0 for uint64: hi wraps to the max
+}
+
+// sizeLabel is the human label of a message-size bin.
+func sizeLabel(log2 int) string {
+	if log2 <= 0 {
+		return "0"
+	}
+	lo, hi := sizeRange(log2)
+	return "[" + strconv.FormatUint(lo, 10) + ", " + strconv.FormatUint(hi, 10) + "]"
+}
+
+// location is the human form of a callsite location.
+func location(l profile.Loc, short bool) string {
+	file, module := l.File, l.Module
+	if short {
+		if file != "" {
+			file = filepath.Base(file)
+		}
+		if module != "" {
+			module = filepath.Base(module)
+		}
+	}
+	addr := ""
+	if module != "" || l.Offset != 0 {
+		if module == "" {
+			module = "?"
+		}
+		addr = module + "+0x" + strconv.FormatUint(l.Offset, 16)
+	}
+	switch {
+	case l.Function != "" && file != "" && l.Line > 0:
+		return l.Function + " at " + file + ":" + strconv.Itoa(l.Line)
+	case l.Function != "" && file != "":
+		return l.Function + " at " + file
+	case l.Function != "" && addr != "":
+		return l.Function + " at " + addr
+	case l.Function != "":
+		return l.Function
+	case addr != "":
+		return addr
+	}
+	return "-"
+}
+
+// regionFunc is one MPI function's share of a region, from the sites in it.
+type regionFunc struct {
+	Func   string
+	Calls  int64
+	TimeNs int64
+	Bytes  int64
+}
+
+// regionFuncs groups the sites by region and function, each region's
+// functions sorted by time (descending), ties by name.
+func regionFuncs(p *profile.Profile) map[string][]regionFunc {
+	idx := map[[2]string]int{}
+	out := map[string][]regionFunc{}
+	for _, s := range p.Sites {
+		if s.Region == "" {
+			continue
+		}
+		k := [2]string{s.Region, s.Func}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out[s.Region])
+			idx[k] = i
+			out[s.Region] = append(out[s.Region], regionFunc{Func: s.Func})
+		}
+		rf := &out[s.Region][i]
+		rf.Calls += s.Calls
+		rf.TimeNs += s.TimeNs
+		rf.Bytes += s.Bytes
+	}
+	for _, fs := range out {
+		slices.SortFunc(fs, func(a, b regionFunc) int {
+			return cmp.Or(cmp.Compare(b.TimeNs, a.TimeNs), strings.Compare(a.Func, b.Func))
+		})
+	}
+	return out
+}
+
+// sortedIdx returns the indices 0..n-1 ordered by less-style cmp.
+func sortedIdx(n int, c func(i, j int) int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, c)
+	return idx
+}
+
+// commandLine joins argv, quoting arguments that need it.
+func commandLine(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\") {
+			a = strconv.Quote(a)
+		}
+		parts[i] = a
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,71 @@
+// Package report renders a *profile.Profile as a text report for people, or
+// as JSON or CSV for scripts.
+//
+// # Text
+//
+// Plain ASCII with aligned columns. Sections, each introduced by a rule
+// "@--- Title ---", in this order: header (command, ranks, hosts, MPI
+// library, times, settings, status, notes), MPI time per rank, functions,
+// top callsites, message sizes, communicators, point-to-point, regions and
+// user events. The first three are always present; the others only when the
+// profile has data for them. Each section heading names its time unit (s, ms
+// or us, chosen per table from its largest value; per-call columns have
+// their own unit). Bytes are exact integers. Unless Options.All, a table
+// shows Options.Top rows (default 20) and ends with "(N more; use --all)";
+// the rank table shows the Top ranks with the highest and the Top with the
+// lowest MPI% when there are more than 2*Top ranks. Ties are broken by
+// name or key, and the output never depends on the current time.
+//
+// Percentages: %App is of the total app time over ranks (sum of Rank.AppNs),
+// %MPI of the total MPI time over ranks (sum of Rank.MPINs, or of Func.TimeNs
+// when there is no rank data). COV is the coefficient of variation (population
+// standard deviation / mean) of a per-rank quantity over the ranks that have
+// it.
+//
+// # JSON
+//
+// One object, schema "mpiscope.report/1" (see Schema). Keys are snake_case,
+// arrays are never null, times are integer nanoseconds (suffix _ns), and
+// arrays keep the profile's order (sorted by key, see package profile), so
+// output is stable. Derived floats are rounded to 6 decimals. Nothing is
+// truncated; Options.All and Options.Top are ignored.
+//
+//	schema    string
+//	source    string            Options.Source
+//	notes     [string]          Options.Notes
+//	meta      {command [string], num_ranks, hosts [string], mpi_library,
+//	           mpi_version, family, tool, timer, start_ns, stop_ns,
+//	           start, stop (RFC3339 UTC, "" if unknown), duration_ns,
+//	           settings [{name, value}], snapshot, partial}
+//	totals    {ranks (present), app_ns, mpi_ns, calls, dropped,
+//	           mpi_pct (of the sums), mpi_pct_mean (mean of per-rank mpi_pct)}
+//	ranks     [{rank, host, pid, app_ns, mpi_ns, calls, threads, state,
+//	           dropped, mpi_pct}]
+//	funcs     [{name, class, calls, time_ns, min_call_ns, max_call_ns, bytes,
+//	           rank_time SPREAD, pct_app, pct_mpi, mean_ns (per call), cov}]
+//	sites     [{id (1-based position, the ID of the text report), func,
+//	           loc {module, offset, function, file, line}, location (text
+//	           form), region, calls, time_ns, min_ns, max_ns, bytes,
+//	           rank_time SPREAD, pct_mpi, mean_ns, cov}]
+//	hists     [{func, bins [{log2, lo, hi (byte range), calls, bytes, time_ns}]}]
+//	comms     [{key, name, size, creator, members, calls, time_ns, bytes, pct_mpi}]
+//	peers     [{rank, peer, sent_msgs, sent_bytes, recv_msgs, recv_bytes}]
+//	regions   [{path, visits, wall_ns, mpi_ns, ranks, rank_mpi SPREAD,
+//	           mpi_pct (of wall_ns), cov, funcs [{func, calls, time_ns, bytes,
+//	           pct_region_mpi}] (from the sites in the region, by time)}]
+//	events    [{text, count, ranks}]
+//
+//	SPREAD    {n, sum, sum_sq, min, max, min_rank, max_rank, mean, cov}
+//
+// # CSV
+//
+// The same data as JSON, one table per section. Each table is introduced by
+// a line "# name" followed by a header row; tables are separated by a blank
+// line and every table is always present (possibly with only its header).
+// Tables: meta (field,value), settings, notes, totals, ranks, funcs, sites,
+// message_sizes, comms, peers, regions, region_funcs, events. Spread columns
+// are flattened with a prefix (rank_time_min_ns, rank_time_min_rank, ...).
+// Fields are quoted per RFC 4180, and also when they start with '#', so a
+// reader skipping '#' comment lines (encoding/csv with Comment = '#' and
+// FieldsPerRecord = -1) reads every row.
+package report
