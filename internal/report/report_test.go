@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
@@ -336,5 +337,17 @@ mpiscope: report: /tmp/job/solver.mpiscope.txt
 	}
 	if !strings.Contains(l, "partial") || !strings.Contains(l, "records dropped") {
 		t.Errorf("large Summary = %s", l)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteError(t *testing.T) {
+	for _, f := range []Format{Text, JSON, CSV} {
+		if err := Write(failWriter{}, fixture(), f, Options{}); err == nil || err.Error() != "disk full" {
+			t.Errorf("Write(%v) to a failing writer = %v", f, err)
+		}
 	}
 }
