@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -167,7 +168,7 @@ func TestCorruptELF(t *testing.T) {
 // corpusBinary returns a small C binary with DWARF when gcc is available,
 // else the (larger) test binary.
 func corpusBinary(t testing.TB) string {
-	if _, err := os.Stat("/usr/bin/gcc"); err == nil {
+	if _, err := exec.LookPath("gcc"); err == nil {
 		return getFixture(t, "pie-O2").exe
 	}
 	exe, err := os.Executable()
