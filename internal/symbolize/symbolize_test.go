@@ -196,7 +196,7 @@ func TestConcurrentLookup(t *testing.T) {
 	wg.Wait()
 }
 
-func TestIndexFramesNoInline(t *testing.T) {
+func TestIndexFrames(t *testing.T) {
 	fi := &funcInfo{name: "f"}
 	idx := &index{
 		funcs: []funcRange{{0x100, 0x200, fi}},
