@@ -1,0 +1,458 @@
+//go:build mpiscope_openmpi || mpiscope_mpich
+
+package interpose
+
+/*
+#cgo CFLAGS: -O2 -g -Wall -Wno-unused-function -Wno-unused-variable -Wno-deprecated-declarations
+#include <stdlib.h>
+#include "api.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/mpiscope/mpiscope/internal/report"
+	"github.com/mpiscope/mpiscope/internal/symbolize"
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// Version is mpiscope's version, recorded in every profile.
+const Version = "0.1.0"
+
+func init() {
+	// The application owns the cores: the embedded runtime stays small.
+	runtime.GOMAXPROCS(2)
+}
+
+// state is the rank's run state, set at MPI_Init.
+var state struct {
+	sync.Mutex
+	cfg      Config
+	settings []profile.Setting
+	warnings []string
+	job      string
+	rank     int
+	size     int
+	host     string
+	command  []string
+	mpiLib   string
+	mpiVer   string
+	flushes  int
+	done     bool
+}
+
+// warn prints a warning once on rank 0 (unless quiet) and keeps it for the
+// report.
+func warn(msg string) {
+	state.warnings = append(state.warnings, msg)
+	if state.rank == 0 && !state.cfg.Quiet {
+		fmt.Fprintf(os.Stderr, "mpiscope: warning: %s\n", msg)
+	}
+}
+
+//export msgoStart
+func msgoStart() C.int {
+	state.rank = int(C.ms_world_rank_get())
+	state.size = int(C.ms_world_size_get())
+	cfg, eff, warns := ParseConfig(os.Environ())
+	state.cfg, state.settings = cfg, eff
+	for _, w := range warns {
+		warn(w)
+	}
+	state.host, _ = os.Hostname()
+	state.command = readCmdline()
+	var lib [8192]C.char
+	var major, minor C.int
+	C.ms_mpi_version(&lib[0], C.int(len(lib)), &major, &minor)
+	state.mpiLib = strings.TrimSpace(strings.SplitN(C.GoString(&lib[0]), "\n", 2)[0])
+	state.mpiVer = fmt.Sprintf("%d.%d", major, minor)
+
+	// Rank 0 names and creates the job directory; everyone learns it.
+	var buf [4096]byte
+	if state.rank == 0 {
+		want := cfg.Out
+		if want == "" {
+			app := "app"
+			if len(state.command) > 0 {
+				app = state.command[0]
+			}
+			want = jobDirName(app, state.size, time.Now())
+		}
+		dir, w, err := createJobDir(want)
+		if w != "" {
+			warn(w)
+		}
+		if err != nil {
+			warn(fmt.Sprintf("no job directory (%v): nothing will be written", err))
+		}
+		if abs, err := absPath(dir); err == nil && dir != "" {
+			dir = abs
+		}
+		copy(buf[:len(buf)-1], dir)
+	}
+	C.ms_priv_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), 0)
+	state.job = C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
+
+	flags := 0
+	if cfg.Enable {
+		flags |= 1
+	}
+	if cfg.Timer != "clock" {
+		flags |= 2
+	}
+	if cfg.PcontrolIPM {
+		flags |= 4
+	}
+	if cfg.Quiet {
+		flags |= 8
+	}
+	return C.int(flags)
+}
+
+// nsPerTick converts timer ticks to nanoseconds, calibrated over the run.
+func nsPerTick() float64 {
+	if C.ms_use_tsc_get() == 0 {
+		return 1
+	}
+	for {
+		dn := float64(uint64(C.ms_mono_ns()) - uint64(C.ms_cal_ns0))
+		dt := float64(uint64(C.ms_ticks_now()) - uint64(C.ms_cal_tsc0))
+		if dn >= 5e6 && dt > 0 {
+			return dn / dt
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// collect reads this rank's C tables.
+func collect(st string) *rawRank {
+	r := &rawRank{
+		Rank: state.rank, Size: state.size, Host: state.host, PID: os.Getpid(), State: st,
+		NsPerTick: nsPerTick(),
+		Hist:      map[[2]int]*rawBin{}, Peers: map[int]*rawPeer{}, Regions: map[int]*rawRegion{},
+		Events: map[string]uint64{},
+	}
+	nf := int(C.ms_nfuncs_get())
+	for i := 0; i < nf; i++ {
+		r.FnNames = append(r.FnNames, C.GoString(C.ms_fn_name(C.int(i))))
+		r.FnClasses = append(r.FnClasses, C.GoString(C.ms_fn_class(C.int(i))))
+	}
+	now := uint64(C.ms_ticks_now())
+	end := uint64(C.ms_app_end)
+	if end == 0 {
+		end = now
+	}
+	r.AppTicks = end - uint64(C.ms_app_start)
+	nreg := int(C.ms_region_count())
+	r.RegionPath = make([]string, nreg)
+	for i := 1; i < nreg; i++ {
+		r.RegionPath[i] = C.GoString(C.ms_region_path(C.int(i)))
+	}
+	nev := int(C.ms_event_count())
+	ncomm := int(C.ms_comm_count())
+	commStats := make([]rawComm, ncomm)
+	epoch := C.ms_epoch_now()
+	type sk struct {
+		fn     int
+		pc     uint64
+		region int
+	}
+	sites := map[sk]*rawSite{}
+	for t := C.ms_threads_head(); t != nil; t = t.next {
+		if t.epoch != epoch || t.calls == 0 && t.rdepth == 0 {
+			continue
+		}
+		r.Threads++
+		r.Calls += uint64(t.calls)
+		r.MPITicks += uint64(t.ticks)
+		r.Dropped += uint64(t.dropped)
+		for _, s := range unsafe.Slice(t.sites, 1<<C.MS_SITE_BITS) {
+			if s.calls == 0 {
+				continue
+			}
+			k := sk{int(s.fn), uint64(s.pc), int(s.region)}
+			a := sites[k]
+			if a == nil {
+				a = &rawSite{Fn: k.fn, PC: k.pc, Region: k.region, Min: ^uint64(0)}
+				sites[k] = a
+			}
+			a.Calls += uint64(s.calls)
+			a.Ticks += uint64(s.ticks)
+			a.Bytes += int64(s.bytes)
+			a.Min = min(a.Min, uint64(s.min))
+			a.Max = max(a.Max, uint64(s.max))
+		}
+		hist := unsafe.Slice(t.hist, C.MS_MAXFUNCS*C.MS_NBINS)
+		for fn := 0; fn < nf; fn++ {
+			for b := 0; b < C.MS_NBINS; b++ {
+				h := &hist[fn*C.MS_NBINS+b]
+				if h.calls == 0 {
+					continue
+				}
+				k := [2]int{fn, b}
+				a := r.Hist[k]
+				if a == nil {
+					a = &rawBin{}
+					r.Hist[k] = a
+				}
+				a.Calls += uint64(h.calls)
+				a.Bytes += uint64(h.bytes)
+				a.Ticks += uint64(h.ticks)
+			}
+		}
+		for w, p := range unsafe.Slice(t.peers, state.size) {
+			if p.smsgs == 0 && p.rmsgs == 0 {
+				continue
+			}
+			a := r.Peers[w]
+			if a == nil {
+				a = &rawPeer{}
+				r.Peers[w] = a
+			}
+			a.SMsgs += uint64(p.smsgs)
+			a.SBytes += uint64(p.sbytes)
+			a.RMsgs += uint64(p.rmsgs)
+			a.RBytes += uint64(p.rbytes)
+		}
+		for i, c := range unsafe.Slice(t.comms, C.MS_MAXCOMMS)[:ncomm] {
+			commStats[i].Calls += uint64(c.calls)
+			commStats[i].Ticks += uint64(c.ticks)
+			commStats[i].Bytes += uint64(c.bytes)
+		}
+		regs := unsafe.Slice(t.regions, C.MS_MAXREGIONS)
+		for i := 1; i < nreg; i++ {
+			g := regs[i]
+			if g.visits == 0 {
+				continue
+			}
+			a := r.Regions[i]
+			if a == nil {
+				a = &rawRegion{Path: r.RegionPath[i]}
+				r.Regions[i] = a
+			}
+			a.Visits += uint64(g.visits)
+			a.Ticks += uint64(g.ticks)
+			a.MPITick += uint64(g.mpiticks)
+		}
+		// Regions still open: count them up to now.
+		for d := 0; d < int(t.rdepth) && d < C.MS_RDEPTH; d++ {
+			id := int(t.rstack[d])
+			if a := r.Regions[id]; a != nil {
+				var mpi C.uint64_t
+				a.Ticks += uint64(C.ms_open_region_ticks(t, C.int(d), C.uint64_t(end), &mpi))
+				a.MPITick += uint64(mpi)
+			}
+		}
+		evs := unsafe.Slice(t.events, C.MS_MAXEVENTS)
+		for i := 0; i < nev; i++ {
+			if evs[i] > 0 {
+				r.Events[C.GoString(C.ms_event_text(C.int(i)))] += uint64(evs[i])
+			}
+		}
+	}
+	for _, s := range sites {
+		r.Sites = append(r.Sites, *s)
+	}
+	for i := 0; i < ncomm; i++ {
+		m := C.ms_comm_meta_at(C.int(i))
+		c := &commStats[i]
+		c.Key = C.GoString(&m.key[0])
+		c.Name = C.GoString(&m.name[0])
+		c.Size = int(m.size)
+		switch cr := int(m.creator); {
+		case cr >= 0 && cr < nf:
+			c.Creator = r.FnNames[cr]
+		case cr == -2:
+			c.Creator = "predefined"
+		default:
+			c.Creator = "unknown"
+		}
+		r.Comms = append(r.Comms, *c)
+	}
+	return r
+}
+
+func (r *rawRank) meta() profile.Meta {
+	timer := "clock_gettime"
+	if C.ms_use_tsc_get() != 0 {
+		timer = "tsc"
+	}
+	settings := append([]profile.Setting(nil), state.settings...)
+	for _, w := range state.warnings {
+		settings = append(settings, profile.Setting{Name: "warning", Value: w})
+	}
+	start := int64(C.ms_real0)
+	stop := start + int64(float64(uint64(C.ms_app_end)-uint64(C.ms_cal_tsc0))*r.NsPerTick)
+	if C.ms_app_end == 0 {
+		stop = time.Now().UnixNano()
+	}
+	return profile.Meta{
+		Command: state.command, NumRanks: state.size, Hosts: []string{state.host},
+		MPILibrary: state.mpiLib, MPIVersion: state.mpiVer, Family: family, Tool: Version,
+		Timer: timer, StartNs: start, StopNs: stop, Settings: settings,
+	}
+}
+
+// rankProfile builds this rank's profile from its tables.
+func rankProfile(st string) *profile.Profile {
+	raw := collect(st)
+	maps, err := symbolize.ReadSelfMaps()
+	resolve := func(pc uint64) (string, uint64, bool) {
+		if err != nil {
+			return "", 0, false
+		}
+		return symbolize.Resolve(maps, pc)
+	}
+	return buildProfile(raw, raw.meta(), resolve)
+}
+
+// symbolizeSites fills function, file and line of every callsite.
+func symbolizeSites(p *profile.Profile) {
+	s := symbolize.New()
+	for i := range p.Sites {
+		l := &p.Sites[i].Loc
+		if l.Module == "" || l.File != "" {
+			continue
+		}
+		fn, file, line, err := s.LookupReturn(l.Module, l.Offset)
+		if err == nil {
+			l.Function, l.File, l.Line = fn, file, line
+		}
+	}
+}
+
+type privComm struct{}
+
+func (privComm) Rank() int { return state.rank }
+func (privComm) Size() int { return state.size }
+func (privComm) Send(dest int, data []byte) error {
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = C.CBytes(data)
+		defer C.free(p)
+	}
+	if rc := C.ms_priv_send(p, C.int64_t(len(data)), C.int(dest)); rc != 0 {
+		return fmt.Errorf("MPI error %d", int(rc))
+	}
+	return nil
+}
+func (privComm) Recv(src int) ([]byte, error) {
+	var n C.int64_t
+	p := C.ms_priv_recv(C.int(src), &n)
+	if p == nil {
+		return nil, fmt.Errorf("receive failed")
+	}
+	defer C.free(p)
+	return C.GoBytes(p, C.int(n)), nil
+}
+
+//export msgoFinalize
+func msgoFinalize() {
+	state.Lock()
+	defer state.Unlock()
+	defer recoverWarn("finalize")
+	local := rankProfile("final")
+	merged, err := treeReduce(privComm{}, local)
+	if err != nil {
+		warn(fmt.Sprintf("merge failed on rank %d (%v): writing this rank's data alone", state.rank, err))
+		writeRank(local, "")
+		return
+	}
+	if state.rank != 0 || state.job == "" {
+		return
+	}
+	symbolizeSites(merged)
+	path := state.job + "/profile.mps"
+	if err := profile.WriteFile(path, merged); err != nil {
+		warn(fmt.Sprintf("writing %s: %v", path, err))
+		return
+	}
+	rpt := state.job + "/report.txt"
+	if state.cfg.Report {
+		var b bytes.Buffer
+		if err := report.Write(&b, merged, report.Text, report.Options{Top: state.cfg.Top, Source: state.job}); err == nil {
+			if err := os.WriteFile(rpt, b.Bytes(), 0o666); err != nil {
+				warn(fmt.Sprintf("writing %s: %v", rpt, err))
+			}
+		}
+	} else {
+		rpt = path
+	}
+	if state.cfg.Summary {
+		fmt.Fprint(os.Stderr, report.Summary(merged, rpt))
+	}
+}
+
+// writeRank writes this rank's own file: in the job directory, or in a
+// snapshot directory when dir is given.
+func writeRank(p *profile.Profile, dir string) {
+	if state.job == "" {
+		return
+	}
+	if dir == "" {
+		dir = state.job
+	}
+	path := profile.RankFile(dir, state.rank)
+	if err := profile.WriteFile(path, p); err != nil && !state.cfg.Quiet {
+		fmt.Fprintf(os.Stderr, "mpiscope: rank %d: writing %s: %v\n", state.rank, path, err)
+	}
+}
+
+//export msgoFlush
+func msgoFlush() {
+	state.Lock()
+	defer state.Unlock()
+	defer recoverWarn("snapshot")
+	state.flushes++
+	p := rankProfile("snapshot")
+	symbolizeSites(p)
+	p.Meta.Snapshot = state.flushes
+	writeRank(p, profile.SnapshotDir(state.job, state.flushes))
+}
+
+//export msgoAbort
+func msgoAbort(code C.int) {
+	state.Lock()
+	defer state.Unlock()
+	defer recoverWarn("abort")
+	p := rankProfile("abort")
+	symbolizeSites(p)
+	p.Meta.Partial = true
+	writeRank(p, "")
+}
+
+// recoverWarn keeps a bug of ours from taking the application down.
+func recoverWarn(where string) {
+	if e := recover(); e != nil {
+		if !state.cfg.Quiet {
+			fmt.Fprintf(os.Stderr, "mpiscope: rank %d: internal error during %s: %v (data may be missing)\n", state.rank, where, e)
+		}
+	}
+}
+
+func readCmdline() []string {
+	b, err := os.ReadFile("/proc/self/cmdline")
+	if err != nil {
+		return os.Args
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func absPath(p string) (string, error) {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p, err
+	}
+	return wd + "/" + p, nil
+}

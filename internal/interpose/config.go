@@ -1,0 +1,151 @@
+package interpose
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// Config is the effective MPISCOPE_* configuration of a run. Bad values
+// never stop the application: they produce a warning and the default.
+type Config struct {
+	Out          string        // MPISCOPE_OUT: job directory ("" = ./mpiscope-<app>-<N>r-<time>)
+	Enable       bool          // MPISCOPE_ENABLE: record from MPI_Init (else wait for Pcontrol(1))
+	PcontrolIPM  bool          // MPISCOPE_PCONTROL=ipm
+	Timer        string        // MPISCOPE_TIMER: auto, tsc, clock
+	Summary      bool          // MPISCOPE_SUMMARY: rank 0 prints a summary at finalize
+	Quiet        bool          // MPISCOPE_QUIET: write nothing to stdout or stderr
+	Report       bool          // MPISCOPE_REPORT: write report.txt
+	Top          int           // MPISCOPE_TOP: rows per table in report.txt
+	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY (crash-safety issue)
+}
+
+// setting describes one variable: its default and how to apply a value.
+type setting struct {
+	name, def, doc string
+	set            func(c *Config, v string) error
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("want 0 or 1")
+}
+
+// Settings lists every MPISCOPE_* variable, in the order the README gives them.
+var Settings = []setting{
+	{"MPISCOPE_OUT", "", "job directory; default ./mpiscope-<app>-<N>r-<YYYYmmdd-HHMMSS>",
+		func(c *Config, v string) error { c.Out = v; return nil }},
+	{"MPISCOPE_ENABLE", "1", "record from MPI_Init (0: wait for MPI_Pcontrol(1))",
+		func(c *Config, v string) (err error) { c.Enable, err = parseBool(v); return }},
+	{"MPISCOPE_PCONTROL", "mpiscope", "Pcontrol convention: mpiscope or ipm",
+		func(c *Config, v string) error {
+			switch v {
+			case "mpiscope", "default":
+				c.PcontrolIPM = false
+			case "ipm":
+				c.PcontrolIPM = true
+			default:
+				return fmt.Errorf("want mpiscope or ipm")
+			}
+			return nil
+		}},
+	{"MPISCOPE_TIMER", "auto", "auto (TSC when invariant, else clock_gettime), tsc, clock",
+		func(c *Config, v string) error {
+			switch v {
+			case "auto", "tsc", "clock":
+				c.Timer = v
+				return nil
+			}
+			return fmt.Errorf("want auto, tsc or clock")
+		}},
+	{"MPISCOPE_SUMMARY", "1", "rank 0 prints a short summary to stderr at MPI_Finalize",
+		func(c *Config, v string) (err error) { c.Summary, err = parseBool(v); return }},
+	{"MPISCOPE_QUIET", "0", "1: write nothing at all to stdout/stderr (warnings go to the report)",
+		func(c *Config, v string) (err error) { c.Quiet, err = parseBool(v); return }},
+	{"MPISCOPE_REPORT", "1", "write report.txt in the job directory",
+		func(c *Config, v string) (err error) { c.Report, err = parseBool(v); return }},
+	{"MPISCOPE_TOP", "20", "rows per table in report.txt",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("want a positive integer")
+			}
+			c.Top = n
+			return nil
+		}},
+	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",
+		func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if v == "0" {
+				d, err = 0, nil
+			}
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration such as 30s or 10m")
+			}
+			c.SnapshotEvry = d
+			return nil
+		}},
+}
+
+// reserved names are read by other parts (traces, launcher) and must not
+// be reported as unknown.
+var reserved = map[string]bool{
+	"MPISCOPE_TRACE": true, "MPISCOPE_TRACE_BUFFER": true, "MPISCOPE_SNAPSHOT_SIGNAL": true,
+	"MPISCOPE_LIB": true, "MPISCOPE_LIBDIR": true, "MPISCOPE_FAMILY": true,
+}
+
+// ParseConfig reads MPISCOPE_* variables from env (as os.Environ gives them).
+// It returns the configuration, the effective settings for the report, and
+// one warning per bad or unknown variable.
+func ParseConfig(env []string) (Config, []profile.Setting, []string) {
+	var c Config
+	var warns []string
+	vals := map[string]string{}
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, "MPISCOPE_") {
+			vals[k] = v
+		}
+	}
+	known := map[string]bool{}
+	var eff []profile.Setting
+	for _, s := range Settings {
+		known[s.name] = true
+		if err := s.set(&c, s.def); err != nil && s.def != "" {
+			panic("bad default for " + s.name)
+		}
+		v, ok := vals[s.name]
+		if !ok {
+			continue
+		}
+		if err := s.set(&c, v); err != nil {
+			warns = append(warns, fmt.Sprintf("%s=%q: %v; using the default %q", s.name, v, err, s.def))
+			s.set(&c, s.def)
+			continue
+		}
+		eff = append(eff, profile.Setting{Name: s.name, Value: v})
+	}
+	var unknown []string
+	for k := range vals {
+		if !known[k] && !reserved[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		warns = append(warns, fmt.Sprintf("%s is not an mpiscope setting and is ignored (see the README)", k))
+	}
+	if c.Quiet {
+		c.Summary = false
+	}
+	return c, eff, warns
+}

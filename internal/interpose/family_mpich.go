@@ -1,0 +1,5 @@
+//go:build mpiscope_mpich
+
+package interpose
+
+const family = "mpich"

@@ -1,0 +1,5 @@
+//go:build mpiscope_openmpi
+
+package interpose
+
+const family = "openmpi"

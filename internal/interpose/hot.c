@@ -1,0 +1,427 @@
+//go:build mpiscope_openmpi || mpiscope_mpich
+
+/*
+ * hot.c: the cold out-of-line parts of the C hot path: per-thread state,
+ * datatype sizes, the communicator cache, persistent requests, timers.
+ */
+#define _GNU_SOURCE
+#include "ms.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+volatile int ms_active;
+int ms_use_tsc;
+volatile uint32_t ms_epoch;
+volatile uint32_t ms_type_gen = 1;
+int ms_world_size, ms_world_rank;
+ms_comm ms_world_comm;
+__thread ms_thread *ms_tls __attribute__((tls_model("initial-exec")));
+ms_thread *volatile ms_threads;
+ms_comm_meta_t ms_comm_meta[MS_MAXCOMMS];
+volatile int ms_ncomms;
+
+static pthread_mutex_t ms_lock = PTHREAD_MUTEX_INITIALIZER;
+static MPI_Group ms_world_group = MPI_GROUP_NULL;
+
+/* ---- threads ---- */
+
+static size_t ms_align(size_t n) { return (n + 4095) & ~(size_t)4095; }
+
+ms_thread *ms_thread_new(void)
+{
+	size_t nsites = (size_t)1 << MS_SITE_BITS;
+	size_t off_sites = ms_align(sizeof(ms_thread));
+	size_t off_hist = off_sites + ms_align(nsites * sizeof(ms_site));
+	size_t off_peers = off_hist + ms_align((size_t)MS_MAXFUNCS * MS_NBINS * sizeof(ms_bin));
+	size_t off_comms = off_peers + ms_align((size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
+	size_t off_regions = off_comms + ms_align(MS_MAXCOMMS * sizeof(ms_commstat));
+	size_t off_events = off_regions + ms_align(MS_MAXREGIONS * sizeof(ms_regstat));
+	size_t len = off_events + ms_align(MS_MAXEVENTS * sizeof(uint64_t));
+	/* Zero pages from mmap: only the pages a thread touches cost memory. */
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	ms_thread *t = (ms_thread *)m;
+	t->sites = (ms_site *)(m + off_sites);
+	t->hist = (ms_bin *)(m + off_hist);
+	t->peers = (ms_peerstat *)(m + off_peers);
+	t->comms = (ms_commstat *)(m + off_comms);
+	t->regions = (ms_regstat *)(m + off_regions);
+	t->events = (uint64_t *)(m + off_events);
+	t->maplen = len;
+	t->epoch = ms_epoch;
+	t->tid = (int)syscall(SYS_gettid);
+	ms_thread *head;
+	do {
+		head = ms_threads;
+		t->next = head;
+	} while (!__atomic_compare_exchange_n(&ms_threads, &head, t, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	ms_tls = t;
+	return t;
+}
+
+MS_HIDDEN void ms_thread_clear(ms_thread *t)
+{
+	memset(t->sites, 0, ((size_t)1 << MS_SITE_BITS) * sizeof(ms_site));
+	memset(t->hist, 0, (size_t)MS_MAXFUNCS * MS_NBINS * sizeof(ms_bin));
+	memset(t->peers, 0, (size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
+	memset(t->comms, 0, MS_MAXCOMMS * sizeof(ms_commstat));
+	memset(t->regions, 0, MS_MAXREGIONS * sizeof(ms_regstat));
+	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
+	t->calls = t->ticks = t->dropped = t->nsites = 0;
+}
+
+/* Pcontrol(3) bumps ms_epoch; each thread clears its own tables at its next
+ * recorded call, so no thread writes another's tables. */
+void ms_thread_reset(ms_thread *t)
+{
+	ms_thread_clear(t);
+	uint64_t now = ms_now();
+	for (int i = 0; i < t->rdepth; i++) {
+		t->rstart[i] = now;
+		t->rmpi[i] = 0;
+	}
+	t->epoch = ms_epoch;
+}
+
+/* ---- datatypes ---- */
+
+int64_t ms_tsize_slow(ms_thread *t, MPI_Datatype d, unsigned i)
+{
+	if (t->tgen != ms_type_gen) {
+		memset(t->tcache, 0, sizeof t->tcache);
+		t->tgen = ms_type_gen;
+	}
+	if (d == MPI_DATATYPE_NULL)
+		return 0;
+	int s = 0;
+	if (PMPI_Type_size(d, &s) != MPI_SUCCESS || s < 0)
+		s = 0;
+	t->tcache[i].h = (uintptr_t)d;
+	t->tcache[i].size = s;
+	return s;
+}
+
+void ms_types_changed(void)
+{
+	__atomic_add_fetch(&ms_type_gen, 1, __ATOMIC_RELEASE);
+}
+
+int64_t ms_sum_w(ms_thread *t, const int *counts, const MPI_Datatype *types, int n)
+{
+	int64_t s = 0;
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0)
+			s += (int64_t)counts[i] * ms_tsize(t, types[i]);
+	return s;
+}
+
+int64_t ms_sum_wc(ms_thread *t, const MPI_Count *counts, const MPI_Datatype *types, int n)
+{
+	int64_t s = 0;
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0)
+			s += (int64_t)counts[i] * ms_tsize(t, types[i]);
+	return s;
+}
+
+/* ---- communicators ---- */
+
+#define MS_CTAB_BITS 12
+static ms_comm *volatile ms_ctab[1 << MS_CTAB_BITS];
+
+static unsigned ms_chash(uintptr_t h)
+{
+	return (unsigned)((h * 0x9E3779B97F4A7C15ull) >> (64 - MS_CTAB_BITS));
+}
+
+static int ms_new_meta(const char *key, const char *fn, int size, int creator)
+{
+	int id = ms_ncomms;
+	if (id >= MS_MAXCOMMS - 1) {
+		id = MS_MAXCOMMS - 1;
+		snprintf(ms_comm_meta[id].key, sizeof ms_comm_meta[id].key, "other");
+		ms_comm_meta[id].creator = -1;
+		if (ms_ncomms < MS_MAXCOMMS)
+			ms_ncomms = MS_MAXCOMMS;
+		return id;
+	}
+	/* Same creator, size and leader: number them in creation order, which
+	 * all members share because creation is collective. */
+	int ord = 0;
+	size_t kl = strlen(key);
+	for (int i = 0; i < id; i++)
+		if (strncmp(ms_comm_meta[i].key, key, kl) == 0 && (ms_comm_meta[i].key[kl] == 0 || ms_comm_meta[i].key[kl] == '#'))
+			ord++;
+	if (ord)
+		snprintf(ms_comm_meta[id].key, sizeof ms_comm_meta[id].key, "%s#%d", key, ord + 1);
+	else
+		snprintf(ms_comm_meta[id].key, sizeof ms_comm_meta[id].key, "%s", key);
+	(void)fn;
+	ms_comm_meta[id].size = size;
+	ms_comm_meta[id].creator = creator;
+	__atomic_store_n(&ms_ncomms, id + 1, __ATOMIC_RELEASE);
+	return id;
+}
+
+/* ms_comm_register builds the cache entry; called with ms_lock held. */
+static ms_comm *ms_comm_register(MPI_Comm c, int fn)
+{
+	ms_comm *cm = calloc(1, sizeof *cm);
+	if (cm == NULL)
+		return NULL;
+	int inter = 0;
+	PMPI_Comm_size(c, &cm->size);
+	PMPI_Comm_rank(c, &cm->rank);
+	PMPI_Comm_test_inter(c, &inter);
+	MPI_Group g = MPI_GROUP_NULL, lg = MPI_GROUP_NULL;
+	if (inter) {
+		PMPI_Comm_remote_size(c, &cm->rsize);
+		PMPI_Comm_remote_group(c, &g);
+		PMPI_Comm_group(c, &lg);
+	} else {
+		cm->rsize = cm->size;
+		PMPI_Comm_group(c, &g);
+	}
+	int leader = -1;
+	if (cm->rsize > 0 && ms_world_group != MPI_GROUP_NULL) {
+		int *ranks = malloc(sizeof(int) * (size_t)cm->rsize);
+		cm->world = malloc(sizeof(int) * (size_t)cm->rsize);
+		if (ranks && cm->world) {
+			for (int i = 0; i < cm->rsize; i++)
+				ranks[i] = i;
+			PMPI_Group_translate_ranks(g, cm->rsize, ranks, ms_world_group, cm->world);
+			for (int i = 0; i < cm->rsize; i++)
+				if (cm->world[i] == MPI_UNDEFINED)
+					cm->world[i] = -1;
+			leader = cm->world[0];
+		}
+		free(ranks);
+		if (inter && lg != MPI_GROUP_NULL) {
+			int zero = 0;
+			PMPI_Group_translate_ranks(lg, 1, &zero, ms_world_group, &leader);
+		}
+	}
+	if (g != MPI_GROUP_NULL)
+		PMPI_Group_free(&g);
+	if (lg != MPI_GROUP_NULL)
+		PMPI_Group_free(&lg);
+	char key[80];
+	const char *cname = fn >= 0 ? ms_fn_names[fn] : "unknown";
+	if (strncmp(cname, "MPI_", 4) == 0)
+		cname += 4;
+	snprintf(key, sizeof key, "%s%s:%d@%d", inter ? "inter:" : "", cname, cm->size, leader);
+	cm->id = ms_new_meta(key, cname, cm->size, fn);
+	cm->handle = (uintptr_t)c;
+	return cm;
+}
+
+static ms_comm *ms_comm_insert(MPI_Comm c, int fn)
+{
+	pthread_mutex_lock(&ms_lock);
+	uintptr_t h = (uintptr_t)c;
+	unsigned i = ms_chash(h);
+	ms_comm *found = NULL;
+	int slot = -1;
+	for (unsigned n = 0; n < (1u << MS_CTAB_BITS); n++, i = (i + 1) & ((1u << MS_CTAB_BITS) - 1)) {
+		ms_comm *e = ms_ctab[i];
+		if (e == NULL) {
+			if (slot < 0)
+				slot = (int)i;
+			break;
+		}
+		if (e->handle == h) {
+			found = e;
+			break;
+		}
+		if (e->handle == 0 && slot < 0)
+			slot = (int)i; /* reuse a freed entry's slot */
+	}
+	if (found == NULL && slot >= 0) {
+		found = ms_comm_register(c, fn);
+		if (found)
+			__atomic_store_n(&ms_ctab[slot], found, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ms_lock);
+	return found;
+}
+
+ms_comm *ms_comm_lookup(MPI_Comm c)
+{
+	uintptr_t h = (uintptr_t)c;
+	unsigned i = ms_chash(h);
+	for (unsigned n = 0; n < (1u << MS_CTAB_BITS); n++, i = (i + 1) & ((1u << MS_CTAB_BITS) - 1)) {
+		ms_comm *e = __atomic_load_n(&ms_ctab[i], __ATOMIC_ACQUIRE);
+		if (e == NULL)
+			break;
+		if (e->handle == h)
+			return e;
+	}
+	/* First use of a communicator we did not see created. */
+	return ms_comm_insert(c, -1);
+}
+
+void ms_comm_created(MPI_Comm c, int fn)
+{
+	if (c == MPI_COMM_NULL || c == MPI_COMM_WORLD)
+		return;
+	ms_comm_insert(c, fn);
+}
+
+void ms_comm_freed(MPI_Comm c)
+{
+	if (c == MPI_COMM_NULL || c == MPI_COMM_WORLD || c == MPI_COMM_SELF)
+		return;
+	uintptr_t h = (uintptr_t)c;
+	pthread_mutex_lock(&ms_lock);
+	unsigned i = ms_chash(h);
+	for (unsigned n = 0; n < (1u << MS_CTAB_BITS); n++, i = (i + 1) & ((1u << MS_CTAB_BITS) - 1)) {
+		ms_comm *e = ms_ctab[i];
+		if (e == NULL)
+			break;
+		if (e->handle == h) {
+			/* Readers may still hold e: keep it allocated, only dead. */
+			__atomic_store_n(&e->handle, 0, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ms_lock);
+}
+
+/* ---- persistent requests ---- */
+
+#define MS_PTAB_BITS 12
+typedef struct {
+	uintptr_t req; /* 0 = empty, 1 = freed */
+	const ms_comm *cm;
+	int64_t bytes;
+	int speer, rpeer;
+} ms_preq;
+static ms_preq ms_ptab[1 << MS_PTAB_BITS];
+
+void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer)
+{
+	uintptr_t h = (uintptr_t)r;
+	if (h <= 1)
+		return;
+	pthread_mutex_lock(&ms_lock);
+	unsigned i = ms_chash(h) & ((1u << MS_PTAB_BITS) - 1);
+	for (unsigned n = 0; n < (1u << MS_PTAB_BITS); n++, i = (i + 1) & ((1u << MS_PTAB_BITS) - 1)) {
+		ms_preq *e = &ms_ptab[i];
+		if (e->req <= 1 || e->req == h) {
+			e->cm = cm;
+			e->bytes = bytes;
+			e->speer = speer;
+			e->rpeer = rpeer;
+			__atomic_store_n(&e->req, h, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ms_lock);
+}
+
+static ms_preq *ms_preq_find(uintptr_t h)
+{
+	unsigned i = ms_chash(h) & ((1u << MS_PTAB_BITS) - 1);
+	for (unsigned n = 0; n < (1u << MS_PTAB_BITS); n++, i = (i + 1) & ((1u << MS_PTAB_BITS) - 1)) {
+		ms_preq *e = &ms_ptab[i];
+		uintptr_t r = __atomic_load_n(&e->req, __ATOMIC_ACQUIRE);
+		if (r == 0)
+			return NULL;
+		if (r == h)
+			return e;
+	}
+	return NULL;
+}
+
+int64_t ms_preq_start(ms_thread *t, MPI_Request *r, int n)
+{
+	int64_t total = -1;
+	for (int k = 0; k < n; k++) {
+		ms_preq *e = ms_preq_find((uintptr_t)r[k]);
+		if (e == NULL)
+			continue;
+		if (total < 0)
+			total = 0;
+		total += e->bytes;
+		if (e->speer != MPI_PROC_NULL)
+			ms_peer_send(t, e->cm, e->speer, e->bytes);
+		if (e->rpeer != MPI_PROC_NULL)
+			ms_peer_recv(t, e->cm, e->rpeer, e->bytes);
+	}
+	return total;
+}
+
+void ms_preq_free(MPI_Request r)
+{
+	uintptr_t h = (uintptr_t)r;
+	if (h <= 1)
+		return;
+	pthread_mutex_lock(&ms_lock);
+	ms_preq *e = ms_preq_find(h);
+	if (e)
+		__atomic_store_n(&e->req, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ms_lock);
+}
+
+/* ---- start-up ---- */
+
+MS_HIDDEN void ms_comm_init(void)
+{
+	PMPI_Comm_size(MPI_COMM_WORLD, &ms_world_size);
+	PMPI_Comm_rank(MPI_COMM_WORLD, &ms_world_rank);
+	PMPI_Comm_group(MPI_COMM_WORLD, &ms_world_group);
+	ms_world_comm.handle = (uintptr_t)MPI_COMM_WORLD;
+	ms_world_comm.id = ms_new_meta("world", "", ms_world_size, -2);
+	ms_world_comm.size = ms_world_comm.rsize = ms_world_size;
+	ms_world_comm.rank = ms_world_rank;
+	ms_world_comm.world = NULL;
+	ms_comm *self = ms_comm_insert(MPI_COMM_SELF, -1);
+	if (self) {
+		snprintf(ms_comm_meta[self->id].key, sizeof ms_comm_meta[0].key, "self@%d", ms_world_rank);
+		ms_comm_meta[self->id].creator = -2;
+	}
+}
+
+/* ms_tsc_invariant reports whether the TSC ticks at a constant rate across
+ * power states, the condition for using it as a clock. */
+MS_HIDDEN int ms_tsc_invariant(void)
+{
+#if defined(__x86_64__)
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f == NULL)
+		return 0;
+	char line[4096];
+	int ok = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "flags", 5) == 0) {
+			ok = strstr(line, " constant_tsc") != NULL && strstr(line, " nonstop_tsc") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+#else
+	return 0;
+#endif
+}
+
+/* ---- accessors for Go (cgo does not read volatile globals well) ---- */
+
+ms_thread *ms_threads_head(void) { return __atomic_load_n(&ms_threads, __ATOMIC_ACQUIRE); }
+uint32_t ms_epoch_now(void) { return __atomic_load_n(&ms_epoch, __ATOMIC_ACQUIRE); }
+int ms_comm_count(void) { return __atomic_load_n(&ms_ncomms, __ATOMIC_ACQUIRE); }
+ms_comm_meta_t *ms_comm_meta_at(int i) { return &ms_comm_meta[i]; }
+uint64_t ms_ticks_now(void) { return ms_now(); }
+int ms_world_rank_get(void) { return ms_world_rank; }
+int ms_world_size_get(void) { return ms_world_size; }
+int ms_use_tsc_get(void) { return ms_use_tsc; }
+const char *ms_fn_name(int i) { return ms_fn_names[i]; }
+const char *ms_fn_class(int i) { return ms_fn_classes[i]; }
+int ms_nfuncs_get(void) { return ms_nfuncs; }

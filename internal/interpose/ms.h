@@ -1,0 +1,258 @@
+/*
+ * ms.h: mpiscope's C hot path, shared by the generated wrappers (zwrap_*.c),
+ * the hand-written ones (special.c) and the runtime (hot.c).
+ *
+ * Per MPI call: two timestamps and an update of this thread's tables. No
+ * malloc, no lock, no call into Go. Everything here is either inline or a
+ * cold out-of-line path (first call of a thread, first use of a
+ * communicator or datatype, reset).
+ */
+#ifndef MS_H
+#define MS_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#define MS_HIDDEN __attribute__((visibility("hidden")))
+
+#define MS_MAXFUNCS 1024  /* function ids; the generator checks the count */
+#define MS_SITE_BITS 13   /* 8192 (function, callsite, region) slots per thread */
+#define MS_NBINS 64       /* log2 message-size bins */
+#define MS_MAXCOMMS 1024  /* communicators followed per rank */
+#define MS_MAXREGIONS 256 /* distinct region paths per rank */
+#define MS_MAXEVENTS 256  /* distinct user-event texts per rank */
+#define MS_RDEPTH 32      /* region nesting depth */
+#define MS_TCACHE 64      /* datatype size cache entries per thread */
+
+typedef struct ms_site {
+	uint64_t pc;      /* return address of the call */
+	uint32_t fn;      /* function id */
+	uint32_t region;  /* innermost region id, 0 = none */
+	uint64_t calls;
+	uint64_t ticks;
+	uint64_t min;
+	uint64_t max;
+	int64_t bytes;
+	uint64_t pad;
+} ms_site;
+
+typedef struct { uint64_t calls, bytes, ticks; } ms_bin;
+typedef struct { uint64_t smsgs, sbytes, rmsgs, rbytes; } ms_peerstat;
+typedef struct { uint64_t calls, ticks, bytes; } ms_commstat;
+typedef struct { uint64_t visits, ticks, mpiticks; } ms_regstat;
+
+/* A communicator as the hot path sees it. */
+typedef struct ms_comm {
+	uintptr_t handle; /* 0 once freed */
+	int id;           /* index into ms_comm_meta */
+	int size;         /* local group size */
+	int rsize;        /* remote group size for intercommunicators, else size */
+	int rank;         /* my rank in it */
+	int *world;       /* peer rank -> MPI_COMM_WORLD rank; NULL: identity */
+} ms_comm;
+
+/* What Go reads about each communicator at the end. */
+typedef struct {
+	char key[96];
+	char name[64];
+	int size;
+	int creator; /* function id, -1 unknown, -2 predefined */
+} ms_comm_meta_t;
+
+typedef struct ms_thread {
+	int depth;        /* >0 while inside a recorded MPI call */
+	uint32_t epoch;   /* reset generation this thread's data belongs to */
+	uint32_t region;  /* innermost region, 0 = none */
+	int rdepth;
+	uint32_t rstack[MS_RDEPTH];
+	uint64_t rstart[MS_RDEPTH];
+	uint64_t rmpi[MS_RDEPTH];
+	uint64_t calls, ticks, dropped, nsites;
+	uint32_t tgen;
+	struct { uintptr_t h; int64_t size; } tcache[MS_TCACHE];
+	ms_site *sites;        /* 1 << MS_SITE_BITS */
+	ms_bin *hist;          /* MS_MAXFUNCS x MS_NBINS */
+	ms_peerstat *peers;    /* world size */
+	ms_commstat *comms;    /* MS_MAXCOMMS */
+	ms_regstat *regions;   /* MS_MAXREGIONS */
+	uint64_t *events;      /* MS_MAXEVENTS */
+	struct ms_thread *next;
+	int tid;
+	size_t maplen;
+} ms_thread;
+
+/* Generated tables (zwrap_<family>.c). */
+extern const int ms_nfuncs;
+extern const char *const ms_fn_names[];
+extern const char *const ms_fn_classes[];
+
+/* Runtime state (hot.c). */
+extern volatile int ms_active;
+extern int ms_use_tsc;
+extern volatile uint32_t ms_epoch;
+extern volatile uint32_t ms_type_gen;
+extern int ms_world_size, ms_world_rank;
+extern ms_comm ms_world_comm;
+extern __thread ms_thread *ms_tls __attribute__((tls_model("initial-exec")));
+extern ms_thread *volatile ms_threads;
+extern ms_comm_meta_t ms_comm_meta[MS_MAXCOMMS];
+extern volatile int ms_ncomms;
+
+MS_HIDDEN ms_thread *ms_thread_new(void);
+MS_HIDDEN void ms_thread_reset(ms_thread *t);
+MS_HIDDEN int64_t ms_tsize_slow(ms_thread *t, MPI_Datatype d, unsigned i);
+MS_HIDDEN ms_comm *ms_comm_lookup(MPI_Comm c);
+MS_HIDDEN void ms_comm_created(MPI_Comm c, int fn);
+MS_HIDDEN void ms_comm_freed(MPI_Comm c);
+MS_HIDDEN void ms_types_changed(void);
+MS_HIDDEN int64_t ms_sum_w(ms_thread *t, const int *counts, const MPI_Datatype *types, int n);
+MS_HIDDEN int64_t ms_sum_wc(ms_thread *t, const MPI_Count *counts, const MPI_Datatype *types, int n);
+MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer);
+MS_HIDDEN int64_t ms_preq_start(ms_thread *t, MPI_Request *r, int n);
+MS_HIDDEN void ms_preq_free(MPI_Request r);
+
+static inline uint64_t ms_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_expect(ms_use_tsc, 1))
+		return __rdtsc();
+#endif
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ms_enter returns this thread's state when the call is to be recorded, or
+ * NULL: profiling off, not initialized, or nested inside a recorded call. */
+static inline ms_thread *ms_enter(void)
+{
+	if (__builtin_expect(!ms_active, 0))
+		return NULL;
+	ms_thread *t = ms_tls;
+	if (__builtin_expect(t == NULL, 0)) {
+		t = ms_thread_new();
+		if (t == NULL)
+			return NULL;
+	}
+	if (t->depth)
+		return NULL;
+	t->depth = 1;
+	return t;
+}
+
+static inline ms_comm *ms_comm_get(MPI_Comm c)
+{
+	if (c == MPI_COMM_WORLD)
+		return &ms_world_comm;
+	if (c == MPI_COMM_NULL)
+		return NULL;
+	return ms_comm_lookup(c);
+}
+
+static inline int ms_comm_size(const ms_comm *cm) { return cm ? cm->size : 0; }
+static inline int ms_comm_rsize(const ms_comm *cm) { return cm ? cm->rsize : 0; }
+static inline int ms_comm_rank(const ms_comm *cm) { return cm ? cm->rank : 0; }
+
+static inline int ms_world_of(const ms_comm *cm, int peer)
+{
+	if (cm == NULL || peer < 0 || peer >= cm->rsize)
+		return -1;
+	return cm->world ? cm->world[peer] : peer;
+}
+
+static inline int64_t ms_tsize(ms_thread *t, MPI_Datatype d)
+{
+	uintptr_t h = (uintptr_t)d;
+	unsigned i = (unsigned)((h >> 4) ^ (h >> 12) ^ h) & (MS_TCACHE - 1);
+	if (__builtin_expect(t->tcache[i].h == h && t->tgen == ms_type_gen, 1))
+		return t->tcache[i].size;
+	return ms_tsize_slow(t, d, i);
+}
+
+#define MS_SUM(arr, n) __extension__({                       \
+	int64_t ms_s_ = 0;                                   \
+	int ms_n_ = (n);                                     \
+	for (int ms_i_ = 0; ms_i_ < ms_n_; ms_i_++)          \
+		ms_s_ += (int64_t)(arr)[ms_i_];              \
+	ms_s_;                                               \
+})
+
+static inline void ms_peer_send(ms_thread *t, const ms_comm *cm, int peer, int64_t bytes)
+{
+	int w = ms_world_of(cm, peer);
+	if (w < 0)
+		return;
+	t->peers[w].smsgs++;
+	t->peers[w].sbytes += (uint64_t)bytes;
+}
+
+static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64_t bytes)
+{
+	int w = ms_world_of(cm, peer);
+	if (w < 0)
+		return;
+	t->peers[w].rmsgs++;
+	t->peers[w].rbytes += (uint64_t)bytes;
+}
+
+/* ms_leave records one call and ends it. bytes < 0: the function moves no
+ * counted data. */
+static inline void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->epoch != ms_epoch, 0))
+		ms_thread_reset(t);
+	const uint64_t k = (uint64_t)(uintptr_t)pc;
+	const uint32_t reg = t->region;
+	const uint64_t mask = (1u << MS_SITE_BITS) - 1;
+	uint64_t i = ((k ^ ((uint64_t)fn << 48) ^ ((uint64_t)reg << 36)) * 0x9E3779B97F4A7C15ull) >> (64 - MS_SITE_BITS);
+	ms_site *s;
+	for (uint64_t n = 0;; n++, i = (i + 1) & mask) {
+		s = &t->sites[i];
+		if (s->calls == 0) {
+			s->pc = k;
+			s->fn = fn;
+			s->region = reg;
+			s->min = UINT64_MAX;
+			t->nsites++;
+			break;
+		}
+		if (s->pc == k && s->fn == fn && s->region == reg)
+			break;
+		if (n > mask) {
+			t->dropped++;
+			t->depth = 0;
+			return;
+		}
+	}
+	s->calls++;
+	s->ticks += dt;
+	if (dt < s->min)
+		s->min = dt;
+	if (dt > s->max)
+		s->max = dt;
+	if (bytes >= 0) {
+		s->bytes += bytes;
+		unsigned b = bytes ? 64 - (unsigned)__builtin_clzll((uint64_t)bytes) : 0;
+		ms_bin *hb = &t->hist[(size_t)fn * MS_NBINS + b];
+		hb->calls++;
+		hb->bytes += (uint64_t)bytes;
+		hb->ticks += dt;
+	}
+	if (cm) {
+		ms_commstat *c = &t->comms[cm->id];
+		c->calls++;
+		c->ticks += dt;
+		if (bytes > 0)
+			c->bytes += (uint64_t)bytes;
+	}
+	t->calls++;
+	t->ticks += dt;
+	t->depth = 0;
+}
+
+#endif

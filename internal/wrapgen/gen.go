@@ -1,0 +1,412 @@
+// Package wrapgen generates mpiscope's C wrappers from what the installed
+// mpi.h declares (package mpih) and the semantics no header carries (this
+// package's table): one wrapper per MPI function that the MPI library also
+// exports as PMPI_.
+package wrapgen
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mpiscope/mpiscope/internal/mpih"
+)
+
+// Special functions are written by hand in internal/interpose/special.c.
+var Special = map[string]string{
+	"MPI_Init":        "starts the run",
+	"MPI_Init_thread": "starts the run",
+	"MPI_Finalize":    "merges and writes the profile",
+	"MPI_Pcontrol":    "mpiscope's control interface (variadic)",
+	"MPI_Abort":       "writes this rank's data before aborting",
+}
+
+// Legacy holds prototypes of MPI-1 functions removed from MPI-3 that some
+// libraries still export (Open MPI 4.1) although mpi.h no longer declares
+// them. Old binaries call them, so we wrap them too.
+var Legacy = map[string]*mpih.Proto{
+	"MPI_Address":           {Name: "MPI_Address", Ret: "int", Params: []string{"void *", "MPI_Aint *"}},
+	"MPI_Errhandler_create": {Name: "MPI_Errhandler_create", Ret: "int", Params: []string{"MPI_Comm_errhandler_function *", "MPI_Errhandler *"}},
+	"MPI_Errhandler_get":    {Name: "MPI_Errhandler_get", Ret: "int", Params: []string{"MPI_Comm", "MPI_Errhandler *"}},
+	"MPI_Errhandler_set":    {Name: "MPI_Errhandler_set", Ret: "int", Params: []string{"MPI_Comm", "MPI_Errhandler"}},
+	"MPI_Type_extent":       {Name: "MPI_Type_extent", Ret: "int", Params: []string{"MPI_Datatype", "MPI_Aint *"}},
+	"MPI_Type_hindexed":     {Name: "MPI_Type_hindexed", Ret: "int", Params: []string{"int", "int *", "MPI_Aint *", "MPI_Datatype", "MPI_Datatype *"}},
+	"MPI_Type_hvector":      {Name: "MPI_Type_hvector", Ret: "int", Params: []string{"int", "int", "MPI_Aint", "MPI_Datatype", "MPI_Datatype *"}},
+	"MPI_Type_lb":           {Name: "MPI_Type_lb", Ret: "int", Params: []string{"MPI_Datatype", "MPI_Aint *"}},
+	"MPI_Type_struct":       {Name: "MPI_Type_struct", Ret: "int", Params: []string{"int", "int *", "MPI_Aint *", "MPI_Datatype *", "MPI_Datatype *"}},
+	"MPI_Type_ub":           {Name: "MPI_Type_ub", Ret: "int", Params: []string{"MPI_Datatype", "MPI_Aint *"}},
+}
+
+// Func is one function to wrap.
+type Func struct {
+	ID     int
+	Proto  *mpih.Proto
+	Sem    Sem
+	Legacy bool // prototype supplied by us
+	Hand   bool // wrapper written by hand
+}
+
+// Plan is the list of functions to wrap, and the ones left out with reasons.
+type Plan struct {
+	Header  *mpih.Header
+	Funcs   []*Func           // sorted by name; ID = index
+	Skipped map[string]string // name -> reason
+}
+
+// NewPlan decides what to wrap.
+func NewPlan(h *mpih.Header) (*Plan, error) {
+	p := &Plan{Header: h, Skipped: map[string]string{}}
+	names := map[string]*mpih.Proto{}
+	for n, pr := range h.Protos {
+		if !h.PMPI[n] {
+			p.Skipped[n] = "declared in mpi.h but the library exports no PMPI_ form"
+			continue
+		}
+		if _, isMacro := h.Macros[n]; isMacro {
+			p.Skipped[n] = "defined as a macro by mpi.h"
+			continue
+		}
+		names[n] = pr
+	}
+	legacy := map[string]bool{}
+	for n := range h.PMPI {
+		if _, ok := names[n]; ok {
+			continue
+		}
+		if _, declared := h.Protos[n]; declared {
+			continue
+		}
+		if pr, ok := Legacy[n]; ok {
+			names[n] = pr
+			legacy[n] = true
+			continue
+		}
+		p.Skipped[n] = "exported as PMPI_ but not declared in mpi.h, and no known prototype"
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for i, n := range sorted {
+		s, err := Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		pr := names[n]
+		autoRoles(&s, pr)
+		if err := checkSem(n, &s, pr); err != nil {
+			return nil, err
+		}
+		_, hand := Special[n]
+		p.Funcs = append(p.Funcs, &Func{ID: i, Proto: pr, Sem: s, Legacy: legacy[n], Hand: hand})
+	}
+	return p, nil
+}
+
+// autoRoles fills roles that the parameter types reveal.
+func autoRoles(s *Sem, pr *mpih.Proto) {
+	n := pr.Name
+	for i, t := range pr.Params {
+		switch t {
+		case "MPI_Comm":
+			if s.Comm < 0 && !strings.HasPrefix(n, "MPI_Comm_compare") {
+				s.Comm = i
+			}
+		case "MPI_Comm *":
+			if s.FreeComm < 0 && s.NewComm < 0 && !strings.HasPrefix(n, "MPI_Comm_idup") {
+				s.NewComm = i
+			}
+		}
+	}
+	last := len(pr.Params) - 1
+	if s.Req < 0 && s.Class == Coll && last >= 0 && pr.Params[last] == "MPI_Request *" {
+		s.Req = last
+	}
+}
+
+// checkSem verifies the table against the prototype: positions exist and
+// have plausible types, so that a wrong table entry fails the build, not a run.
+func checkSem(name string, s *Sem, pr *mpih.Proto) error {
+	np := len(pr.Params)
+	want := func(role string, i int, ok func(string) bool) error {
+		if i < 0 {
+			return nil
+		}
+		if i >= np {
+			return fmt.Errorf("%s: %s argument %d out of range (%d parameters)", name, role, i, np)
+		}
+		if !ok(pr.Params[i]) {
+			return fmt.Errorf("%s: %s argument %d has type %q", name, role, i, pr.Params[i])
+		}
+		return nil
+	}
+	isInt := func(t string) bool { return t == "int" || t == "MPI_Count" || t == "MPI_Aint" }
+	isCounts := func(t string) bool {
+		return strings.Contains(t, "int *") || strings.Contains(t, "MPI_Count *") || strings.Contains(t, "MPI_Aint *") || strings.Contains(t, "int []")
+	}
+	isType := func(t string) bool { return t == "MPI_Datatype" }
+	isTypes := func(t string) bool {
+		return strings.Contains(t, "MPI_Datatype *") || strings.Contains(t, "MPI_Datatype []")
+	}
+	isBuf := func(t string) bool { return strings.Contains(t, "void *") }
+	for _, c := range []struct {
+		role string
+		i    int
+		ok   func(string) bool
+	}{
+		{"count", s.Count, isInt}, {"type", s.Type, isType}, {"counts", s.Counts, isCounts},
+		{"types", s.Types, isTypes}, {"inplace", s.InPlace, isBuf}, {"alt count", s.AltCount, isInt},
+		{"alt type", s.AltType, isType}, {"alt counts", s.AltCounts, isCounts}, {"alt types", s.AltTypes, isTypes},
+		{"send peer", s.SendPeer, isInt}, {"recv peer", s.RecvPeer, isInt}, {"tag", s.Tag, isInt},
+		{"comm", s.Comm, func(t string) bool { return t == "MPI_Comm" }},
+		{"status", s.Status, func(t string) bool { return t == "MPI_Status *" }},
+		{"request", s.Req, func(t string) bool { return t == "MPI_Request *" }},
+		{"recv count", s.RecvCount, isInt}, {"recv type", s.RecvType, isType},
+		{"newcomm", s.NewComm, func(t string) bool { return t == "MPI_Comm *" }},
+		{"freecomm", s.FreeComm, func(t string) bool { return t == "MPI_Comm *" }},
+		{"typefree", s.TypeFree, func(t string) bool { return t == "MPI_Datatype *" }},
+		{"start", s.Start, func(t string) bool { return t == "MPI_Request *" }},
+		{"startall count", s.StartAllCount, isInt},
+		{"startall requests", s.StartAllReqs, func(t string) bool { return strings.HasPrefix(t, "MPI_Request") }},
+		{"reqfree", s.ReqFree, func(t string) bool { return t == "MPI_Request *" }},
+	} {
+		if err := want(c.role, c.i, c.ok); err != nil {
+			return err
+		}
+	}
+	if s.Persist && s.Req < 0 {
+		return fmt.Errorf("%s: persistent without a request argument", name)
+	}
+	return nil
+}
+
+// decl renders a parameter declaration, inserting the name where C wants it:
+// "int (*)[3]" -> "int (*a2)[3]", "MPI_Datatype" -> "MPI_Datatype a1".
+func decl(typ, name string) string {
+	if i := strings.Index(typ, "(*)"); i >= 0 {
+		return typ[:i+2] + name + typ[i+2:]
+	}
+	if strings.HasSuffix(typ, "[]") {
+		return strings.TrimSpace(strings.TrimSuffix(typ, "[]")) + " " + name + "[]"
+	}
+	if strings.HasSuffix(typ, "*") {
+		return typ + name
+	}
+	return typ + " " + name
+}
+
+func params(pr *mpih.Proto, extra string) string {
+	var parts []string
+	for i, t := range pr.Params {
+		parts = append(parts, decl(t, fmt.Sprintf("a%d", i)))
+	}
+	if extra != "" {
+		parts = append(parts, extra)
+	}
+	if len(parts) == 0 {
+		return "void"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func args(pr *mpih.Proto) string {
+	var parts []string
+	for i := range pr.Params {
+		parts = append(parts, fmt.Sprintf("a%d", i))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// GenerateC writes the C wrappers. cmdline is recorded on the first line.
+func (p *Plan) GenerateC(cmdline string) []byte {
+	var b bytes.Buffer
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("// %s\n// Code generated by mpiwrapgen; DO NOT EDIT.\n\n", cmdline)
+	w("//go:build mpiscope_%s\n\n", p.Header.Family)
+	w("// MPI: %s %s, %d functions wrapped.\n\n", p.Header.Family, p.Header.Version, len(p.Funcs))
+	w("#include \"ms.h\"\n\n")
+	w("const int ms_nfuncs = %d;\n\n", len(p.Funcs))
+	w("const char *const ms_fn_names[%d] = {\n", len(p.Funcs))
+	for _, f := range p.Funcs {
+		w("\t\"%s\",\n", f.Proto.Name)
+	}
+	w("};\n\nconst char *const ms_fn_classes[%d] = {\n", len(p.Funcs))
+	for _, f := range p.Funcs {
+		w("\t\"%s\",\n", f.Sem.Class)
+	}
+	w("};\n\n")
+	for _, f := range p.Funcs {
+		w("#define MS_FN_%s %d\n", f.Proto.Name, f.ID)
+	}
+	w("\n")
+	for _, f := range p.Funcs {
+		if f.Legacy {
+			pr := f.Proto
+			if _, isMacro := p.Header.Macros[pr.Name]; isMacro {
+				w("#undef %s\n", pr.Name)
+			}
+			w("int %s(%s);\nint P%s(%s);\n", pr.Name, params(pr, ""), pr.Name, params(pr, ""))
+		}
+	}
+	w("\n")
+	for _, f := range p.Funcs {
+		if f.Hand {
+			continue
+		}
+		genWrapper(&b, f)
+	}
+	return b.Bytes()
+}
+
+func genWrapper(b *bytes.Buffer, f *Func) {
+	pr, s := f.Proto, f.Sem
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	a := func(i int) string { return fmt.Sprintf("a%d", i) }
+	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
+	isInt := pr.Ret == "int"
+
+	w("%s ms_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, "void *ms_pc"))
+	w("\tms_thread *ms_t = ms_enter();\n")
+	w("\tif (ms_t == NULL)\n\t\treturn %s;\n", call)
+
+	// Before the call.
+	if s.FreeComm >= 0 {
+		w("\tms_comm_freed(*%s);\n", a(s.FreeComm))
+	}
+	if s.ReqFree >= 0 {
+		w("\tms_preq_free(*%s);\n", a(s.ReqFree))
+	}
+	// A receive from MPI_ANY_SOURCE needs a status to tell the source:
+	// lend one when the caller passed MPI_STATUS_IGNORE.
+	if s.Status >= 0 && s.RecvPeer >= 0 && s.HasBytes() {
+		w("\tMPI_Status ms_st;\n")
+		w("\tif (%s == MPI_STATUS_IGNORE && %s == MPI_ANY_SOURCE)\n\t\t%s = &ms_st;\n", a(s.Status), a(s.RecvPeer), a(s.Status))
+	}
+
+	w("\tuint64_t ms_t0 = ms_now();\n")
+	w("\t%s ms_rc = %s;\n", pr.Ret, call)
+	w("\tuint64_t ms_t1 = ms_now();\n")
+	w("\tms_comm *ms_cm = NULL;\n\tint64_t ms_bytes = %d;\n", map[bool]int{true: 0, false: -1}[s.HasBytes()])
+	if isInt {
+		w("\tif (ms_rc == MPI_SUCCESS) {\n")
+		if s.Comm >= 0 {
+			w("\t\tms_cm = ms_comm_get(%s);\n", a(s.Comm))
+		}
+		genBytes(b, pr, s)
+		genPeers(b, s)
+		if s.Persist {
+			sendPeer, recvPeer := "MPI_PROC_NULL", "MPI_PROC_NULL"
+			if s.SendPeer >= 0 {
+				sendPeer = a(s.SendPeer)
+			}
+			if s.RecvPeer >= 0 {
+				recvPeer = a(s.RecvPeer)
+			}
+			w("\t\tms_preq_init(*%s, ms_cm, ms_bytes, %s, %s);\n\t\tms_bytes = 0;\n", a(s.Req), sendPeer, recvPeer)
+		}
+		if s.Start >= 0 {
+			w("\t\tms_bytes = ms_preq_start(ms_t, %s, 1);\n", a(s.Start))
+		}
+		if s.StartAllCount >= 0 {
+			w("\t\tms_bytes = ms_preq_start(ms_t, %s, %s);\n", a(s.StartAllReqs), a(s.StartAllCount))
+		}
+		if s.NewComm >= 0 {
+			w("\t\tms_comm_created(*%s, MS_FN_%s);\n", a(s.NewComm), pr.Name)
+		}
+		if s.TypeFree >= 0 {
+			w("\t\tms_types_changed();\n")
+		}
+		w("\t}\n")
+	}
+	w("\tms_leave(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", pr.Name)
+	w("\treturn ms_rc;\n}\n")
+	w("%s %s(%s)\n{\n\treturn ms_%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name,
+		strings.TrimPrefix(args(pr)+", __builtin_return_address(0)", ", "))
+}
+
+// genBytes computes ms_bytes, the primary byte count (see docs/format.md).
+func genBytes(b *bytes.Buffer, pr *mpih.Proto, s Sem) {
+	if !s.HasBytes() {
+		return
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	a := func(i int) string { return fmt.Sprintf("a%d", i) }
+	size := "ms_comm_rsize(ms_cm)"
+	if strings.HasPrefix(pr.Name, "MPI_Reduce_scatter") || strings.HasPrefix(pr.Name, "MPI_Ireduce_scatter") {
+		size = "ms_comm_size(ms_cm)"
+	}
+	primary := ""
+	switch {
+	case s.Types >= 0:
+		primary = fmt.Sprintf("%s(ms_t, %s, %s, %s)", sumW(pr, s.Counts), a(s.Counts), a(s.Types), size)
+	case s.Counts >= 0:
+		primary = fmt.Sprintf("MS_SUM(%s, %s) * ms_tsize(ms_t, %s)", a(s.Counts), size, a(s.Type))
+	case s.Count >= 0:
+		primary = fmt.Sprintf("(int64_t)(%s) * ms_tsize(ms_t, %s)", a(s.Count), a(s.Type))
+	default:
+		primary = fmt.Sprintf("(int64_t)%d * ms_tsize(ms_t, %s)", s.ConstCount, a(s.Type))
+	}
+	if s.Mult {
+		primary += " * " + size
+	}
+	if s.InPlace >= 0 {
+		alt := ""
+		switch {
+		case s.AltTypes >= 0:
+			alt = fmt.Sprintf("%s(ms_t, %s, %s, %s)", sumW(pr, s.AltCounts), a(s.AltCounts), a(s.AltTypes), size)
+		case s.AltRank:
+			alt = fmt.Sprintf("(int64_t)(%s)[ms_comm_rank(ms_cm)] * ms_tsize(ms_t, %s)", a(s.AltCounts), a(s.AltType))
+		case s.AltSum:
+			alt = fmt.Sprintf("MS_SUM(%s, %s) * ms_tsize(ms_t, %s)", a(s.AltCounts), size, a(s.AltType))
+		default:
+			alt = fmt.Sprintf("(int64_t)(%s) * ms_tsize(ms_t, %s)", a(s.AltCount), a(s.AltType))
+			if s.Mult {
+				alt += " * " + size
+			}
+		}
+		w("\t\tif (%s == MPI_IN_PLACE)\n\t\t\tms_bytes = %s;\n\t\telse\n\t\t\tms_bytes = %s;\n", a(s.InPlace), alt, primary)
+	} else {
+		w("\t\tms_bytes = %s;\n", primary)
+	}
+	if s.SendPeer >= 0 {
+		w("\t\tif (%s == MPI_PROC_NULL)\n\t\t\tms_bytes = 0;\n", a(s.SendPeer))
+	} else if s.RecvPeer >= 0 {
+		w("\t\tif (%s == MPI_PROC_NULL)\n\t\t\tms_bytes = 0;\n", a(s.RecvPeer))
+	}
+}
+
+// genPeers feeds the per-peer matrix (point-to-point data only).
+func genPeers(b *bytes.Buffer, s Sem) {
+	if s.Class != P2P || !s.HasBytes() || s.Persist {
+		return
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	a := func(i int) string { return fmt.Sprintf("a%d", i) }
+	recvBytes := "ms_bytes"
+	if s.SendPeer >= 0 {
+		w("\t\tms_peer_send(ms_t, ms_cm, %s, ms_bytes);\n", a(s.SendPeer))
+		if s.RecvCount >= 0 {
+			recvBytes = fmt.Sprintf("(int64_t)(%s) * ms_tsize(ms_t, %s)", a(s.RecvCount), a(s.RecvType))
+		}
+	}
+	// A nonblocking receive from MPI_ANY_SOURCE has no known source at post
+	// time (ms_peer_recv ignores it); Mrecv has no communicator to translate
+	// the source with, so it feeds no peer.
+	switch {
+	case s.RecvPeer >= 0 && s.Status >= 0:
+		w("\t\tms_peer_recv(ms_t, ms_cm, (%s == MPI_ANY_SOURCE ? %s->MPI_SOURCE : %s), %s);\n",
+			a(s.RecvPeer), a(s.Status), a(s.RecvPeer), recvBytes)
+	case s.RecvPeer >= 0:
+		w("\t\tms_peer_recv(ms_t, ms_cm, %s, %s);\n", a(s.RecvPeer), recvBytes)
+	}
+}
+
+// sumW picks the w-form byte counter for int or MPI_Count count arrays.
+func sumW(pr *mpih.Proto, counts int) string {
+	if strings.Contains(pr.Params[counts], "MPI_Count") {
+		return "ms_sum_wc"
+	}
+	return "ms_sum_w"
+}
