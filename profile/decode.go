@@ -79,7 +79,34 @@ func (d *decoder) fail(off int, format string, args ...any) {
 
 func (d *decoder) left() int { return d.end - d.pos }
 
+// uvarint reads an unsigned varint. The one-byte case is inlined.
 func (d *decoder) uvarint() uint64 {
+	if d.pos < d.end {
+		if b := d.data[d.pos]; b < 0x80 {
+			d.pos++
+			return uint64(b)
+		}
+	}
+	return d.uvarintLong()
+}
+
+// uvarintLong decodes varints of up to 9 bytes in a loop and leaves longer
+// ones, and all errors, to encoding/binary.
+func (d *decoder) uvarintLong() uint64 {
+	var x uint64
+	end := min(d.end, d.pos+9)
+	for i, s := d.pos, uint(0); i < end; i, s = i+1, s+7 {
+		b := d.data[i]
+		if b < 0x80 {
+			d.pos = i + 1
+			return x | uint64(b)<<s
+		}
+		x |= uint64(b&0x7f) << s
+	}
+	return d.uvarintSlow()
+}
+
+func (d *decoder) uvarintSlow() uint64 {
 	if d.err != nil {
 		return 0
 	}
@@ -96,20 +123,13 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads a zig-zag encoded signed varint (encoding/binary's Varint).
 func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	v, n := binary.Varint(d.data[d.pos:d.end])
-	if n <= 0 {
-		if n == 0 {
-			d.fail(d.pos, "truncated %s", d.ctx)
-		} else {
-			d.fail(d.pos, "invalid varint in %s", d.ctx)
-		}
-		return 0
-	}
-	d.pos += n
 	return v
 }
 

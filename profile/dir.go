@@ -1,0 +1,474 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Names in a job directory. See docs/format.md.
+const (
+	FinalFile  = "profile.mps" // the merged profile of the job
+	ReportFile = "report.txt"  // the text report
+	RanksDir   = "ranks"       // per-rank files: ranks/<rank/1000>/r<rank>.mps
+	SnapPrefix = "snapshot-"   // flush snapshots: snapshot-<n>/ranks/...
+)
+
+// RankFile returns the path of rank's file under dir (a job or snapshot
+// directory): dir/ranks/<rank/1000>/r<rank>.mps.
+func RankFile(dir string, rank int) string {
+	return filepath.Join(dir, RanksDir, strconv.Itoa(rank/1000), "r"+strconv.Itoa(rank)+".mps")
+}
+
+// SnapshotDir returns the directory of the n-th flush snapshot (n >= 1) of
+// the job directory job: job/snapshot-<n>.
+func SnapshotDir(job string, n int) string {
+	return filepath.Join(job, SnapPrefix+strconv.Itoa(n))
+}
+
+// LoadInfo describes what Load read.
+type LoadInfo struct {
+	Path string // what was loaded
+	// Source is "file" (a single .mps file), "final" (the job's
+	// profile.mps, possibly completed by rank files: see Warnings),
+	// "partial" (merged from per-rank files) or "snapshot" (a job
+	// directory holding nothing but flush snapshots: the latest was used).
+	Source   string
+	Files    int   // profile files merged
+	NumRanks int   // Meta.NumRanks, or highest rank + 1 if unknown
+	Ranks    int   // ranks in 0..NumRanks-1 with data
+	Missing  []int // ranks in 0..NumRanks-1 without data, ascending
+	Snapshot int   // Meta.Snapshot
+	// Partial is set when ranks are missing, the profile was merged from
+	// per-rank files, or its writer marked it partial.
+	Partial  bool
+	Warnings []string // one per unreadable or corrupt file, and other anomalies
+}
+
+// maxMissing bounds the rank range scanned for missing ranks, so a hostile
+// NumRanks cannot make Load allocate without bound.
+const maxMissing = 1 << 24
+
+// Summary describes the load in one line, for example
+// "partial profile: 3 of 4 ranks (missing: 2)".
+func (i *LoadInfo) Summary() string {
+	var b strings.Builder
+	switch {
+	case i.Partial:
+		b.WriteString("partial profile")
+	case i.Source == "final":
+		b.WriteString("final profile")
+	default:
+		b.WriteString("profile")
+	}
+	if i.Snapshot > 0 {
+		fmt.Fprintf(&b, " (snapshot %d)", i.Snapshot)
+	}
+	fmt.Fprintf(&b, ": %d of %d ranks", i.Ranks, i.NumRanks)
+	if len(i.Missing) > 0 {
+		b.WriteString(" (missing: ")
+		b.WriteString(rankRanges(i.Missing, 8))
+		b.WriteString(")")
+	}
+	if i.Files > 1 {
+		fmt.Fprintf(&b, ", %d files", i.Files)
+	}
+	switch n := len(i.Warnings); n {
+	case 0:
+	case 1:
+		b.WriteString(", 1 warning")
+	default:
+		fmt.Fprintf(&b, ", %d warnings", n)
+	}
+	return b.String()
+}
+
+// rankRanges formats ascending ranks as "2, 5-9, 12", listing at most max
+// ranges.
+func rankRanges(r []int, limit int) string {
+	var parts []string
+	for i := 0; i < len(r); {
+		j := i
+		for j+1 < len(r) && r[j+1] == r[j]+1 {
+			j++
+		}
+		if len(parts) == limit {
+			parts = append(parts, fmt.Sprintf("... %d more", len(r)-i))
+			break
+		}
+		if i == j {
+			parts = append(parts, strconv.Itoa(r[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(r[i])+"-"+strconv.Itoa(r[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
+
+// finish fills the fields derived from the loaded profile.
+func (i *LoadInfo) finish(p *Profile) {
+	i.Snapshot = p.Meta.Snapshot
+	n := p.Meta.NumRanks
+	if n <= 0 {
+		for _, r := range p.Ranks {
+			n = max(n, r.Rank+1)
+		}
+	}
+	i.NumRanks = n
+	if n > maxMissing {
+		i.Warnings = append(i.Warnings, fmt.Sprintf("%d ranks: too many to list missing ranks", n))
+		i.Ranks = len(p.Ranks)
+	} else if n > 0 {
+		have := make([]bool, n)
+		for _, r := range p.Ranks {
+			if r.Rank >= 0 && r.Rank < n && !have[r.Rank] {
+				have[r.Rank] = true
+				i.Ranks++
+			}
+		}
+		for r, ok := range have {
+			if !ok {
+				i.Missing = append(i.Missing, r)
+			}
+		}
+	}
+	i.Partial = i.Partial || len(i.Missing) > 0 || p.Meta.Partial
+}
+
+// Load reads a profile. path may be a .mps file, a job directory or a
+// snapshot directory. For a directory, profile.mps is used if it is readable
+// (Source "final"), merged with the rank files of any rank it lacks; otherwise
+// every ranks/*/r*.mps is read in parallel and merged (Source "partial"). A
+// corrupt or unreadable rank file is skipped with a warning as long as some
+// file is good. A job directory holding only flush snapshots yields the latest
+// snapshot (Source "snapshot") with a warning. Malformed files are reported as
+// *FormatError (wrapped when Load fails on a directory).
+func Load(path string) (*Profile, *LoadInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.IsDir() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := Unmarshal(data, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		info := &LoadInfo{Path: path, Source: "file", Files: 1}
+		info.finish(p)
+		return p, info, nil
+	}
+	return loadDir(path)
+}
+
+type rankFile struct {
+	rank int
+	path string
+}
+
+func loadDir(dir string) (*Profile, *LoadInfo, error) {
+	info := &LoadInfo{Path: dir}
+	var firstErr error
+	files, err := listRankFiles(dir)
+	if err != nil {
+		info.Warnings = append(info.Warnings, err.Error())
+		firstErr = err
+	}
+
+	var p *Profile
+	final := filepath.Join(dir, FinalFile)
+	data, err := os.ReadFile(final)
+	if err == nil {
+		p, err = Unmarshal(data, final)
+	}
+	switch {
+	case err == nil:
+		info.Source = "final"
+		info.Files = 1
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		p = nil
+		info.Warnings = append(info.Warnings, err.Error())
+		firstErr = err
+	}
+
+	if p != nil {
+		have := make(map[int]bool, len(p.Ranks))
+		for _, r := range p.Ranks {
+			have[r.Rank] = true
+		}
+		var extra []rankFile
+		for _, f := range files {
+			if !have[f.rank] {
+				extra = append(extra, f)
+			}
+		}
+		if len(extra) > 0 {
+			q, n, warns, _ := loadRankFiles(extra)
+			info.Warnings = append(info.Warnings, warns...)
+			if n > 0 {
+				p.Merge(q)
+				info.Files += n
+				info.Partial = true
+				ranks := make([]int, len(extra))
+				for i, f := range extra {
+					ranks[i] = f.rank
+				}
+				info.Warnings = append(info.Warnings, fmt.Sprintf(
+					"%s: merged %d rank files for ranks missing from %s (ranks %s)",
+					dir, n, FinalFile, rankRanges(ranks, 8)))
+			}
+		}
+	} else if len(files) > 0 {
+		q, n, warns, ferr := loadRankFiles(files)
+		info.Warnings = append(info.Warnings, warns...)
+		if n == 0 {
+			return nil, nil, &loadError{dir: dir, msg: fmt.Sprintf("none of %d rank files is readable", len(files)), err: ferr}
+		}
+		p = q
+		p.Meta.Partial = true
+		info.Source = "partial"
+		info.Partial = true
+		info.Files = n
+	} else if snap := latestSnapshot(dir); snap > 0 {
+		sp, sinfo, err := loadDir(SnapshotDir(dir, snap))
+		if err != nil {
+			return nil, nil, &loadError{dir: dir, msg: "no final profile or rank files, and the latest snapshot is unreadable", err: err}
+		}
+		sinfo.Path = dir
+		sinfo.Source = "snapshot"
+		sinfo.Warnings = append(append(info.Warnings,
+			fmt.Sprintf("%s: no %s or rank files; using the latest flush snapshot %s%d", dir, FinalFile, SnapPrefix, snap)),
+			sinfo.Warnings...)
+		return sp, sinfo, nil
+	} else {
+		return nil, nil, &loadError{dir: dir, msg: "no profile found (no " + FinalFile + ", no " + RanksDir + "/*/r*.mps)", err: firstErr}
+	}
+	info.finish(p)
+	return p, info, nil
+}
+
+// loadError is the error of a directory with nothing readable. It unwraps to
+// the first underlying error (often a *FormatError).
+type loadError struct {
+	dir, msg string
+	err      error
+}
+
+func (e *loadError) Error() string {
+	s := e.dir + ": " + e.msg
+	if e.err != nil {
+		s += ": " + e.err.Error()
+	}
+	return s
+}
+
+func (e *loadError) Unwrap() error { return e.err }
+
+// listRankFiles returns ranks/<d>/r<rank>.mps under dir, sorted by rank.
+// A missing ranks directory is not an error.
+func listRankFiles(dir string) ([]rankFile, error) {
+	root := filepath.Join(dir, RanksDir)
+	subs, err := os.ReadDir(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var files []rankFile
+	var firstErr error
+	for _, s := range subs {
+		if !s.IsDir() || !isDigits(s.Name()) {
+			continue
+		}
+		sub := filepath.Join(root, s.Name())
+		ents, err := os.ReadDir(sub)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		for _, e := range ents {
+			name := e.Name()
+			num, ok := strings.CutPrefix(name, "r")
+			if !ok {
+				continue
+			}
+			num, ok = strings.CutSuffix(num, ".mps")
+			if !ok || !isDigits(num) || e.IsDir() {
+				continue
+			}
+			r, err := strconv.Atoi(num)
+			if err != nil {
+				continue
+			}
+			files = append(files, rankFile{r, filepath.Join(sub, name)})
+		}
+	}
+	slices.SortFunc(files, func(a, b rankFile) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		return strings.Compare(a.path, b.path)
+	})
+	return files, firstErr
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// latestSnapshot returns the largest n with a snapshot-<n> directory in dir.
+func latestSnapshot(dir string) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	best := 0
+	for _, e := range ents {
+		num, ok := strings.CutPrefix(e.Name(), SnapPrefix)
+		if !ok || !e.IsDir() || !isDigits(num) {
+			continue
+		}
+		if n, err := strconv.Atoi(num); err == nil && n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+// loadChunk is the number of consecutive rank files merged by one task.
+// It is fixed (not derived from the CPU count) so that the merge tree, and
+// hence floating-point rounding, does not depend on the machine.
+const loadChunk = 256
+
+// loadRankFiles reads and merges files with runtime.NumCPU() workers. It
+// returns the merge, the number of files merged, one warning per file that
+// could not be used, in file order, and the first such file's error.
+func loadRankFiles(files []rankFile) (*Profile, int, []string, error) {
+	nchunks := (len(files) + loadChunk - 1) / loadChunk
+	type chunkResult struct {
+		p     *Profile
+		n     int
+		warns []string
+		err   error
+	}
+	results := make([]chunkResult, nchunks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.NumCPU(), nchunks)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= nchunks {
+					return
+				}
+				m := newMerger()
+				res := &results[c]
+				for _, f := range files[c*loadChunk : min(len(files), (c+1)*loadChunk)] {
+					data, err := os.ReadFile(f.path)
+					var p *Profile
+					if err == nil {
+						p, err = Unmarshal(data, f.path)
+					}
+					if err != nil {
+						res.warns = append(res.warns, err.Error()+" (skipped)")
+						if res.err == nil {
+							res.err = err
+						}
+						continue
+					}
+					m.add(p)
+					res.n++
+				}
+				res.p = m.result()
+			}
+		}()
+	}
+	wg.Wait()
+
+	m := newMerger()
+	n := 0
+	var warns []string
+	var first error
+	for _, r := range results {
+		if r.n > 0 {
+			m.add(r.p)
+		}
+		n += r.n
+		warns = append(warns, r.warns...)
+		if first == nil {
+			first = r.err
+		}
+	}
+	return m.result(), n, warns, first
+}
+
+// WriteFile writes p to path atomically: it encodes into a new temporary file
+// in the same directory (created with O_EXCL|O_NOFOLLOW, mode 0666 before
+// umask), syncs it and renames it over path, so readers see the old file or
+// the complete new one, and a symlink at path is replaced, never followed.
+// Missing parent directories are created with mode 0777 before umask.
+func WriteFile(path string, p *Profile) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	data := Marshal(p)
+	var f *os.File
+	var err error
+	for range 100 {
+		tmp := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
