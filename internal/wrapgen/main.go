@@ -20,6 +20,7 @@ func Main(argv []string, stdout io.Writer) error {
 	save := fs.String("save", "", "save the probe answers as `prefix`.{aux,macros,symbols}")
 	out := fs.String("o", "", "write the C wrappers to `file`")
 	list := fs.Bool("skipped", false, "print the functions left out, with reasons")
+	printFamily := fs.Bool("print-family", false, "print the MPI family (openmpi or mpich) and exit")
 	if err := fs.Parse(argv); err != nil {
 		return err
 	}
@@ -51,6 +52,13 @@ func Main(argv []string, stdout io.Writer) error {
 		cmdline = "go run ./cmd/mpiwrapgen -mpicc " + *mpicc
 	default:
 		return fmt.Errorf("need -mpicc or -from")
+	}
+	if *printFamily {
+		if h.Family != "openmpi" && h.Family != "mpich" {
+			return fmt.Errorf("%s: neither Open MPI nor MPICH (mpi.h defines neither OMPI_MAJOR_VERSION nor MPICH_VERSION)", *mpicc)
+		}
+		fmt.Fprintln(stdout, h.Family)
+		return nil
 	}
 	p, err := NewPlan(h)
 	if err != nil {

@@ -1,0 +1,53 @@
+# mpiscope: every rule is one command or one script.
+#   make demo     install what is missing, build, profile the bundled sample, print the report
+#   make test     install what is missing, build, run all tests
+#   make install PREFIX=dir
+SHELL := /bin/sh
+BUILD ?= build
+PREFIX ?= /usr/local
+NP ?= 4
+# One libmpiscope per MPI C compiler found; override with MPICC=/path/to/mpicc.
+MPICCS ?= $(or $(MPICC),$(shell for c in mpicc.openmpi mpicc.mpich; do command -v $$c >/dev/null 2>&1 && echo $$c; done))
+export OMPI_ALLOW_RUN_AS_ROOT = 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
+
+.PHONY: all deps lib cli demo test gotest install bench clean
+
+all: lib cli
+
+deps:
+	@sh scripts/deps.sh
+
+lib:
+	@test -n "$(MPICCS)" || { echo "make: no MPI C compiler found (mpicc.openmpi, mpicc.mpich); run 'make deps' or set MPICC=" >&2; exit 1; }
+	@for cc in $(MPICCS); do sh scripts/build-lib.sh $$cc $(BUILD) || exit 1; done
+	@rm -f $(BUILD)/lib/libmpiscope.so $(BUILD)/lib/libmpiscope.a
+	@def=$$(go run ./cmd/mpiwrapgen -mpicc mpicc -print-family 2>/dev/null || basename $$(ls -d $(BUILD)/lib/*/ | head -1)); \
+	  ln -s $$def/libmpiscope.so $(BUILD)/lib/libmpiscope.so; \
+	  ln -s $$def/libmpiscope.a $(BUILD)/lib/libmpiscope.a
+
+cli:
+	go build -o $(BUILD)/bin/mpiscope ./cmd/mpiscope
+
+demo: deps all
+	@mkdir -p $(BUILD)/examples
+	mpicc -g -O1 -o $(BUILD)/examples/sample examples/sample.c
+	cd $(BUILD)/examples && MPISCOPE_OUT=mpiscope-demo mpirun --oversubscribe -np $(NP) ../bin/mpiscope ./sample
+	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
+
+test: deps all gotest
+
+gotest:
+	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 ./...
+
+install: all
+	mkdir -p $(PREFIX)/bin $(PREFIX)/lib
+	cp $(BUILD)/bin/mpiscope $(PREFIX)/bin/
+	cp -P $(BUILD)/lib/libmpiscope.so $(BUILD)/lib/libmpiscope.a $(PREFIX)/lib/
+	for d in $(BUILD)/lib/*/; do mkdir -p $(PREFIX)/lib/$$(basename $$d) && cp $$d/libmpiscope.* $(PREFIX)/lib/$$(basename $$d)/; done
+
+bench: all
+	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go run ./bench/cmd/runbench -build $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
