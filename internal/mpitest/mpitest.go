@@ -1,0 +1,214 @@
+// Package mpitest runs real MPI programs under mpirun for mpiscope's
+// end-to-end tests: it finds the MPI families installed and the libmpiscope
+// built for each (make lib), compiles test programs, runs them with the
+// library preloaded (or linked), and loads what they wrote.
+//
+// Outside CI a missing MPI or build skips the test; with CI=true it fails.
+package mpitest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// Family is one MPI implementation and the mpiscope build for it.
+type Family struct {
+	Name    string // "openmpi" or "mpich"
+	MPICC   string
+	MPICXX  string
+	MPIFORT string
+	MPIRun  string
+	LibDir  string // <build>/lib/<family>
+}
+
+// Lib is the shared library to preload.
+func (f Family) Lib() string { return filepath.Join(f.LibDir, "libmpiscope.so") }
+
+// Archive is the static archive.
+func (f Family) Archive() string { return filepath.Join(f.LibDir, "libmpiscope.a") }
+
+var all = []Family{
+	{Name: "openmpi", MPICC: "mpicc.openmpi", MPICXX: "mpicxx.openmpi", MPIFORT: "mpifort.openmpi", MPIRun: "mpirun.openmpi"},
+	{Name: "mpich", MPICC: "mpicc.mpich", MPICXX: "mpicxx.mpich", MPIFORT: "mpifort.mpich", MPIRun: "mpirun.mpich"},
+}
+
+// InCI reports whether skipping is forbidden.
+func InCI() bool { return os.Getenv("CI") == "true" }
+
+// Skip skips the test, or fails it in CI.
+func Skip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("CI=true and: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// BuildDir is the build directory (MPISCOPE_BUILD, else <repo>/build).
+func BuildDir(t testing.TB) string {
+	if d := os.Getenv("MPISCOPE_BUILD"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "build")
+}
+
+// Get returns the named family, skipping (or failing in CI) when its MPI or
+// its libmpiscope build is missing.
+func Get(t testing.TB, name string) Family {
+	t.Helper()
+	for _, f := range all {
+		if f.Name != name {
+			continue
+		}
+		if _, err := exec.LookPath(f.MPICC); err != nil {
+			Skip(t, "%s not installed (%s)", name, f.MPICC)
+		}
+		f.LibDir = filepath.Join(BuildDir(t), "lib", name)
+		if _, err := os.Stat(f.Lib()); err != nil {
+			Skip(t, "no libmpiscope for %s: run make lib (%v)", name, err)
+		}
+		return f
+	}
+	t.Fatalf("unknown MPI family %q", name)
+	return Family{}
+}
+
+// Families returns both families (each skipped or failed as Get does).
+func Families(t *testing.T, fn func(t *testing.T, f Family)) {
+	for _, f := range all {
+		t.Run(f.Name, func(t *testing.T) {
+			fn(t, Get(t, f.Name))
+		})
+	}
+}
+
+// Testdata is the repository's testdata/progs directory.
+func Testdata(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "progs", name)
+}
+
+// Compile builds src (a path under testdata/progs or absolute) with the
+// compiler cc (e.g. f.MPICC) into dir and returns the program path.
+func Compile(t testing.TB, cc, src, dir string, extra ...string) string {
+	t.Helper()
+	if !filepath.IsAbs(src) {
+		src = Testdata(src)
+	}
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
+	args := append([]string{"-g", "-O1", "-o", out, src}, extra...)
+	cmd := exec.Command(cc, args...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, b)
+	}
+	return out
+}
+
+// Run describes one mpirun.
+type Run struct {
+	NP      int
+	Env     map[string]string // extra environment (MPISCOPE_*)
+	Preload string            // library to preload ("" = none)
+	Args    []string          // program and its arguments
+	Timeout time.Duration     // default 120 s
+	Dir     string            // working directory
+}
+
+// Result is what a run produced.
+type Result struct {
+	Stdout, Stderr string
+	Err            error
+}
+
+// Exec runs the program under the family's mpirun.
+func (f Family) Exec(t testing.TB, r Run) Result {
+	t.Helper()
+	if r.Timeout == 0 {
+		r.Timeout = 120 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.Timeout)
+	defer cancel()
+	args := []string{"-np", fmt.Sprint(r.NP)}
+	env := os.Environ()
+	env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		// Keep Open MPI quiet and local on test machines.
+		"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_rmaps_base_oversubscribe=1")
+	for k, v := range r.Env {
+		env = append(env, k+"="+v)
+	}
+	switch f.Name {
+	case "openmpi":
+		args = append(args, "--oversubscribe")
+		if r.Preload != "" {
+			args = append(args, "-x", "LD_PRELOAD="+r.Preload)
+		}
+	case "mpich":
+		if r.Preload != "" {
+			args = append(args, "-genv", "LD_PRELOAD", r.Preload)
+		}
+	}
+	args = append(args, r.Args...)
+	cmd := exec.CommandContext(ctx, f.MPIRun, args...)
+	cmd.Env = env
+	cmd.Dir = r.Dir
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %v: %w", r.Timeout, err)
+	}
+	return Result{Stdout: so.String(), Stderr: se.String(), Err: err}
+}
+
+// Profile runs prog with the library preloaded and MPISCOPE_OUT set to a
+// fresh directory, fails the test if the run fails, and returns the loaded
+// profile and the job directory.
+func (f Family) Profile(t testing.TB, np int, env map[string]string, args ...string) (*profile.Profile, string, Result) {
+	t.Helper()
+	job := filepath.Join(t.TempDir(), "job")
+	e := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"}
+	for k, v := range env {
+		e[k] = v
+	}
+	res := f.Exec(t, Run{NP: np, Env: e, Preload: f.Lib(), Args: args})
+	if res.Err != nil {
+		t.Fatalf("mpirun %v: %v\nstdout:\n%s\nstderr:\n%s", args, res.Err, res.Stdout, res.Stderr)
+	}
+	p, _, err := profile.Load(job)
+	if err != nil {
+		t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
+	}
+	return p, job, res
+}
+
+// Func returns the named function's entry, or a zero Func.
+func Func(p *profile.Profile, name string) profile.Func {
+	for _, f := range p.Funcs {
+		if f.Name == name {
+			return f
+		}
+	}
+	return profile.Func{Name: name}
+}
+
+// Want checks calls and bytes of functions: want maps name -> [calls, bytes].
+func Want(t testing.TB, p *profile.Profile, want map[string][2]int64) {
+	t.Helper()
+	for name, cb := range want {
+		f := Func(p, name)
+		if f.Calls != cb[0] || f.Bytes != cb[1] {
+			t.Errorf("%s: got %d calls, %d bytes; want %d calls, %d bytes", name, f.Calls, f.Bytes, cb[0], cb[1])
+		}
+	}
+}
