@@ -13,6 +13,8 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
 .PHONY: all deps lib cli demo test gotest install bench clean
 
+-include mk/*.mk
+
 all: lib cli
 
 deps:
