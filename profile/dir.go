@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -159,11 +160,7 @@ func Load(path string) (*Profile, *LoadInfo, error) {
 		return nil, nil, err
 	}
 	if !fi.IsDir() {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		p, err := Unmarshal(data, path)
+		p, err := readFile(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -172,6 +169,50 @@ func Load(path string) (*Profile, *LoadInfo, error) {
 		return p, info, nil
 	}
 	return loadDir(path)
+}
+
+// readFile decodes the profile file at path, refusing files larger than
+// MaxEncodedSize before reading them.
+func readFile(path string) (*Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	tooBig := func(n int64) error {
+		return &FormatError{File: path, Offset: decodeLimit,
+			Msg: fmt.Sprintf("file of %d bytes exceeds the %d byte limit", n, decodeLimit)}
+	}
+	if fi.Size() > decodeLimit {
+		return nil, tooBig(fi.Size())
+	}
+	// Read into a buffer of the file's size (plus room to see EOF), growing
+	// only if the file grew meanwhile.
+	data := make([]byte, 0, fi.Size()+512)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			if int64(len(data)) > decodeLimit {
+				return nil, tooBig(int64(len(data)))
+			}
+			data = append(data, 0)[:len(data)]
+		}
+	}
+	return Unmarshal(data, path)
 }
 
 type rankFile struct {
@@ -188,12 +229,8 @@ func loadDir(dir string) (*Profile, *LoadInfo, error) {
 		firstErr = err
 	}
 
-	var p *Profile
 	final := filepath.Join(dir, FinalFile)
-	data, err := os.ReadFile(final)
-	if err == nil {
-		p, err = Unmarshal(data, final)
-	}
+	p, err := readFile(final)
 	switch {
 	case err == nil:
 		info.Source = "final"
@@ -392,11 +429,7 @@ func loadRankFiles(files []rankFile) (*Profile, int, []string, error) {
 				m := newMerger()
 				res := &results[c]
 				for _, f := range files[c*loadChunk : min(len(files), (c+1)*loadChunk)] {
-					data, err := os.ReadFile(f.path)
-					var p *Profile
-					if err == nil {
-						p, err = Unmarshal(data, f.path)
-					}
+					p, err := readFile(f.path)
 					if err != nil {
 						res.warns = append(res.warns, err.Error()+" (skipped)")
 						if res.err == nil {

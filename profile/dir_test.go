@@ -327,7 +327,7 @@ func BenchmarkLoad10k(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		p, info, err := Load(dir)
 		if err != nil || info.Files != n || len(p.Ranks) != n {
 			b.Fatal(err, info.Summary())
@@ -339,9 +339,24 @@ func BenchmarkUnmarshalRank(b *testing.B) {
 	data := Marshal(rankProfile(12345, 100000, 50, 200, 16))
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		if _, err := Unmarshal(data, "r.mps"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Files over the size limit are refused before being read.
+func TestLoadTooBig(t *testing.T) {
+	defer func(l int64) { decodeLimit = l }(decodeLimit)
+	path := filepath.Join(t.TempDir(), "big.mps")
+	if err := WriteFile(path, sample()); err != nil {
+		t.Fatal(err)
+	}
+	decodeLimit = 100
+	_, _, err := Load(path)
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, "exceeds the 100 byte limit") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -361,7 +361,7 @@ func BenchmarkMergeAll100k(b *testing.B) {
 	ps := benchProfiles(b, 100000)
 	b.ReportAllocs()
 	b.ResetTimer()
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		m := MergeAll(ps)
 		if len(m.Ranks) != 100000 || len(m.Peers) != 1600000 || len(m.Sites) != 200 {
 			b.Fatalf("%d ranks %d peers %d sites", len(m.Ranks), len(m.Peers), len(m.Sites))
@@ -379,7 +379,7 @@ func BenchmarkMergeRepeated10k(b *testing.B) {
 		ps[i].Ranks = nil
 	}
 	b.ReportAllocs()
-	for b.Loop() {
+	for i := 0; i < b.N; i++ {
 		acc := &Profile{}
 		for _, p := range ps {
 			acc.Merge(p)
