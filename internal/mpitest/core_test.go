@@ -1,0 +1,276 @@
+package mpitest_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/mpitest"
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// markerLine returns the 1-based line of the source holding "@marker".
+func markerLine(t *testing.T, src, marker string) int {
+	t.Helper()
+	f, err := os.Open(mpitest.Testdata(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		if strings.Contains(sc.Text(), "@"+marker+" ") {
+			return n
+		}
+	}
+	t.Fatalf("%s: no marker @%s", src, marker)
+	return 0
+}
+
+func TestPointToPoint(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "p2p.c", t.TempDir())
+		p, _, res := f.Profile(t, 4, nil, prog)
+		if !strings.Contains(res.Stdout, "p2p done on 4 ranks") {
+			t.Errorf("program output changed: %q", res.Stdout)
+		}
+		mpitest.Want(t, p, map[string][2]int64{
+			"MPI_Send":         {4 * 1010, 4 * 8000},
+			"MPI_Recv":         {4 * 1005, 4 * 8020},
+			"MPI_Sendrecv":     {4 * 100, 4 * 1600},
+			"MPI_Isend":        {4 * 55, 4 * 220},
+			"MPI_Irecv":        {4 * 50, 4 * 200},
+			"MPI_Startall":     {4 * 20, 4 * 320},
+			"MPI_Send_init":    {4, 0},
+			"MPI_Recv_init":    {4, 0},
+			"MPI_Waitall":      {4 * 70, 0},
+			"MPI_Wait":         {4 * 5, 0},
+			"MPI_Request_free": {4 * 2, 0},
+			"MPI_Comm_rank":    {4, 0},
+		})
+		if len(p.Ranks) != 4 || p.Meta.NumRanks != 4 {
+			t.Fatalf("ranks: %d of %d", len(p.Ranks), p.Meta.NumRanks)
+		}
+		for _, r := range p.Ranks {
+			if r.AppNs <= 0 || r.MPINs <= 0 || r.MPINs > r.AppNs || r.State != "final" {
+				t.Errorf("rank %+v", r)
+			}
+		}
+		// Peers: each rank sends only to its right neighbour and hears
+		// only from its left one (the 50 MPI_Irecv from MPI_ANY_SOURCE have
+		// no known source when posted and are not in the matrix).
+		if len(p.Peers) != 8 {
+			t.Errorf("got %d peer entries, want 8: %+v", len(p.Peers), p.Peers)
+		}
+		for _, pe := range p.Peers {
+			switch pe.Peer {
+			case (pe.Rank + 1) % 4:
+				if pe.SentMsgs != 1175 || pe.SentBytes != 9980 || pe.RecvMsgs != 0 {
+					t.Errorf("rank %d -> %d: %+v", pe.Rank, pe.Peer, pe)
+				}
+			case (pe.Rank + 3) % 4:
+				if pe.RecvMsgs != 1125 || pe.RecvBytes != 9780 || pe.SentMsgs != 0 {
+					t.Errorf("rank %d <- %d: %+v", pe.Rank, pe.Peer, pe)
+				}
+			default:
+				t.Errorf("unexpected peer entry %+v", pe)
+			}
+		}
+		// The callsite of the even ranks' sends, at its exact line.
+		even, odd := markerLine(t, "p2p.c", "send-even"), markerLine(t, "p2p.c", "send-odd")
+		var found int
+		for _, s := range p.Sites {
+			if s.Func != "MPI_Send" || filepath.Base(s.Loc.File) != "p2p.c" {
+				continue
+			}
+			switch s.Loc.Line {
+			case even, odd:
+				found++
+				if s.Calls != 2000 || s.Bytes != 16000 || s.Loc.Function != "main" || s.RankTime.N != 2 {
+					t.Errorf("site p2p.c:%d: %d calls, %d bytes, function %q, %d ranks", s.Loc.Line, s.Calls, s.Bytes, s.Loc.Function, s.RankTime.N)
+				}
+			}
+		}
+		if found != 2 {
+			t.Errorf("found %d of the 2 MPI_Send callsites at p2p.c:%d and :%d; sites: %+v", found, even, odd, p.Sites)
+		}
+		// Message sizes: MPI_Send has 4000 messages in [8,16) and 40 of size 0.
+		for _, h := range p.Hists {
+			if h.Func != "MPI_Send" {
+				continue
+			}
+			want := []profile.Bin{{Log2: 0, Calls: 40}, {Log2: 4, Calls: 4000, Bytes: 32000}}
+			if len(h.Bins) != 2 || h.Bins[0].Log2 != 0 || h.Bins[0].Calls != 40 || h.Bins[1].Log2 != 4 || h.Bins[1].Calls != 4000 || h.Bins[1].Bytes != 32000 {
+				t.Errorf("MPI_Send histogram %+v, want %+v", h.Bins, want)
+			}
+		}
+	})
+}
+
+func TestCollectivesAndCommunicators(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "coll.c", t.TempDir())
+		p, _, _ := f.Profile(t, 4, nil, prog)
+		mpitest.Want(t, p, map[string][2]int64{
+			"MPI_Bcast":      {400, 16000},
+			"MPI_Allreduce":  {920, 6880},
+			"MPI_Reduce":     {200, 4800},
+			"MPI_Gather":     {40, 320},
+			"MPI_Alltoall":   {40, 1280},
+			"MPI_Allgatherv": {40, 400},
+			"MPI_Alltoallv":  {40, 640},
+			"MPI_Barrier":    {60, 0},
+			"MPI_Comm_split": {4, 0},
+			"MPI_Comm_dup":   {4, 0},
+			"MPI_Comm_free":  {8, 0},
+		})
+		want := map[string][3]int64{ // key -> members, calls, bytes
+			"Comm_split:2@0": {2, 60, 240},
+			"Comm_split:2@1": {2, 60, 240},
+			"Comm_dup:4@0":   {4, 40, 0},
+		}
+		for _, c := range p.Comms {
+			if w, ok := want[c.Key]; ok {
+				if c.Members != w[0] || c.Calls != w[1] || c.Bytes != w[2] {
+					t.Errorf("communicator %s: members %d calls %d bytes %d, want %v", c.Key, c.Members, c.Calls, c.Bytes, w)
+				}
+				delete(want, c.Key)
+			}
+		}
+		if len(want) != 0 {
+			t.Errorf("communicators missing: %v (have %+v)", want, p.Comms)
+		}
+	})
+}
+
+func TestPcontrol(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "pcontrol.c", t.TempDir())
+		p, job, res := f.Profile(t, 2, nil, prog)
+		mpitest.Want(t, p, map[string][2]int64{
+			"MPI_Barrier":   {30, 0},
+			"MPI_Allreduce": {100, 800},
+		})
+		regionCalls := map[string]int64{}
+		for _, s := range p.Sites {
+			regionCalls[s.Region] += s.Calls
+		}
+		if regionCalls["outer"] != 40 || regionCalls["outer/inner"] != 60 || regionCalls[""] != 32 {
+			t.Errorf("calls by region: %v, want outer 40, outer/inner 60, none 32", regionCalls)
+		}
+		var regions []string
+		for _, r := range p.Regions {
+			regions = append(regions, r.Path)
+			if r.Visits != 2 || r.Ranks != 2 || r.WallNs <= 0 || r.MPINs <= 0 || r.MPINs > r.WallNs {
+				t.Errorf("region %+v", r)
+			}
+		}
+		if strings.Join(regions, ",") != "outer,outer/inner" {
+			t.Errorf("regions %v", regions)
+		}
+		if len(p.Events) != 1 || p.Events[0].Text != "tick" || p.Events[0].Count != 14 || p.Events[0].Ranks != 2 {
+			t.Errorf("events %+v", p.Events)
+		}
+		if n := strings.Count(res.Stderr, "MPI_Pcontrol(42)"); n != 1 {
+			t.Errorf("warning for level 42 printed %d times, want once:\n%s", n, res.Stderr)
+		}
+		// The flush snapshot holds what was recorded before it.
+		snap, info, err := profile.Load(profile.SnapshotDir(job, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(info.Missing) != 0 || snap.Meta.Snapshot != 1 {
+			t.Errorf("snapshot: missing %v, number %d", info.Missing, snap.Meta.Snapshot)
+		}
+		mpitest.Want(t, snap, map[string][2]int64{"MPI_Barrier": {20, 0}, "MPI_Allreduce": {100, 800}})
+
+		// Starting with recording off: only what follows MPI_Pcontrol(1).
+		off, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_ENABLE": "0"}, prog)
+		mpitest.Want(t, off, map[string][2]int64{"MPI_Barrier": {10, 0}, "MPI_Allreduce": {100, 800}})
+	})
+}
+
+func TestReset(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "reset.c", t.TempDir())
+		p, _, _ := f.Profile(t, 2, nil, prog)
+		mpitest.Want(t, p, map[string][2]int64{"MPI_Barrier": {0, 0}, "MPI_Bcast": {50, 200}})
+	})
+}
+
+func TestCxx(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICXX, "cxx.cpp", t.TempDir())
+		p, _, res := f.Profile(t, 2, nil, prog)
+		mpitest.Want(t, p, map[string][2]int64{"MPI_Send": {100, 1600}, "MPI_Recv": {100, 1600}})
+		if !strings.Contains(res.Stdout, "cxx got 1.5") {
+			t.Errorf("output %q", res.Stdout)
+		}
+	})
+}
+
+// TestReportCommand reads a job directory back with the command, in JSON.
+func TestReportCommand(t *testing.T) {
+	f := mpitest.Get(t, "openmpi")
+	bin := filepath.Join(mpitest.BuildDir(t), "bin", "mpiscope")
+	if _, err := os.Stat(bin); err != nil {
+		mpitest.Skip(t, "no %s: run make cli", bin)
+	}
+	prog := mpitest.Compile(t, f.MPICC, "p2p.c", t.TempDir())
+	_, job, _ := f.Profile(t, 4, nil, prog)
+	out, err := exec.Command(bin, "report", "-format", "json", job).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Funcs []struct {
+			Name  string `json:"name"`
+			Calls int64  `json:"calls"`
+			Bytes int64  `json:"bytes"`
+		} `json:"funcs"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]int64{}
+	for _, fn := range doc.Funcs {
+		got[fn.Name] = [2]int64{fn.Calls, fn.Bytes}
+	}
+	if got["MPI_Send"] != [2]int64{4040, 32000} || got["MPI_Recv"] != [2]int64{4020, 32080} {
+		t.Errorf("json: MPI_Send %v, MPI_Recv %v", got["MPI_Send"], got["MPI_Recv"])
+	}
+	text, err := exec.Command(bin, "report", job).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "MPI_Send") || !strings.Contains(string(text), "p2p.c:") {
+		t.Errorf("text report lacks MPI_Send or p2p.c callsites:\n%s", text)
+	}
+}
+
+// TestLauncher runs the documented launcher prefix.
+func TestLauncher(t *testing.T) {
+	f := mpitest.Get(t, "openmpi")
+	bin := filepath.Join(mpitest.BuildDir(t), "bin", "mpiscope")
+	if _, err := os.Stat(bin); err != nil {
+		mpitest.Skip(t, "no %s: run make cli", bin)
+	}
+	prog := mpitest.Compile(t, f.MPICXX, "cxx.cpp", t.TempDir())
+	job := filepath.Join(t.TempDir(), "job")
+	res := f.Exec(t, mpitest.Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job}, Args: []string{bin, prog}})
+	if res.Err != nil {
+		t.Fatalf("%v\n%s", res.Err, res.Stderr)
+	}
+	p, _, err := profile.Load(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpitest.Want(t, p, map[string][2]int64{"MPI_Send": {100, 1600}})
+	if !strings.Contains(res.Stderr, "mpiscope: report: ") {
+		t.Errorf("no summary on stderr:\n%s", res.Stderr)
+	}
+}
