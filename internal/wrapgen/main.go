@@ -21,6 +21,7 @@ func Main(argv []string, stdout io.Writer) error {
 	out := fs.String("o", "", "write the C wrappers to `file`")
 	list := fs.Bool("skipped", false, "print the functions left out, with reasons")
 	printFamily := fs.Bool("print-family", false, "print the MPI family (openmpi or mpich) and exit")
+	passthrough := fs.Bool("passthrough", false, "emit wrappers that only call PMPI_ (benchmark floor)")
 	if err := fs.Parse(argv); err != nil {
 		return err
 	}
@@ -63,6 +64,10 @@ func Main(argv []string, stdout io.Writer) error {
 	p, err := NewPlan(h)
 	if err != nil {
 		return err
+	}
+	if *passthrough {
+		p.Passthrough = true
+		cmdline += " -passthrough"
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, p.GenerateC(cmdline+" -o "+filepath.Base(*out)), 0o666); err != nil {
