@@ -129,6 +129,16 @@ func autoRoles(s *Sem, pr *mpih.Proto) {
 			}
 		}
 	}
+	// MPI-IO data access: the buffer is followed by its count and datatype.
+	if s.Class == IO && !s.HasBytes() && !strings.HasSuffix(n, "_end") {
+		for i := 0; i+2 < len(pr.Params); i++ {
+			c := pr.Params[i+1]
+			if strings.HasSuffix(pr.Params[i], "void *") && (c == "int" || c == "MPI_Count") && pr.Params[i+2] == "MPI_Datatype" {
+				s.Count, s.Type = i+1, i+2
+				break
+			}
+		}
+	}
 	last := len(pr.Params) - 1
 	if s.Req < 0 && s.Class == Coll && last >= 0 && pr.Params[last] == "MPI_Request *" {
 		s.Req = last
