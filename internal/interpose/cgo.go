@@ -359,8 +359,12 @@ func msgoFinalize() {
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("finalize")
+	tm := newFinalizeTiming()
 	local := rankProfile("final")
-	merged, err := treeReduce(privComm{}, local)
+	tm.mark("local")
+	tc := &timedComm{Comm: privComm{}}
+	merged, err := treeReduce(tc, local)
+	tm.reduce(tc)
 	if err != nil {
 		warn(fmt.Sprintf("merge failed on rank %d (%v): writing this rank's data alone", state.rank, err))
 		writeRank(local, "")
@@ -369,12 +373,16 @@ func msgoFinalize() {
 	if state.rank != 0 || state.job == "" {
 		return
 	}
+	defer tm.print()
 	symbolizeSites(merged)
+	tm.mark("symbolize")
 	path := state.job + "/profile.mps"
 	if err := profile.WriteFile(path, merged); err != nil {
 		warn(fmt.Sprintf("writing %s: %v", path, err))
 		return
 	}
+	tm.mark("write")
+	defer tm.mark("report")
 	rpt := state.job + "/report.txt"
 	if state.cfg.Report {
 		var b bytes.Buffer
@@ -389,6 +397,71 @@ func msgoFinalize() {
 	if state.cfg.Summary {
 		fmt.Fprint(os.Stderr, report.Summary(merged, rpt))
 	}
+}
+
+// finalizeTiming prints rank 0's finalize phases to stderr when
+// MPISCOPE_DEBUG_TIMING=1 (for the benchmarks, bench/cmd/runbench).
+type finalizeTiming struct {
+	on     bool
+	start  time.Time
+	last   time.Time
+	phases []string
+}
+
+func newFinalizeTiming() *finalizeTiming {
+	t := time.Now()
+	return &finalizeTiming{on: os.Getenv("MPISCOPE_DEBUG_TIMING") == "1", start: t, last: t}
+}
+
+func (t *finalizeTiming) mark(phase string) {
+	if !t.on {
+		return
+	}
+	now := time.Now()
+	t.phases = append(t.phases, fmt.Sprintf("%s=%.3fms", phase, now.Sub(t.last).Seconds()*1e3))
+	t.last = now
+}
+
+// reduce splits the tree reduction into time spent in Send/Recv (waiting
+// for the other ranks, transfer) and the rest (decoding and merging).
+func (t *finalizeTiming) reduce(c *timedComm) {
+	if !t.on {
+		return
+	}
+	d := time.Since(t.last)
+	t.mark("reduce")
+	t.phases = append(t.phases, fmt.Sprintf("reduce_comm=%.3fms reduce_merge=%.3fms reduce_recvs=%d",
+		c.comm.Seconds()*1e3, (d-c.comm).Seconds()*1e3, c.recvs))
+}
+
+func (t *finalizeTiming) print() {
+	if !t.on {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "mpiscope: finalize timing: ranks=%d %s total=%.3fms\n",
+		state.size, strings.Join(t.phases, " "), time.Since(t.start).Seconds()*1e3)
+}
+
+// timedComm measures the time spent in communication.
+type timedComm struct {
+	Comm
+	comm  time.Duration
+	recvs int
+}
+
+func (c *timedComm) Send(dest int, data []byte) error {
+	t := time.Now()
+	err := c.Comm.Send(dest, data)
+	c.comm += time.Since(t)
+	return err
+}
+
+func (c *timedComm) Recv(src int) ([]byte, error) {
+	t := time.Now()
+	b, err := c.Comm.Recv(src)
+	c.comm += time.Since(t)
+	c.recvs++
+	return b, err
 }
 
 // writeRank writes this rank's own file: in the job directory, or in a
