@@ -11,7 +11,7 @@ MPICCS ?= $(or $(MPICC),$(shell for c in mpicc.openmpi mpicc.mpich; do command -
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: all deps lib cli demo test gotest install bench clean
+.PHONY: all deps lib cli demo run-demo test gotest install bench clean
 
 -include mk/*.mk
 
@@ -31,13 +31,15 @@ lib:
 cli:
 	go build -o $(BUILD)/bin/mpiscope ./cmd/mpiscope
 
-demo: deps all
+demo: deps all run-demo
+
+run-demo:
 	@mkdir -p $(BUILD)/examples
 	mpicc -g -O1 -o $(BUILD)/examples/sample examples/sample.c
 	cd $(BUILD)/examples && MPISCOPE_OUT=mpiscope-demo mpirun --oversubscribe -np $(NP) ../bin/mpiscope ./sample
 	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
 
-test: deps all gotest
+test: deps all gotest run-demo
 
 gotest:
 	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 ./...

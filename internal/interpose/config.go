@@ -100,7 +100,7 @@ var Settings = []setting{
 // be reported as unknown.
 var reserved = map[string]bool{
 	"MPISCOPE_TRACE": true, "MPISCOPE_TRACE_BUFFER": true, "MPISCOPE_SNAPSHOT_SIGNAL": true,
-	"MPISCOPE_LIB": true, "MPISCOPE_LIBDIR": true, "MPISCOPE_FAMILY": true,
+	"MPISCOPE_LIB": true, "MPISCOPE_LIBDIR": true, "MPISCOPE_BUILD": true, "MPISCOPE_FAMILY": true,
 	"MPISCOPE_DEBUG_TIMING": true, // rank 0 prints finalize phase timings (benchmarks)
 }
 

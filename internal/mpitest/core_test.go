@@ -117,7 +117,8 @@ func TestCollectivesAndCommunicators(t *testing.T) {
 		p, _, _ := f.Profile(t, 4, nil, prog)
 		mpitest.Want(t, p, map[string][2]int64{
 			"MPI_Bcast":      {400, 16000},
-			"MPI_Allreduce":  {920, 6880},
+			"MPI_Allreduce":  {932, 6928},
+			"MPI_Comm_rank":  {4, 0}, // not the calls inside the user's MPI_Op
 			"MPI_Reduce":     {200, 4800},
 			"MPI_Gather":     {40, 320},
 			"MPI_Alltoall":   {40, 1280},
@@ -272,5 +273,48 @@ func TestLauncher(t *testing.T) {
 	mpitest.Want(t, p, map[string][2]int64{"MPI_Send": {100, 1600}})
 	if !strings.Contains(res.Stderr, "mpiscope: report: ") {
 		t.Errorf("no summary on stderr:\n%s", res.Stderr)
+	}
+}
+
+// TestUnwritableOutput: a job directory that cannot be created gives a
+// warning and a fallback location; the application runs on.
+func TestUnwritableOutput(t *testing.T) {
+	f := mpitest.Get(t, "openmpi")
+	prog := mpitest.Compile(t, f.MPICC, "reset.c", t.TempDir())
+	tmp := t.TempDir()
+	res := f.Exec(t, mpitest.Run{NP: 2, Preload: f.Lib(), Args: []string{prog},
+		Env: map[string]string{"MPISCOPE_OUT": "/proc/mpiscope-cannot/job", "TMPDIR": tmp, "MPISCOPE_SUMMARY": "0"}})
+	if res.Err != nil {
+		t.Fatalf("%v\n%s", res.Err, res.Stderr)
+	}
+	if n := strings.Count(res.Stderr, "cannot create /proc/mpiscope-cannot"); n != 1 {
+		t.Errorf("want one warning, got %d:\n%s", n, res.Stderr)
+	}
+	p, _, err := profile.Load(filepath.Join(tmp, "job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpitest.Want(t, p, map[string][2]int64{"MPI_Bcast": {50, 200}})
+}
+
+// TestCorruptProfile: the command names the file and the offset, exit 1.
+func TestCorruptProfile(t *testing.T) {
+	bin := filepath.Join(mpitest.BuildDir(t), "bin", "mpiscope")
+	if _, err := os.Stat(bin); err != nil {
+		mpitest.Skip(t, "no %s: run make cli", bin)
+	}
+	p := &profile.Profile{Meta: profile.Meta{NumRanks: 1}, Funcs: []profile.Func{{Name: "MPI_Send", Calls: 1000, Bytes: 8000}}}
+	data := profile.Marshal(p)
+	path := filepath.Join(t.TempDir(), "bad.mps")
+	if err := os.WriteFile(path, data[:len(data)/2], 0o666); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "report", path).CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, output %s", err, out)
+	}
+	if !strings.Contains(string(out), "bad.mps") || !strings.Contains(string(out), "offset") || strings.Contains(string(out), "panic") {
+		t.Errorf("message %q lacks file or offset", out)
 	}
 }

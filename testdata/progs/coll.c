@@ -5,6 +5,17 @@
 #include <mpi.h>
 #include <stdio.h>
 
+/* A user reduction that calls MPI inside MPI_Allreduce: these nested calls
+ * must not be counted. */
+static void sum_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+	int r;
+	MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	for (int i = 0; i < *len; i++)
+		((int *)inout)[i] += ((int *)in)[i];
+	(void)dt;
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size, i;
@@ -49,6 +60,11 @@ int main(int argc, char **argv)
 	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
 	for (i = 0; i < 10; i++)
 		MPI_Barrier(dup);
+	MPI_Op op;
+	MPI_Op_create(sum_op, 1, &op);
+	for (i = 0; i < 3; i++)
+		MPI_Allreduce(&rank, &obuf[0], 1, MPI_INT, op, MPI_COMM_WORLD);
+	MPI_Op_free(&op);
 	MPI_Comm_free(&half);
 	MPI_Comm_free(&dup);
 	if (rank == 0)
