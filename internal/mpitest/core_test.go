@@ -195,6 +195,33 @@ func TestPcontrol(t *testing.T) {
 	})
 }
 
+func TestPcontrolIPM(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "ipm.c", t.TempDir())
+		p, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_PCONTROL": "ipm"}, prog)
+		byRegion := map[string]int64{}
+		for _, s := range p.Sites {
+			if s.Func == "MPI_Barrier" {
+				byRegion[s.Region] += s.Calls
+			}
+		}
+		if byRegion["phase1"] != 24 || byRegion[""] != 6 || len(p.Regions) != 1 || p.Regions[0].Visits != 2 {
+			t.Errorf("barriers by region %v, regions %+v", byRegion, p.Regions)
+		}
+	})
+}
+
+// TestEightRanks: the tree merge over 8 ranks (3 rounds) keeps every count.
+func TestEightRanks(t *testing.T) {
+	f := mpitest.Get(t, "openmpi")
+	prog := mpitest.Compile(t, f.MPICC, "p2p.c", t.TempDir())
+	p, _, _ := f.Profile(t, 8, nil, prog)
+	mpitest.Want(t, p, map[string][2]int64{"MPI_Send": {8 * 1010, 8 * 8000}, "MPI_Startall": {8 * 20, 8 * 320}})
+	if len(p.Ranks) != 8 || len(p.Peers) != 16 {
+		t.Errorf("%d ranks, %d peer entries", len(p.Ranks), len(p.Peers))
+	}
+}
+
 func TestReset(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		prog := mpitest.Compile(t, f.MPICC, "reset.c", t.TempDir())
