@@ -47,6 +47,7 @@ var state struct {
 	mpiVer   string
 	flushes  int
 	done     bool
+	session  bool
 }
 
 // warn prints a warning once on rank 0 (unless quiet) and keeps it for the
@@ -59,7 +60,8 @@ func warn(msg string) {
 }
 
 //export msgoStart
-func msgoStart() C.int {
+func msgoStart(session C.int) C.int {
+	state.session = session != 0
 	state.rank = int(C.ms_world_rank_get())
 	state.size = int(C.ms_world_size_get())
 	cfg, eff, warns := ParseConfig(os.Environ())
@@ -75,6 +77,10 @@ func msgoStart() C.int {
 	state.mpiLib = strings.TrimSpace(strings.SplitN(C.GoString(&lib[0]), "\n", 2)[0])
 	state.mpiVer = fmt.Sprintf("%d.%d", major, minor)
 
+	if state.session {
+		state.job = sessionJobDir(cfg.Out, state.command, state.size)
+		return C.int(startFlags(cfg))
+	}
 	// Rank 0 names and creates the job directory; everyone learns it.
 	var buf [4096]byte
 	if state.rank == 0 {
@@ -100,7 +106,10 @@ func msgoStart() C.int {
 	}
 	C.ms_priv_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), 0)
 	state.job = C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
+	return C.int(startFlags(cfg))
+}
 
+func startFlags(cfg Config) int {
 	flags := 0
 	if cfg.Enable {
 		flags |= 1
@@ -114,7 +123,41 @@ func msgoStart() C.int {
 	if cfg.Quiet {
 		flags |= 8
 	}
-	return C.int(flags)
+	return flags
+}
+
+// sessionJobDir: in the sessions model ranks cannot agree on a name, so it
+// is MPISCOPE_OUT or derived from the launcher's process (shared by the
+// ranks of a node), and shared: every rank creates it if missing.
+func sessionJobDir(out string, command []string, size int) string {
+	if out == "" {
+		app := "app"
+		if len(command) > 0 {
+			app = command[0]
+		}
+		out = fmt.Sprintf("mpiscope-%s-%dr-session-%d", appName(app), size, os.Getppid())
+	}
+	if abs, err := absPath(out); err == nil {
+		out = abs
+	}
+	if err := os.MkdirAll(out, 0o777); err != nil {
+		warn(fmt.Sprintf("cannot create %s (%v)", out, err))
+		return ""
+	}
+	return out
+}
+
+//export msgoSessionEnd
+func msgoSessionEnd() {
+	state.Lock()
+	defer state.Unlock()
+	defer recoverWarn("session finalize")
+	p := rankProfile("final")
+	symbolizeSites(p)
+	writeRank(p, "")
+	if state.rank == 0 && state.cfg.Summary {
+		fmt.Fprintf(os.Stderr, "mpiscope: sessions model: rank files in %s; merge them with: mpiscope report %s\n", state.job, state.job)
+	}
 }
 
 // nsPerTick converts timer ticks to nanoseconds, calibrated over the run.

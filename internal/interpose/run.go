@@ -234,6 +234,11 @@ func treeReduce(c Comm, local *profile.Profile) (*profile.Profile, error) {
 
 // jobDirName is the default job directory name.
 func jobDirName(app string, ranks int, t time.Time) string {
+	return fmt.Sprintf("mpiscope-%s-%dr-%s", appName(app), ranks, t.UTC().Format("20060102-150405"))
+}
+
+// appName is the program's name as it appears in directory names.
+func appName(app string) string {
 	app = filepath.Base(app)
 	app = strings.Map(func(r rune) rune {
 		if r == '/' || r == ' ' || r < 32 {
@@ -244,7 +249,7 @@ func jobDirName(app string, ranks int, t time.Time) string {
 	if app == "" || app == "." {
 		app = "app"
 	}
-	return fmt.Sprintf("mpiscope-%s-%dr-%s", app, ranks, t.UTC().Format("20060102-150405"))
+	return app
 }
 
 // createJobDir makes a new job directory, never reusing an existing path

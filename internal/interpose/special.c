@@ -50,18 +50,41 @@ uint64_t ms_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void ms_start(int level)
+int ms_session_mode; /* started by MPI_Session_init, not MPI_Init */
+
+static int ms_env_int(const char *a, const char *b, int def)
+{
+	const char *v = getenv(a);
+	if (v == NULL)
+		v = getenv(b);
+	return v ? atoi(v) : def;
+}
+
+static void ms_start_mode(int level, int session)
 {
 	if (ms_started)
 		return;
 	ms_started = 1;
+	ms_session_mode = session;
 	ms_thread_level = level;
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	ms_real0 = (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec;
-	ms_comm_init();
-	PMPI_Comm_dup(MPI_COMM_WORLD, &ms_priv);
-	int flags = msgoStart();
+	if (session) {
+		/* No MPI_COMM_WORLD in the sessions model: the launcher tells
+		 * rank and size; there is no private communicator, so each rank
+		 * writes its own file at MPI_Session_finalize. */
+		ms_world_rank = ms_env_int("PMI_RANK", "OMPI_COMM_WORLD_RANK", 0);
+		ms_world_size = ms_env_int("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", 1);
+		if (ms_world_size < 1 || ms_world_rank < 0 || ms_world_rank >= ms_world_size) {
+			ms_world_rank = 0;
+			ms_world_size = 1;
+		}
+	} else {
+		ms_comm_init();
+		PMPI_Comm_dup(MPI_COMM_WORLD, &ms_priv);
+	}
+	int flags = msgoStart(session);
 	/* flags: 1 = record from the start, 2 = TSC allowed, 4 = IPM Pcontrol,
 	 * 8 = quiet */
 	ms_use_tsc = (flags & 2) && ms_tsc_invariant();
@@ -72,6 +95,8 @@ static void ms_start(int level)
 	ms_app_start = ms_cal_tsc0;
 	ms_active = flags & 1;
 }
+
+static void ms_start(int level) { ms_start_mode(level, 0); }
 
 int MPI_Init(int *argc, char ***argv)
 {
@@ -117,6 +142,30 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 	}
 	return PMPI_Abort(comm, errorcode);
 }
+
+#if defined(MPI_SESSION_NULL)
+static int ms_sessions; /* sessions open */
+
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+	int rc = PMPI_Session_init(info, errhandler, session);
+	if (rc == MPI_SUCCESS) {
+		__atomic_add_fetch(&ms_sessions, 1, __ATOMIC_RELAXED);
+		ms_start_mode(MPI_THREAD_SINGLE, 1);
+	}
+	return rc;
+}
+
+int MPI_Session_finalize(MPI_Session *session)
+{
+	if (ms_session_mode && !ms_finished && __atomic_sub_fetch(&ms_sessions, 1, __ATOMIC_RELAXED) == 0) {
+		ms_stop();
+		ms_finished = 1;
+		msgoSessionEnd();
+	}
+	return PMPI_Session_finalize(session);
+}
+#endif
 
 /* ---- regions and events ---- */
 

@@ -345,3 +345,19 @@ func TestCorruptProfile(t *testing.T) {
 		t.Errorf("message %q lacks file or offset", out)
 	}
 }
+
+// TestSessions: a program using only the MPI-4 sessions model (MPICH
+// declares it; Open MPI 4.1 does not) is profiled; each rank writes its own
+// file at MPI_Session_finalize and the loader merges them.
+func TestSessions(t *testing.T) {
+	f := mpitest.Get(t, "mpich")
+	prog := mpitest.Compile(t, f.MPICC, "session.c", t.TempDir())
+	p, _, res := f.Profile(t, 2, nil, prog)
+	if !strings.Contains(res.Stdout, "session got 2.5") {
+		t.Errorf("output %q", res.Stdout)
+	}
+	mpitest.Want(t, p, map[string][2]int64{"MPI_Send": {40, 320}, "MPI_Recv": {40, 320}, "MPI_Comm_create_from_group": {2, 0}})
+	if len(p.Ranks) != 2 || len(p.Peers) != 2 {
+		t.Errorf("ranks %+v peers %+v", p.Ranks, p.Peers)
+	}
+}

@@ -15,11 +15,13 @@ import (
 
 // Special functions are written by hand in internal/interpose/special.c.
 var Special = map[string]string{
-	"MPI_Init":        "starts the run",
-	"MPI_Init_thread": "starts the run",
-	"MPI_Finalize":    "merges and writes the profile",
-	"MPI_Pcontrol":    "mpiscope's control interface (variadic)",
-	"MPI_Abort":       "writes this rank's data before aborting",
+	"MPI_Init":             "starts the run",
+	"MPI_Init_thread":      "starts the run",
+	"MPI_Finalize":         "merges and writes the profile",
+	"MPI_Pcontrol":         "mpiscope's control interface (variadic)",
+	"MPI_Abort":            "writes this rank's data before aborting",
+	"MPI_Session_init":     "starts the run in the sessions model",
+	"MPI_Session_finalize": "writes this rank's profile in the sessions model",
 }
 
 // Excluded lists MPI functions deliberately left unwrapped, with the reason.
