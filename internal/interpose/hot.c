@@ -141,7 +141,7 @@ static unsigned ms_chash(uintptr_t h)
 	return (unsigned)((h * 0x9E3779B97F4A7C15ull) >> (64 - MS_CTAB_BITS));
 }
 
-static int ms_new_meta(const char *key, const char *fn, int size, int creator)
+static int ms_new_meta(const char *key, int size, int creator)
 {
 	int id = ms_ncomms;
 	if (id >= MS_MAXCOMMS - 1) {
@@ -163,7 +163,6 @@ static int ms_new_meta(const char *key, const char *fn, int size, int creator)
 		snprintf(ms_comm_meta[id].key, sizeof ms_comm_meta[id].key, "%s#%d", key, ord + 1);
 	else
 		snprintf(ms_comm_meta[id].key, sizeof ms_comm_meta[id].key, "%s", key);
-	(void)fn;
 	ms_comm_meta[id].size = size;
 	ms_comm_meta[id].creator = creator;
 	__atomic_store_n(&ms_ncomms, id + 1, __ATOMIC_RELEASE);
@@ -217,7 +216,7 @@ static ms_comm *ms_comm_register(MPI_Comm c, int fn)
 	if (strncmp(cname, "MPI_", 4) == 0)
 		cname += 4;
 	snprintf(key, sizeof key, "%s%s:%d@%d", inter ? "inter:" : "", cname, cm->size, leader);
-	cm->id = ms_new_meta(key, cname, cm->size, fn);
+	cm->id = ms_new_meta(key, cm->size, fn);
 	cm->handle = (uintptr_t)c;
 	return cm;
 }
@@ -378,7 +377,7 @@ MS_HIDDEN void ms_comm_init(void)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &ms_world_rank);
 	PMPI_Comm_group(MPI_COMM_WORLD, &ms_world_group);
 	ms_world_comm.handle = (uintptr_t)MPI_COMM_WORLD;
-	ms_world_comm.id = ms_new_meta("world", "", ms_world_size, -2);
+	ms_world_comm.id = ms_new_meta("world", ms_world_size, -2);
 	ms_world_comm.size = ms_world_comm.rsize = ms_world_size;
 	ms_world_comm.rank = ms_world_rank;
 	ms_world_comm.world = NULL;

@@ -373,9 +373,23 @@ void *ms_priv_recv(int src, int64_t *len)
 	if (PMPI_Recv(len, 1, MPI_INT64_T, src, 1, ms_priv, MPI_STATUS_IGNORE) != MPI_SUCCESS || *len < 0)
 		return NULL;
 	char *buf = malloc(*len > 0 ? (size_t)*len : 1);
+	if (buf == NULL) {
+		/* Still take the messages off the wire, chunk by chunk. */
+		char scratch[4096];
+		for (int64_t off = 0; off < *len; off += MS_CHUNK) {
+			MPI_Status st;
+			PMPI_Probe(src, 2, ms_priv, &st);
+			int n = 0;
+			PMPI_Get_count(&st, MPI_BYTE, &n);
+			char *tmp = malloc((size_t)n);
+			PMPI_Recv(tmp ? tmp : scratch, tmp ? n : 0, MPI_BYTE, src, 2, ms_priv, MPI_STATUS_IGNORE);
+			free(tmp);
+		}
+		return NULL;
+	}
 	for (int64_t off = 0; off < *len; off += MS_CHUNK) {
 		int n = (int)(*len - off < MS_CHUNK ? *len - off : MS_CHUNK);
-		PMPI_Recv(buf ? buf + off : NULL, n, MPI_BYTE, src, 2, ms_priv, MPI_STATUS_IGNORE);
+		PMPI_Recv(buf + off, n, MPI_BYTE, src, 2, ms_priv, MPI_STATUS_IGNORE);
 	}
 	return buf;
 }
@@ -397,9 +411,10 @@ const char *ms_region_path(int i) { return i > 0 && i < ms_nregions ? ms_regions
 int ms_event_count(void) { return __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE); }
 const char *ms_event_text(int i) { return ms_events_text[i]; }
 
-/* ms_close_regions accounts the regions still open on every thread up to
- * now, for a profile written while they are open (finalize, snapshot). It
- * returns nothing and changes nothing: Go adds the open parts itself. */
+/* ms_open_region_ticks tells how long the region open at depth d of thread
+ * t has lasted until now, and (in *mpi) its MPI time so far, so that a
+ * profile written while regions are open (finalize, snapshot) counts them.
+ * It changes nothing. */
 uint64_t ms_open_region_ticks(ms_thread *t, int d, uint64_t now, uint64_t *mpi)
 {
 	*mpi = t->ticks - t->rmpi[d];
