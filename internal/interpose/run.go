@@ -100,17 +100,7 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 			f = &profile.Func{Name: r.FnNames[s.Fn], Class: r.FnClasses[s.Fn], MinCallNs: -1}
 			funcs[s.Fn] = f
 		}
-		f.Calls += int64(s.Calls)
-		f.TimeNs += ns(s.Ticks)
-		if f.MinCallNs < 0 || ns(s.Min) < f.MinCallNs {
-			f.MinCallNs = ns(s.Min)
-		}
-		if ns(s.Max) > f.MaxCallNs {
-			f.MaxCallNs = ns(s.Max)
-		}
-		if s.Bytes > 0 {
-			f.Bytes += s.Bytes
-		}
+		accumulate(s, ns, &f.Calls, &f.TimeNs, &f.MinCallNs, &f.MaxCallNs, &f.Bytes)
 		module, off, ok := resolve(s.PC)
 		if !ok {
 			module, off = "", s.PC
@@ -124,17 +114,7 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 			}
 			sites[k] = st
 		}
-		st.Calls += int64(s.Calls)
-		st.TimeNs += ns(s.Ticks)
-		if st.MinNs < 0 || ns(s.Min) < st.MinNs {
-			st.MinNs = ns(s.Min)
-		}
-		if ns(s.Max) > st.MaxNs {
-			st.MaxNs = ns(s.Max)
-		}
-		if s.Bytes > 0 {
-			st.Bytes += s.Bytes
-		}
+		accumulate(s, ns, &st.Calls, &st.TimeNs, &st.MinNs, &st.MaxNs, &st.Bytes)
 	}
 	for _, f := range funcs {
 		if f.MinCallNs < 0 {
@@ -194,6 +174,20 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 	}
 	p.Sort()
 	return p
+}
+
+// accumulate adds one site's counters to a function's or a site's totals
+// (a min of -1 means none yet).
+func accumulate(s rawSite, ns func(uint64) int64, calls, time, minNs, maxNs, bytes *int64) {
+	*calls += int64(s.Calls)
+	*time += ns(s.Ticks)
+	if *minNs < 0 || ns(s.Min) < *minNs {
+		*minNs = ns(s.Min)
+	}
+	*maxNs = max(*maxNs, ns(s.Max))
+	if s.Bytes > 0 {
+		*bytes += s.Bytes
+	}
 }
 
 // Comm is the part of MPI the merge needs; the cgo side implements it over
