@@ -121,6 +121,7 @@ func TestJobDirName(t *testing.T) {
 }
 
 var testTime = mustTime("2026-11-22T03:04:05Z")
+
 func mustTime(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
