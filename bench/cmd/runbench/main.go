@@ -1,0 +1,751 @@
+// Command runbench measures mpiscope's overhead, memory and scaling (make
+// bench). See docs/performance.md for the method and the latest results.
+//
+// Sections (-only, comma-separated; default all):
+//
+//	overhead  the programs of bench/progs under five configurations run
+//	          interleaved (none, passthrough, profile, pcontrol0, trace) for
+//	          -rounds rounds; per-call overhead as a ratio to two timestamp
+//	          reads measured in the same run
+//	memory    peak RSS growth of rank 0 over 10^6 and 10^7 calls from 1,128
+//	          call sites to 64 peers (65 ranks, oversubscribed)
+//	scale     finalize time and its merge phase for 2..32 ranks
+//	synth     mpiscope report on 100,000 synthetic rank profiles
+//	callgrind instructions per wrapped call (valgrind; not in the default set)
+//
+// Results go to stdout and, as Markdown, to <build>/bench/results.md (raw
+// numbers in results.json).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+type family struct {
+	Name, MPICC, MPIRun string
+}
+
+var families = []family{
+	{"openmpi", "mpicc.openmpi", "mpirun.openmpi"},
+	{"mpich", "mpicc.mpich", "mpirun.mpich"},
+}
+
+var (
+	buildDir   = flag.String("build", "build", "build `directory` (make lib, make cli)")
+	familyFlag = flag.String("family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
+	rounds     = flag.Int("rounds", 10, "interleaved rounds of the overhead section")
+	only       = flag.String("only", "overhead,memory,scale,synth", "`sections` to run: overhead, memory, scale, synth, callgrind")
+	synthRanks = flag.Int("synth-ranks", 100000, "rank profiles for the synth section")
+	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
+	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
+	verbose    = flag.Bool("v", false, "print every run")
+)
+
+var out bytes.Buffer // Markdown results
+
+func md(format string, a ...any) {
+	fmt.Fprintf(&out, format, a...)
+	fmt.Printf(format, a...)
+}
+
+var raw = map[string]any{}
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "runbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	abs, err := filepath.Abs(*buildDir)
+	if err != nil {
+		return err
+	}
+	*buildDir = abs
+	fams, err := pickFamilies()
+	if err != nil {
+		return err
+	}
+	sections := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		sections[strings.TrimSpace(s)] = true
+	}
+	t0 := time.Now()
+	md("# mpiscope benchmark results\n\n%s\n\n", machine())
+	for _, f := range fams {
+		b, err := prepare(f)
+		if err != nil {
+			return err
+		}
+		if sections["overhead"] {
+			if err := b.overhead(); err != nil {
+				return err
+			}
+		}
+		if sections["callgrind"] {
+			if err := b.callgrind(); err != nil {
+				return err
+			}
+		}
+		if sections["memory"] {
+			if err := b.memory(); err != nil {
+				return err
+			}
+		}
+		if sections["scale"] {
+			if err := b.scale(); err != nil {
+				return err
+			}
+		}
+	}
+	if sections["synth"] {
+		if err := synth(); err != nil {
+			return err
+		}
+	}
+	md("\nTotal benchmark time: %.0f s.\n", time.Since(t0).Seconds())
+	dir := filepath.Join(*buildDir, "bench")
+	if err := os.WriteFile(filepath.Join(dir, "results.md"), out.Bytes(), 0o666); err != nil {
+		return err
+	}
+	j, _ := json.MarshalIndent(raw, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), j, 0o666); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "runbench: results in %s/results.md\n", dir)
+	return nil
+}
+
+func pickFamilies() ([]family, error) {
+	want := *familyFlag
+	if want == "" {
+		b, err := exec.Command("go", "run", "./cmd/mpiwrapgen", "-mpicc", "mpicc", "-print-family").Output()
+		if err != nil {
+			return nil, fmt.Errorf("cannot tell the family of mpicc (use -family): %v", err)
+		}
+		want = strings.TrimSpace(string(b))
+	}
+	var fs []family
+	for _, f := range families {
+		if want == "all" || want == f.Name {
+			if _, err := exec.LookPath(f.MPICC); err != nil {
+				if want == "all" {
+					continue
+				}
+				return nil, fmt.Errorf("%s: %s not found", f.Name, f.MPICC)
+			}
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		return nil, fmt.Errorf("no MPI family %q", want)
+	}
+	return fs, nil
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := exec.Command("lscpu").Output(); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "Model name" {
+				model = strings.TrimSpace(v)
+			}
+		}
+	}
+	var u syscall.Utsname
+	kernel := "?"
+	if syscall.Uname(&u) == nil {
+		var b []byte
+		for _, c := range u.Release {
+			if c == 0 {
+				break
+			}
+			b = append(b, byte(c))
+		}
+		kernel = string(b)
+	}
+	gov := ""
+	if b, err := exec.Command("lscpu").Output(); err == nil && strings.Contains(string(b), "Hypervisor vendor") {
+		gov = ", virtual machine"
+	}
+	return fmt.Sprintf("Machine: %s, %d CPUs%s, Linux %s, %s. Date: %s.", model, runtime.NumCPU(), gov, kernel,
+		runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}
+
+// bench is one family's prepared benchmark.
+type bench struct {
+	f      family
+	dir    string // build/bench/<family>
+	bin    string // compiled programs
+	lib    string // the normal libmpiscope.so
+	ptLib  string // the pass-through build
+	jobs   string // job directories (scratch)
+	traceN string // why trace is not available, "" if it is
+}
+
+// prepare builds the pass-through library and the programs.
+func prepare(f family) (*bench, error) {
+	b := &bench{f: f, dir: filepath.Join(*buildDir, "bench", f.Name)}
+	b.bin = filepath.Join(b.dir, "bin")
+	b.jobs = filepath.Join(b.dir, "jobs")
+	b.lib = filepath.Join(*buildDir, "lib", f.Name, "libmpiscope.so")
+	b.ptLib = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.so")
+	if _, err := os.Stat(b.lib); err != nil {
+		return nil, fmt.Errorf("%v (run make lib)", err)
+	}
+	for _, d := range []string{b.bin, b.jobs, filepath.Dir(b.ptLib)} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			return nil, err
+		}
+	}
+	// Pass-through build: the same package with the generated wrappers
+	// replaced (go build -overlay) by ones that only call PMPI_.
+	gen := filepath.Join(b.dir, "zwrap_"+f.Name+".c")
+	if err := sh("go", "run", "./cmd/mpiwrapgen", "-mpicc", f.MPICC, "-passthrough", "-o", gen); err != nil {
+		return nil, err
+	}
+	wd, _ := os.Getwd()
+	ov := map[string]map[string]string{"Replace": {filepath.Join(wd, "internal/interpose/zwrap_"+f.Name+".c"): gen}}
+	ovb, _ := json.Marshal(ov)
+	ovPath := filepath.Join(b.dir, "overlay.json")
+	if err := os.WriteFile(ovPath, ovb, 0o666); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("go", "build", "-overlay", ovPath, "-tags", "mpiscope_"+f.Name, "-buildmode=c-shared", "-o", b.ptLib, "./cmd/libmpiscope")
+	cmd.Env = append(os.Environ(), "CC="+f.MPICC)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the pass-through library: %v\n%s", err, o)
+	}
+	os.Remove(strings.TrimSuffix(b.ptLib, ".so") + ".h")
+	for _, p := range []struct {
+		name, opt string
+	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
+		if err := sh(f.MPICC, p.opt, "-g", "-o", filepath.Join(b.bin, p.name), filepath.Join("bench/progs", p.name+".c")); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func sh(name string, args ...string) error {
+	o, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, o)
+	}
+	return nil
+}
+
+// config is one way of running a program.
+type config struct {
+	Name string
+	Lib  func(b *bench) string
+	Env  map[string]string
+}
+
+var configs = []config{
+	{"none", func(*bench) string { return "" }, nil},
+	{"passthrough", func(b *bench) string { return b.ptLib }, nil},
+	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}},
+	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}},
+	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}},
+}
+
+type result struct {
+	Stdout, Stderr string
+	Wall           time.Duration
+	MaxRSSKB       int64
+	Job            string
+}
+
+var jobSeq int
+
+// mpirun runs prog on np ranks with lib preloaded (if any) and env.
+func (b *bench) mpirun(np int, lib string, env map[string]string, args ...string) (result, error) {
+	jobSeq++
+	job := filepath.Join(b.jobs, fmt.Sprintf("job%d", jobSeq))
+	os.RemoveAll(job)
+	e := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"}
+	for k, v := range env {
+		e[k] = v
+	}
+	if lib != "" {
+		e["LD_PRELOAD"] = lib
+	}
+	keys := make([]string, 0, len(e))
+	for k := range e {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	a := []string{"-np", strconv.Itoa(np)}
+	switch b.f.Name {
+	case "openmpi":
+		a = append(a, "--oversubscribe")
+		for _, k := range keys {
+			a = append(a, "-x", k+"="+e[k])
+		}
+	default:
+		for _, k := range keys {
+			a = append(a, "-genv", k, e[k])
+		}
+	}
+	a = append(a, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.f.MPIRun, a...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1")
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	t0 := time.Now()
+	err := cmd.Run()
+	r := result{Stdout: so.String(), Stderr: se.String(), Wall: time.Since(t0), Job: job}
+	if *verbose {
+		fmt.Fprintf(os.Stderr, "[%s np=%d %s %v] %.2fs\n%s%s", b.f.Name, np, filepath.Base(lib), args, r.Wall.Seconds(), r.Stdout, r.Stderr)
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %v\n%s%s", b.f.MPIRun, strings.Join(a, " "), err, r.Stdout, r.Stderr)
+	}
+	return r, nil
+}
+
+// parse reads "BENCH name ns calls" and "TIMER kind ns" lines.
+func parse(s string) (bench map[string][2]float64, timers map[string]float64) {
+	bench, timers = map[string][2]float64{}, map[string]float64{}
+	for _, l := range strings.Split(s, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 4 && f[0] == "BENCH":
+			ns, _ := strconv.ParseFloat(f[2], 64)
+			c, _ := strconv.ParseFloat(f[3], 64)
+			bench[f[1]] = [2]float64{ns, c}
+		case len(f) == 3 && f[0] == "TIMER":
+			ns, _ := strconv.ParseFloat(f[2], 64)
+			timers[f[1]] = ns
+		}
+	}
+	return
+}
+
+type stats struct{ Med, Min, Max float64 }
+
+func summarize(v []float64) stats {
+	if len(v) == 0 {
+		return stats{}
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stats{m, s[0], s[len(s)-1]}
+}
+
+func (s stats) String() string {
+	return fmt.Sprintf("%.1f [%.1f, %.1f]", s.Med, s.Min, s.Max)
+}
+
+// traceAvailable runs the cheap program once with MPISCOPE_TRACE=1 and looks
+// for trace output in the job directory.
+func (b *bench) traceAvailable() string {
+	r, err := b.mpirun(1, b.lib, map[string]string{"MPISCOPE_TRACE": "1"}, filepath.Join(b.bin, "cheap"), "1000")
+	if err != nil {
+		return "the run failed: " + firstLine(err.Error())
+	}
+	ents, _ := os.ReadDir(r.Job)
+	for _, e := range ents {
+		if strings.Contains(strings.ToLower(e.Name()), "trace") || strings.HasSuffix(e.Name(), ".otf2") {
+			return ""
+		}
+	}
+	os.RemoveAll(r.Job)
+	return "MPISCOPE_TRACE=1 writes no trace with this build (tracing is not implemented yet)"
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+type progRun struct {
+	prog string
+	np   int
+	arg  string
+}
+
+var progs = []progRun{{"cheap", 1, "2000000"}, {"pingpong", 2, "200000"}, {"allreduce", 2, "200000"}}
+
+func (b *bench) overhead() error {
+	b.traceN = b.traceAvailable()
+	cfgs := configs
+	if b.traceN != "" {
+		cfgs = cfgs[:4]
+	}
+	// ns[config][bench] per round; tsc/clk[config] per round (per run).
+	ns := map[string]map[string][]float64{}
+	calls := map[string]float64{}
+	over := map[string]map[string][]float64{}  // per-call overhead vs none of the same round
+	ratio := map[string]map[string][]float64{} // overhead / (2 tsc reads of the same run)
+	var tsc, clk []float64
+	var benchOrder []string
+	for _, c := range cfgs {
+		ns[c.Name], over[c.Name], ratio[c.Name] = map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
+	}
+	t0 := time.Now()
+	for r := 0; r < *rounds; r++ {
+		for _, p := range progs {
+			base := map[string]float64{}
+			for _, c := range cfgs {
+				res, err := b.mpirun(p.np, c.Lib(b), c.Env, filepath.Join(b.bin, p.prog), p.arg)
+				if err != nil {
+					return err
+				}
+				os.RemoveAll(res.Job)
+				bm, tm := parse(res.Stdout)
+				if len(bm) == 0 || tm["tsc"] == 0 {
+					return fmt.Errorf("%s under %s: no results in\n%s%s", p.prog, c.Name, res.Stdout, res.Stderr)
+				}
+				tsc = append(tsc, tm["tsc"])
+				clk = append(clk, tm["clock"])
+				names := make([]string, 0, len(bm))
+				for n := range bm {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				for _, n := range names {
+					v := bm[n]
+					if r == 0 && c.Name == "none" {
+						benchOrder = append(benchOrder, n)
+					}
+					calls[n] = v[1]
+					ns[c.Name][n] = append(ns[c.Name][n], v[0])
+					if c.Name == "none" {
+						base[n] = v[0]
+						continue
+					}
+					o := (v[0] - base[n]) / v[1]
+					over[c.Name][n] = append(over[c.Name][n], o)
+					ratio[c.Name][n] = append(ratio[c.Name][n], o/(2*tm["tsc"]))
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "runbench: %s overhead round %d/%d (%.0f s)\n", b.f.Name, r+1, *rounds, time.Since(t0).Seconds())
+	}
+	T, C := summarize(tsc), summarize(clk)
+	md("\n## Overhead per call (%s)\n\n", b.f.Name)
+	md("%d rounds, configurations interleaved within each round (none, passthrough, profile, pcontrol0%s), "+
+		"each run one mpirun. Values: median [min, max] over rounds.\n\n", *rounds, map[bool]string{true: ", trace", false: ""}[b.traceN == ""])
+	md("Timestamp reads measured in the same runs (%d runs): rdtsc %s ns, clock_gettime %s ns; "+
+		"two rdtsc reads (the profile's timer here) = %.1f ns.\n\n", len(tsc), T, C, 2*T.Med)
+	md("Time per iteration (ns):\n\n| benchmark | calls/iter |")
+	for _, c := range configs {
+		md(" %s |", c.Name)
+	}
+	md("\n|---|---|")
+	for range configs {
+		md("---|")
+	}
+	md("\n")
+	for _, n := range benchOrder {
+		md("| %s | %g |", n, calls[n])
+		for _, c := range configs {
+			if _, ok := ns[c.Name]; !ok {
+				md(" n/a |")
+				continue
+			}
+			md(" %s |", summarize(ns[c.Name][n]))
+		}
+		md("\n")
+	}
+	md("\nOverhead per call: (time per iteration - same round's `none`) / calls on the critical path, in ns, and as a ratio to two timestamp reads of the same run:\n\n")
+	md("| benchmark |")
+	for _, c := range configs[1:] {
+		md(" %s ns | %s ratio |", c.Name, c.Name)
+	}
+	md("\n|---|")
+	for range configs[1:] {
+		md("---|---|")
+	}
+	md("\n")
+	for _, n := range benchOrder {
+		md("| %s |", n)
+		for _, c := range configs[1:] {
+			if _, ok := over[c.Name]; !ok {
+				md(" n/a | n/a |")
+				continue
+			}
+			md(" %s | %s |", summarize(over[c.Name][n]), fmtRatio(summarize(ratio[c.Name][n])))
+		}
+		md("\n")
+	}
+	// Pcontrol(0) over pass-through, per round.
+	var pc0 = map[string][]float64{}
+	for _, n := range benchOrder {
+		for i := range ns["pcontrol0"][n] {
+			pc0[n] = append(pc0[n], (ns["pcontrol0"][n][i]-ns["passthrough"][n][i])/calls[n])
+		}
+	}
+	md("\nPcontrol(0) minus pass-through, ns per call, median [min, max]: ")
+	var parts []string
+	for _, n := range benchOrder {
+		parts = append(parts, fmt.Sprintf("%s %s", n, summarize(pc0[n])))
+	}
+	md("%s.\n", strings.Join(parts, "; "))
+	if b.traceN != "" {
+		md("\nTrace mode: not available (%s).\n", b.traceN)
+	}
+	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "trace": b.traceN}
+	return nil
+}
+
+func fmtRatio(s stats) string {
+	return fmt.Sprintf("%.2f [%.2f, %.2f]", s.Med, s.Min, s.Max)
+}
+
+// memory: peak RSS growth of rank 0 over many calls, with and without
+// mpiscope, at two run lengths.
+func (b *bench) memory() error {
+	md("\n## Memory (%s)\n\n", b.f.Name)
+	md("memtest on 65 ranks (oversubscribed; ranks 1..64 sleep in a polled MPI_Ibarrier): rank 0 makes the calls from 1,128 distinct call sites (1,000 switch cases) to 64 peers; VmHWM of rank 0 read from /proc/self/status after MPI_Init and after the calls.\n\n")
+	md("| configuration | calls | call sites seen | peers | VmHWM before (KiB) | after (KiB) | growth (KiB) |\n|---|---|---|---|---|---|---|\n")
+	res := map[string]any{}
+	for _, n := range strings.Split(*memCalls, ",") {
+		for _, c := range []config{configs[0], configs[2]} {
+			r, err := b.mpirun(65, c.Lib(b), c.Env, filepath.Join(b.bin, "memtest"), n)
+			if err != nil {
+				return err
+			}
+			var calls, sites, peers, before, after int64
+			for _, l := range strings.Split(r.Stdout, "\n") {
+				if strings.HasPrefix(l, "MEM ") {
+					fmt.Sscanf(l, "MEM %d %d %d %d %d", &calls, &sites, &peers, &before, &after)
+				}
+			}
+			if calls == 0 {
+				return fmt.Errorf("memtest: no result\n%s%s", r.Stdout, r.Stderr)
+			}
+			seen := "-"
+			if c.Name == "profile" {
+				if p, _, err := profile.Load(r.Job); err == nil {
+					ns, np := 0, 0
+					for _, s := range p.Sites {
+						if s.RankTime.MinRank == 0 && s.RankTime.N >= 1 && s.Loc.Function == "run" {
+							ns++
+						}
+					}
+					for _, pe := range p.Peers {
+						if pe.Rank == 0 {
+							np++
+						}
+					}
+					seen = fmt.Sprintf("%d (peers in profile: %d)", ns, np)
+				} else {
+					seen = "profile unreadable: " + err.Error()
+				}
+			}
+			os.RemoveAll(r.Job)
+			md("| %s | %d | %s | %d | %d | %d | %d |\n", c.Name, calls, seen, peers, before, after, after-before)
+			res[c.Name+"/"+n] = []int64{calls, sites, peers, before, after}
+		}
+	}
+	raw[b.f.Name+"/memory"] = res
+	return nil
+}
+
+var timingRe = regexp.MustCompile(`([a-z_]+)=([0-9.]+)(ms)?`)
+
+// scale: finalize time for growing rank counts.
+func (b *bench) scale() error {
+	md("\n## Finalize and merge (%s)\n\n", b.f.Name)
+	md("scale.c (ring exchange, two allreduces, cheap calls; 200 iterations), oversubscribed on %d CPUs with OMPI_MCA_mpi_yield_when_idle=1. "+
+		"`finalize` is MPI_Finalize's wall time on rank 0 (median of 3 runs), with and without mpiscope; the phases are rank 0's (MPISCOPE_DEBUG_TIMING=1): "+
+		"local = read own tables and build the rank profile, merge = decoding and merging the received partial profiles (the tree's work on rank 0, "+
+		"log2 P receives), comm = waiting for and receiving them, then symbolize, write and report.\n\n", runtime.NumCPU())
+	md("| ranks | finalize none (ms) | finalize profile (ms) | local | comm | merge | receives | symbolize | write | report | mpiscope total (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	env := map[string]string{"OMPI_MCA_mpi_yield_when_idle": "1"}
+	res := map[string]any{}
+	for _, s := range strings.Split(*scaleNP, ",") {
+		np, _ := strconv.Atoi(s)
+		var fin = map[string][]float64{}
+		ph := map[string][]float64{}
+		for rep := 0; rep < 3; rep++ {
+			for _, c := range []config{configs[0], configs[2]} {
+				e := map[string]string{"MPISCOPE_DEBUG_TIMING": "1"}
+				for k, v := range env {
+					e[k] = v
+				}
+				for k, v := range c.Env {
+					e[k] = v
+				}
+				r, err := b.mpirun(np, c.Lib(b), e, filepath.Join(b.bin, "scale"))
+				if err != nil {
+					return err
+				}
+				os.RemoveAll(r.Job)
+				var n int
+				var ms float64
+				for _, l := range strings.Split(r.Stdout, "\n") {
+					if strings.HasPrefix(l, "FINALIZE ") {
+						fmt.Sscanf(l, "FINALIZE %d %f", &n, &ms)
+					}
+				}
+				fin[c.Name] = append(fin[c.Name], ms)
+				if c.Name == "profile" {
+					for _, l := range strings.Split(r.Stderr, "\n") {
+						if !strings.Contains(l, "finalize timing") {
+							continue
+						}
+						for _, m := range timingRe.FindAllStringSubmatch(l, -1) {
+							v, _ := strconv.ParseFloat(m[2], 64)
+							ph[m[1]] = append(ph[m[1]], v)
+						}
+					}
+				}
+			}
+		}
+		med := func(k string) float64 { return summarize(ph[k]).Med }
+		md("| %d | %.1f | %.1f | %.2f | %.2f | %.2f | %.0f | %.2f | %.2f | %.2f | %.1f |\n", np, summarize(fin["none"]).Med, summarize(fin["profile"]).Med,
+			med("local"), med("reduce_comm"), med("reduce_merge"), med("reduce_recvs"), med("symbolize"), med("write"), med("report"), med("total"))
+		res[s] = map[string]any{"finalize": fin, "phases": ph}
+	}
+	raw[b.f.Name+"/scale"] = res
+	return nil
+}
+
+// synth times mpiscope report on many synthetic rank profiles.
+func synth() error {
+	dir := filepath.Join(*buildDir, "bench", fmt.Sprintf("synth-%d", *synthRanks))
+	cmd := exec.Command("go", "run", "./bench/cmd/synth", "-ranks", strconv.Itoa(*synthRanks), "-o", dir)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("synth: %v", err)
+	}
+	var size int64
+	var files int
+	filepath.WalkDir(filepath.Join(dir, profile.RanksDir), func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				size += fi.Size()
+				files++
+			}
+		}
+		return nil
+	})
+	mps := filepath.Join(*buildDir, "bin", "mpiscope")
+	var walls, rss []float64
+	var lines int
+	for rep := 0; rep < 3; rep++ {
+		c := exec.Command(mps, "report", dir)
+		var so bytes.Buffer
+		c.Stdout = &so
+		c.Stderr = io.Discard
+		t0 := time.Now()
+		if err := c.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				return err
+			}
+			return fmt.Errorf("mpiscope report %s: %v", dir, err)
+		}
+		walls = append(walls, time.Since(t0).Seconds())
+		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+		rss = append(rss, float64(ru.Maxrss)/1024) // KiB -> MiB
+		lines = strings.Count(so.String(), "\n")
+	}
+	W, R := summarize(walls), summarize(rss)
+	md("\n## mpiscope report on %d synthetic ranks\n\n", *synthRanks)
+	md("bench/cmd/synth: %d per-rank files (%.0f MB; 40 functions, 150 call sites, 16 peers, 3 communicators, 2 regions each) in ranks/<r/1000>/r<r>.mps, "+
+		"page cache warm. `mpiscope report <dir>` (text, %d lines of output), 3 runs:\n\n", files, float64(size)/1e6, lines)
+	md("| wall time (s) | peak RSS (MiB) |\n|---|---|\n| %.2f [%.2f, %.2f] | %.0f [%.0f, %.0f] |\n", W.Med, W.Min, W.Max, R.Med, R.Min, R.Max)
+	raw["synth"] = map[string]any{"ranks": *synthRanks, "files": files, "bytes": size, "wall_s": walls, "maxrss_mib": rss}
+	return nil
+}
+
+// callgrind counts instructions per call of the cheap program's loops under
+// each configuration: (Ir of a run with 2N iterations - Ir with N) / (N x 5
+// repetitions), whole process. The program runs as an MPI singleton (no
+// mpirun) under valgrind --tool=callgrind.
+func (b *bench) callgrind() error {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		md("\ncallgrind: valgrind not installed.\n")
+		return nil
+	}
+	const n = 100000
+	md("\n## Instructions per call (%s, valgrind --tool=callgrind)\n\n", b.f.Name)
+	md("Instructions executed per call, whole process: (Ir(2N iterations) - Ir(N)) / (5 N), N = %d, cheap program as an MPI singleton:\n\n", n)
+	md("| loop | none | passthrough | profile | pcontrol0 | profile - none |\n|---|---|---|---|---|---|\n")
+	res := map[string]map[string]float64{}
+	for _, loop := range []string{"comm_rank", "iprobe", "test_done"} {
+		res[loop] = map[string]float64{}
+		md("| %s |", loop)
+		for _, c := range configs[:4] {
+			var ir [2]float64
+			for i, iters := range []int{n, 2 * n} {
+				out := filepath.Join(b.dir, "callgrind.out")
+				cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+out,
+					filepath.Join(b.bin, "cheap"), strconv.Itoa(iters), loop)
+				cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+					"MPISCOPE_OUT="+filepath.Join(b.jobs, "callgrind"), "MPISCOPE_SUMMARY=0",
+					// Go's preemption signals upset callgrind.
+					"GODEBUG=asyncpreemptoff=1")
+				for k, v := range c.Env {
+					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+				if lib := c.Lib(b); lib != "" {
+					cmd.Env = append(cmd.Env, "LD_PRELOAD="+lib)
+				}
+				if o, err := cmd.CombinedOutput(); err != nil {
+					return fmt.Errorf("valgrind %s: %v\n%s", loop, err, o)
+				}
+				os.RemoveAll(filepath.Join(b.jobs, "callgrind"))
+				v, err := callgrindTotal(out)
+				if err != nil {
+					return err
+				}
+				ir[i] = v
+			}
+			per := (ir[1] - ir[0]) / (5 * n)
+			res[loop][c.Name] = per
+			md(" %.1f |", per)
+		}
+		md(" %+.1f |\n", res[loop]["profile"]-res[loop]["none"])
+	}
+	raw[b.f.Name+"/callgrind"] = res
+	return nil
+}
+
+func callgrindTotal(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "totals:") || strings.HasPrefix(l, "summary:") {
+			f := strings.Fields(l)
+			if len(f) >= 2 {
+				return strconv.ParseFloat(f[1], 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s: no totals", path)
+}

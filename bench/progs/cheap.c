@@ -1,0 +1,70 @@
+/*
+ * cheap.c: a single rank calling cheap MPI functions in a loop, where the
+ * interposition overhead is the largest share of the call:
+ * MPI_Comm_rank, MPI_Iprobe (nothing pending) and MPI_Test on a request
+ * that is already complete (an inactive persistent request).
+ * Usage: cheap [iterations [only]], only = comm_rank, iprobe or test_done
+ * runs that loop alone (for instruction counts under callgrind).
+ */
+#include <string.h>
+#include "bench.h"
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	long n = bench_iters(argc, argv, 2000000);
+	const char *only = argc > 2 ? argv[2] : NULL;
+#define RUN(name) (only == NULL || strcmp(only, name) == 0)
+	if (only == NULL)
+		bench_timers(rank, n);
+
+	double best = 1e30;
+	int r = 0;
+	for (int rep = 0; RUN("comm_rank") && rep < BENCH_REPS; rep++) {
+		double t0 = bench_now();
+		for (long i = 0; i < n; i++)
+			MPI_Comm_rank(MPI_COMM_WORLD, &r);
+		double t = (bench_now() - t0) / n;
+		if (t < best)
+			best = t;
+	}
+	if (RUN("comm_rank"))
+		bench_report(rank, "comm_rank", best, 1);
+
+	best = 1e30;
+	for (int rep = 0; RUN("iprobe") && rep < BENCH_REPS; rep++) {
+		int flag;
+		double t0 = bench_now();
+		for (long i = 0; i < n; i++)
+			MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+		double t = (bench_now() - t0) / n;
+		if (t < best)
+			best = t;
+	}
+	if (RUN("iprobe"))
+		bench_report(rank, "iprobe", best, 1);
+
+	/* A persistent request never started is inactive: MPI_Test returns
+	 * flag = true at once and leaves the request allocated. */
+	char buf[1];
+	MPI_Request req;
+	MPI_Send_init(buf, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &req);
+	best = 1e30;
+	for (int rep = 0; RUN("test_done") && rep < BENCH_REPS; rep++) {
+		int flag;
+		double t0 = bench_now();
+		for (long i = 0; i < n; i++)
+			MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+		double t = (bench_now() - t0) / n;
+		if (t < best)
+			best = t;
+	}
+	if (RUN("test_done"))
+		bench_report(rank, "test_done", best, 1);
+	MPI_Request_free(&req);
+
+	MPI_Finalize();
+	return 0;
+}
