@@ -1,0 +1,45 @@
+package trace
+
+// Clock maps a rank's ticks to the job's time line: rank 0's CLOCK_MONOTONIC
+// in nanoseconds. The rank's offset to rank 0 is measured at MPI_Init and at
+// MPI_Finalize (the Sync blocks); between (and beyond) the two the offset
+// is interpolated linearly, which corrects both the offset and a constant
+// drift. One measurement corrects the offset only; none leaves the clock
+// as it is (all ranks on one node share CLOCK_MONOTONIC).
+type Clock struct {
+	cal    Calib
+	l0, l1 float64 // local times of the first and last samples
+	o0, o1 float64 // offsets there
+	n      int
+	Off    bool // no correction (tests: show what correction fixes)
+}
+
+// NewClock builds the rank's clock. The sample with the smallest round trip
+// is used among those taken in one go (the writer keeps only the best one
+// per measurement).
+func NewClock(r *Rank) *Clock {
+	c := &Clock{cal: r.Calib, n: len(r.Syncs)}
+	if c.n > 0 {
+		a, b := r.Syncs[0], r.Syncs[len(r.Syncs)-1]
+		c.l0, c.o0 = float64(a.LocalNs), float64(a.OffsetNs)
+		c.l1, c.o1 = float64(b.LocalNs), float64(b.OffsetNs)
+	}
+	return c
+}
+
+// Offset is the correction added to local time l.
+func (c *Clock) Offset(l float64) float64 {
+	switch {
+	case c.Off || c.n == 0:
+		return 0
+	case c.n == 1 || c.l1 <= c.l0:
+		return c.o0
+	}
+	return c.o0 + (c.o1-c.o0)*(l-c.l0)/(c.l1-c.l0)
+}
+
+// Ns converts ticks to job time in nanoseconds.
+func (c *Clock) Ns(t uint64) float64 {
+	l := c.cal.Ns(t)
+	return l + c.Offset(l)
+}

@@ -1,0 +1,607 @@
+// Package trace is mpiscope's event-trace model: the per-rank trace file
+// (.mst) written while the application runs, its checked reader, clock
+// correction across ranks, and the exporters (OTF2, Chrome/Perfetto JSON).
+// It depends on the standard library only; docs/traces.md describes the
+// format, the directory layout and the policies.
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// Magic starts every trace file; the last byte is the format version.
+const Magic = "MSTRACE\x01"
+
+// Event kinds.
+const (
+	KCall     = 1 // an MPI call: T0..T1
+	KComplete = 2 // a request completed inside the call that follows (Wait/Test families)
+	KEnter    = 3 // region enter (Pcontrol 4): Fn = region id
+	KLeave    = 4 // region leave (Pcontrol -4): Fn = region id
+	KMark     = 5 // user event (Pcontrol 5): Fn = text id
+)
+
+// Event flags.
+const (
+	FSend  = 1  // SPeer, STag, SBytes describe a message sent (or posted)
+	FRecv  = 2  // RPeer, RTag, RBytes describe a message received (or posted)
+	FReq   = 4  // nonblocking: Req is the request handle the post created
+	FColl  = 8  // collective: SBytes is the call's byte count
+	FLocal = 16 // KComplete: RPeer is a rank of the posting communicator, not of MPI_COMM_WORLD
+)
+
+// Event is one record. Times are the rank's timer ticks; peers are
+// MPI_COMM_WORLD ranks (-1: none, -2: MPI_ANY_SOURCE not yet known) unless
+// FLocal is set; Comm is the rank's communicator id (-1: none).
+type Event struct {
+	Kind   uint8
+	Flags  uint8
+	Fn     uint16
+	Comm   int32
+	T0, T1 uint64
+	PC     uint64
+	Req    uint64
+	SPeer  int32
+	STag   int32
+	RPeer  int32
+	RTag   int32
+	SBytes int64
+	RBytes int64
+}
+
+// Block kinds.
+const (
+	BHeader = 'H'
+	BCalib  = 'K' // timer calibration: ticks -> local CLOCK_MONOTONIC ns
+	BSync   = 'S' // clock sample against rank 0
+	BComm   = 'C' // communicator definition
+	BRegion = 'R' // region definition
+	BText   = 'M' // user-event text definition
+	BEvents = 'E' // compressed events of one thread
+	BGap    = 'G' // events dropped on one thread (writer behind)
+	BFinal  = 'F' // clean end
+)
+
+// Header is the first block of a rank's file.
+type Header struct {
+	Rank, Size int
+	PID        int
+	Host       string
+	Family     string
+	Tool       string
+	Timer      string
+	RealNs     int64 // CLOCK_REALTIME at init
+	FnNames    []string
+	FnClasses  []string
+}
+
+// Calib converts ticks to the rank's CLOCK_MONOTONIC nanoseconds:
+// ns = Ns0 + (ticks - Tick0) * NsPerTick.
+type Calib struct {
+	Tick0, Ns0 uint64
+	NsPerTick  float64
+}
+
+// Ns converts ticks.
+func (c Calib) Ns(t uint64) float64 {
+	return float64(c.Ns0) + (float64(t)-float64(c.Tick0))*c.NsPerTick
+}
+
+// Sync is one clock measurement: at local time LocalNs, rank 0's clock read
+// LocalNs + OffsetNs, measured with a round trip of RTTNs.
+type Sync struct {
+	LocalNs  uint64
+	OffsetNs int64
+	RTTNs    uint64
+}
+
+// CommDef defines one of the rank's communicators.
+type CommDef struct {
+	ID    int
+	Key   string // the same on every member (profile Comm.Key)
+	Size  int
+	World []int // comm rank -> MPI_COMM_WORLD rank (-1 unknown); for an intercommunicator, the remote group
+	Inter bool
+}
+
+// Final closes a complete file.
+type Final struct {
+	Events, Dropped uint64
+}
+
+// ---- encoding helpers ----
+
+type enc struct{ b []byte }
+
+func (e *enc) u(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) i(v int64)  { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) s(v string) { e.u(uint64(len(v))); e.b = append(e.b, v...) }
+func (e *enc) f(v float64) {
+	e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v))
+}
+
+// errShort marks a payload that ends early.
+var errShort = errors.New("payload too short")
+
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) u() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) i() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// n reads a count no larger than max.
+func (d *dec) n(max int) int {
+	v := d.u()
+	if v > uint64(max) {
+		if d.err == nil {
+			d.err = fmt.Errorf("count %d exceeds %d", v, max)
+		}
+		return 0
+	}
+	return int(v)
+}
+
+func (d *dec) s() string {
+	n := d.n(len(d.b))
+	if d.err != nil {
+		return ""
+	}
+	v := string(d.b[:n])
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) f() float64 {
+	if d.err != nil {
+		return 0
+	}
+	if len(d.b) < 8 {
+		d.err = errShort
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
+// ---- payloads ----
+
+// EncodeHeader returns the payload of a header block.
+func EncodeHeader(h *Header) []byte {
+	var e enc
+	e.u(1) // payload version
+	e.u(uint64(h.Rank))
+	e.u(uint64(h.Size))
+	e.u(uint64(h.PID))
+	e.s(h.Host)
+	e.s(h.Family)
+	e.s(h.Tool)
+	e.s(h.Timer)
+	e.i(h.RealNs)
+	e.u(uint64(len(h.FnNames)))
+	for i, n := range h.FnNames {
+		e.s(n)
+		c := ""
+		if i < len(h.FnClasses) {
+			c = h.FnClasses[i]
+		}
+		e.s(c)
+	}
+	return e.b
+}
+
+func decodeHeader(p []byte) (*Header, error) {
+	d := dec{b: p}
+	if v := d.u(); d.err == nil && v != 1 {
+		return nil, fmt.Errorf("header version %d not supported", v)
+	}
+	h := &Header{}
+	h.Rank = d.n(1 << 31)
+	h.Size = d.n(1 << 31)
+	h.PID = d.n(1 << 40)
+	h.Host, h.Family, h.Tool, h.Timer = d.s(), d.s(), d.s(), d.s()
+	h.RealNs = d.i()
+	n := d.n(len(d.b) / 2)
+	for i := 0; i < n && d.err == nil; i++ {
+		h.FnNames = append(h.FnNames, d.s())
+		h.FnClasses = append(h.FnClasses, d.s())
+	}
+	if d.err == nil && h.Rank >= h.Size {
+		d.err = fmt.Errorf("rank %d not below size %d", h.Rank, h.Size)
+	}
+	return h, d.err
+}
+
+// EncodeCalib returns the payload of a calibration block.
+func EncodeCalib(c Calib) []byte {
+	var e enc
+	e.u(c.Tick0)
+	e.u(c.Ns0)
+	e.f(c.NsPerTick)
+	return e.b
+}
+
+func decodeCalib(p []byte) (Calib, error) {
+	d := dec{b: p}
+	c := Calib{Tick0: d.u(), Ns0: d.u(), NsPerTick: d.f()}
+	if d.err == nil && (!(c.NsPerTick > 0) || math.IsInf(c.NsPerTick, 0)) {
+		d.err = fmt.Errorf("bad ns per tick %v", c.NsPerTick)
+	}
+	return c, d.err
+}
+
+// EncodeSync returns the payload of a clock-sample block.
+func EncodeSync(s Sync) []byte {
+	var e enc
+	e.u(s.LocalNs)
+	e.i(s.OffsetNs)
+	e.u(s.RTTNs)
+	return e.b
+}
+
+func decodeSync(p []byte) (Sync, error) {
+	d := dec{b: p}
+	s := Sync{LocalNs: d.u(), OffsetNs: d.i(), RTTNs: d.u()}
+	return s, d.err
+}
+
+// EncodeComm returns the payload of a communicator block.
+func EncodeComm(c *CommDef) []byte {
+	var e enc
+	e.u(uint64(c.ID))
+	e.s(c.Key)
+	e.u(uint64(c.Size))
+	inter := uint64(0)
+	if c.Inter {
+		inter = 1
+	}
+	e.u(inter)
+	e.u(uint64(len(c.World)))
+	for _, w := range c.World {
+		e.i(int64(w))
+	}
+	return e.b
+}
+
+func decodeComm(p []byte) (*CommDef, error) {
+	d := dec{b: p}
+	c := &CommDef{ID: d.n(1 << 20), Key: d.s(), Size: d.n(1 << 31), Inter: d.u() != 0}
+	n := d.n(len(d.b))
+	for i := 0; i < n && d.err == nil; i++ {
+		c.World = append(c.World, int(d.i()))
+	}
+	return c, d.err
+}
+
+// EncodeName returns the payload of a region or text block.
+func EncodeName(id int, name string) []byte {
+	var e enc
+	e.u(uint64(id))
+	e.s(name)
+	return e.b
+}
+
+func decodeName(p []byte) (int, string, error) {
+	d := dec{b: p}
+	id := d.n(1 << 20)
+	s := d.s()
+	return id, s, d.err
+}
+
+// EncodeFinal returns the payload of the final block.
+func EncodeFinal(f Final) []byte {
+	var e enc
+	e.u(f.Events)
+	e.u(f.Dropped)
+	return e.b
+}
+
+// EncodeGap returns the payload of a gap block.
+func EncodeGap(tid int, dropped uint64) []byte {
+	var e enc
+	e.u(uint64(tid))
+	e.u(dropped)
+	return e.b
+}
+
+// ---- events ----
+
+func zz(prev, cur uint64) int64 { return int64(cur - prev) }
+
+// AppendEvents encodes events of one thread (delta + varint) and compresses
+// them with DEFLATE: the payload of an events block.
+func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *bytes.Buffer) ([]byte, error) {
+	var e enc
+	e.b = make([]byte, 0, len(evs)*24)
+	var pt, ppc uint64
+	for i := range evs {
+		v := &evs[i]
+		e.b = append(e.b, v.Kind, v.Flags)
+		e.u(uint64(v.Fn))
+		e.i(int64(v.Comm))
+		e.i(zz(pt, v.T0))
+		e.u(v.T1 - v.T0)
+		e.i(zz(ppc, v.PC))
+		pt, ppc = v.T1, v.PC
+		if v.Flags&FReq != 0 || v.Kind == KComplete {
+			e.u(v.Req)
+		}
+		if v.Flags&(FSend|FColl) != 0 {
+			e.i(int64(v.SPeer))
+			e.i(int64(v.STag))
+			e.i(v.SBytes)
+		}
+		if v.Flags&FRecv != 0 {
+			e.i(int64(v.RPeer))
+			e.i(int64(v.RTag))
+			e.i(v.RBytes)
+		}
+	}
+	var h enc
+	h.b = dst
+	h.u(uint64(tid))
+	h.u(uint64(len(evs)))
+	h.u(uint64(len(e.b)))
+	scratch.Reset()
+	fw.Reset(scratch)
+	if _, err := fw.Write(e.b); err != nil {
+		return nil, err
+	}
+	if err := fw.Close(); err != nil {
+		return nil, err
+	}
+	return append(h.b, scratch.Bytes()...), nil
+}
+
+// maxRaw bounds the decompressed size of one events block (a buffer of
+// 1 GiB at most).
+const maxRaw = 1 << 30
+
+// DecodeEvents decodes an events block payload, appending to evs.
+func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
+	d := dec{b: p}
+	tid = d.n(1 << 31)
+	n := d.n(maxRaw / 8)
+	rawLen := d.n(maxRaw)
+	if d.err != nil {
+		return 0, evs, d.err
+	}
+	if n > rawLen/8+1 {
+		return 0, evs, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
+	}
+	raw := make([]byte, rawLen)
+	fr := flate.NewReader(bytes.NewReader(d.b))
+	if _, err := io.ReadFull(fr, raw); err != nil {
+		return 0, evs, fmt.Errorf("decompressing events: %v", err)
+	}
+	r := dec{b: raw}
+	var pt, ppc uint64
+	for i := 0; i < n; i++ {
+		if len(r.b) < 2 {
+			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
+		}
+		v := Event{Kind: r.b[0], Flags: r.b[1]}
+		r.b = r.b[2:]
+		if v.Kind < KCall || v.Kind > KMark {
+			return 0, evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
+		}
+		v.Fn = uint16(r.n(math.MaxUint16))
+		v.Comm = int32(r.i())
+		v.T0 = pt + uint64(r.i())
+		v.T1 = v.T0 + r.u()
+		v.PC = ppc + uint64(r.i())
+		pt, ppc = v.T1, v.PC
+		v.SPeer, v.STag, v.RPeer, v.RTag = -1, -1, -1, -1
+		if v.Flags&FReq != 0 || v.Kind == KComplete {
+			v.Req = r.u()
+		}
+		if v.Flags&(FSend|FColl) != 0 {
+			v.SPeer, v.STag, v.SBytes = int32(r.i()), int32(r.i()), r.i()
+		}
+		if v.Flags&FRecv != 0 {
+			v.RPeer, v.RTag, v.RBytes = int32(r.i()), int32(r.i()), r.i()
+		}
+		if r.err != nil {
+			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, r.err)
+		}
+		evs = append(evs, v)
+	}
+	return tid, evs, nil
+}
+
+// ---- blocks ----
+
+// BlockWriter writes blocks to a file.
+type BlockWriter struct {
+	w   *bufio.Writer
+	hdr []byte
+}
+
+// NewBlockWriter writes the magic and returns a writer.
+func NewBlockWriter(w io.Writer) (*BlockWriter, error) {
+	bw := &BlockWriter{w: bufio.NewWriterSize(w, 1<<16)}
+	_, err := bw.w.WriteString(Magic)
+	return bw, err
+}
+
+// Block writes one block: kind, uvarint length, payload, CRC-32 (IEEE) of
+// kind and payload, little-endian.
+func (bw *BlockWriter) Block(kind byte, payload []byte) error {
+	bw.hdr = append(bw.hdr[:0], kind)
+	bw.hdr = binary.AppendUvarint(bw.hdr, uint64(len(payload)))
+	crc := crc32.Update(crc32.ChecksumIEEE([]byte{kind}), crc32.IEEETable, payload)
+	bw.w.Write(bw.hdr)
+	bw.w.Write(payload)
+	var c [4]byte
+	binary.LittleEndian.PutUint32(c[:], crc)
+	_, err := bw.w.Write(c[:])
+	return err
+}
+
+// Flush flushes buffered blocks to the file.
+func (bw *BlockWriter) Flush() error { return bw.w.Flush() }
+
+// maxBlock bounds a block's payload.
+const maxBlock = 1 << 30
+
+// CorruptError reports a damaged file: where and what.
+type CorruptError struct {
+	File   string
+	Offset int64
+	Err    error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s: corrupt trace at offset %d: %v", e.File, e.Offset, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// TruncatedError reports a file that ends inside a block: everything before
+// Offset was read; Lost bytes after it were not.
+type TruncatedError struct {
+	File   string
+	Offset int64
+	Lost   int64
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("%s: truncated trace: last %d bytes (from offset %d) are an incomplete block and were ignored", e.File, e.Lost, e.Offset)
+}
+
+// BlockReader reads blocks.
+type BlockReader struct {
+	r    *bufio.Reader
+	name string
+	off  int64
+	buf  []byte
+}
+
+// NewBlockReader checks the magic.
+func NewBlockReader(r io.Reader, name string) (*BlockReader, error) {
+	br := &BlockReader{r: bufio.NewReaderSize(r, 1<<16), name: name}
+	var m [len(Magic)]byte
+	n, err := io.ReadFull(br.r, m[:])
+	if err != nil {
+		if n == 0 && err == io.EOF {
+			return nil, &CorruptError{name, 0, errors.New("empty file")}
+		}
+		if string(m[:n]) == Magic[:n] {
+			return nil, &TruncatedError{name, 0, int64(n)}
+		}
+	}
+	if string(m[:n]) != Magic {
+		if string(m[:7]) == Magic[:7] {
+			return nil, &CorruptError{name, 7, fmt.Errorf("trace format version %d not supported (this mpiscope reads %d)", m[7], Magic[7])}
+		}
+		return nil, &CorruptError{name, 0, errors.New("not an mpiscope trace (bad magic)")}
+	}
+	br.off = int64(len(Magic))
+	return br, nil
+}
+
+// Offset is the offset of the next block.
+func (br *BlockReader) Offset() int64 { return br.off }
+
+// Next returns the next block. At a clean end it returns io.EOF; a block
+// cut short gives *TruncatedError, a damaged one *CorruptError. The payload
+// is valid until the next call.
+func (br *BlockReader) Next() (byte, []byte, error) {
+	start := br.off
+	kind, err := br.r.ReadByte()
+	if err == io.EOF {
+		return 0, nil, io.EOF
+	}
+	if err != nil {
+		return 0, nil, &CorruptError{br.name, start, err}
+	}
+	read := int64(1)
+	trunc := func() error {
+		// Count what is left to tell how much was lost.
+		rest, _ := io.Copy(io.Discard, br.r)
+		return &TruncatedError{br.name, start, read + rest}
+	}
+	var ln uint64
+	var shift uint
+	for i := 0; ; i++ {
+		b, err := br.r.ReadByte()
+		if err == io.EOF {
+			return 0, nil, trunc()
+		}
+		read++
+		if i >= binary.MaxVarintLen64 {
+			return 0, nil, &CorruptError{br.name, start, errors.New("bad block length")}
+		}
+		ln |= uint64(b&0x7f) << shift
+		shift += 7
+		if b < 0x80 {
+			break
+		}
+	}
+	if ln > maxBlock {
+		return 0, nil, &CorruptError{br.name, start, fmt.Errorf("block length %d too large", ln)}
+	}
+	if uint64(cap(br.buf)) < ln+4 {
+		// Grow in steps, so a bogus length in a short file costs no more
+		// than the file's size.
+		br.buf = make([]byte, 0, min(ln+4, 1<<20))
+	}
+	br.buf = br.buf[:0]
+	need := int(ln + 4)
+	for len(br.buf) < need {
+		if len(br.buf) == cap(br.buf) {
+			nb := make([]byte, len(br.buf), min(2*cap(br.buf)+1, need))
+			copy(nb, br.buf)
+			br.buf = nb
+		}
+		n, err := br.r.Read(br.buf[len(br.buf):min(cap(br.buf), need)])
+		br.buf = br.buf[:len(br.buf)+n]
+		read += int64(n)
+		if err == io.EOF && len(br.buf) < need {
+			return 0, nil, &TruncatedError{br.name, start, read}
+		}
+		if err != nil && err != io.EOF {
+			return 0, nil, &CorruptError{br.name, start, err}
+		}
+	}
+	payload := br.buf[:ln]
+	want := binary.LittleEndian.Uint32(br.buf[ln:])
+	if got := crc32.Update(crc32.ChecksumIEEE([]byte{kind}), crc32.IEEETable, payload); got != want {
+		return 0, nil, &CorruptError{br.name, start, fmt.Errorf("checksum mismatch in block %q", kind)}
+	}
+	br.off += read
+	return kind, payload, nil
+}

@@ -1,0 +1,562 @@
+package trace
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// A native OTF2 writer (archive version 3.0 layout): anchor file, global
+// definitions, one (empty) local definitions file and one event file per
+// location. Only the records mpiscope needs are written: see
+// docs/traces.md for the list and what is left out.
+
+const (
+	otf2EvtChunk = 1 << 20
+	otf2DefChunk = 4 << 20
+
+	otf2ChunkHeader = 0x03
+	otf2Endian      = 0x42
+	otf2EndOfChunk  = 0x02
+	otf2EndOfFile   = 0x01
+	otf2Timestamp   = 0x05
+
+	// Event records.
+	otf2Enter           = 0x0c
+	otf2Leave           = 0x0d
+	otf2MpiSend         = 0x0e
+	otf2MpiIsend        = 0x0f
+	otf2MpiIsendCompl   = 0x10
+	otf2MpiIrecvRequest = 0x11
+	otf2MpiRecv         = 0x12
+	otf2MpiIrecv        = 0x13
+	otf2CollBegin       = 0x16
+	otf2CollEnd         = 0x17
+
+	// Global definition records.
+	otf2DefClock     = 0x05
+	otf2DefParadigm  = 0x06
+	otf2DefString    = 0x0a
+	otf2DefSTN       = 0x0c
+	otf2DefLocGroup  = 0x0d
+	otf2DefLocation  = 0x0e
+	otf2DefRegion    = 0x0f
+	otf2DefGroup     = 0x12
+	otf2DefComm      = 0x16
+	otf2Undef32      = math.MaxUint32
+	otf2Undef64      = math.MaxUint64
+	otf2ParadigmUser = 1
+	otf2ParadigmMPI  = 4
+)
+
+// Region roles.
+const (
+	roleFunction   = 1
+	roleCode       = 4
+	roleBarrier    = 15
+	roleOne2All    = 23
+	roleAll2One    = 24
+	roleAll2All    = 25
+	roleCollOther  = 26
+	roleP2P        = 28
+	roleArtificial = 31
+)
+
+// cu appends an OTF2 compressed unsigned integer: the number of significant
+// bytes, then those bytes little-endian; all ones (undefined) is 0xff.
+func cu(b []byte, v uint64, undef uint64) []byte {
+	if v == undef {
+		return append(b, 0xff)
+	}
+	n := 0
+	for x := v; x != 0; x >>= 8 {
+		n++
+	}
+	b = append(b, byte(n))
+	for i := 0; i < n; i++ {
+		b = append(b, byte(v>>(8*i)))
+	}
+	return b
+}
+
+func cu32(b []byte, v uint32) []byte { return cu(b, uint64(v), otf2Undef32) }
+func cu64(b []byte, v uint64) []byte { return cu(b, v, otf2Undef64) }
+
+// record appends type, length (one byte, or 0xff and 8 bytes) and data.
+func record(b []byte, typ byte, data []byte) []byte {
+	b = append(b, typ)
+	if len(data) < 0xff {
+		b = append(b, byte(len(data)))
+	} else {
+		b = append(b, 0xff)
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
+	}
+	return append(b, data...)
+}
+
+// otf2File writes chunked OTF2 buffers: full chunks are padded to the chunk
+// size; the last one ends with end-of-chunk and end-of-file markers.
+type otf2File struct {
+	f        *os.File
+	w        *bufio.Writer
+	size     int
+	events   bool
+	chunk    []byte
+	first    uint64 // number of the chunk's first event (1-based)
+	n        uint64 // events written
+	lastTime uint64
+	err      error
+}
+
+func newOTF2File(path string, size int, events bool) (*otf2File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &otf2File{f: f, w: bufio.NewWriterSize(f, 1<<16), size: size, events: events, first: 1}, nil
+}
+
+const otf2HeaderLen = 18
+
+func (o *otf2File) header(last uint64) []byte {
+	h := []byte{otf2ChunkHeader, otf2Endian}
+	h = binary.LittleEndian.AppendUint64(h, o.first)
+	return binary.LittleEndian.AppendUint64(h, last)
+}
+
+func (o *otf2File) flushChunk(final bool) {
+	last := o.n
+	if !o.events {
+		last = 0
+	}
+	o.w.Write(o.header(last))
+	o.w.Write(o.chunk)
+	if final {
+		o.w.Write([]byte{otf2EndOfChunk, otf2EndOfFile})
+	} else {
+		pad := o.size - otf2HeaderLen - len(o.chunk)
+		o.w.Write(make([]byte, pad))
+	}
+	o.chunk = o.chunk[:0]
+	o.first = o.n + 1
+}
+
+// add appends one record (an event is preceded by its timestamp).
+func (o *otf2File) add(rec []byte, ts uint64, isEvent bool) {
+	need := len(rec) + 2
+	if isEvent {
+		need += 9
+	}
+	if otf2HeaderLen+len(o.chunk)+need > o.size {
+		o.flushChunk(false)
+	}
+	if isEvent {
+		o.chunk = append(o.chunk, otf2Timestamp)
+		o.chunk = binary.LittleEndian.AppendUint64(o.chunk, ts)
+		o.n++
+	}
+	o.chunk = append(o.chunk, rec...)
+}
+
+func (o *otf2File) close() error {
+	o.flushChunk(true)
+	if err := o.w.Flush(); err != nil {
+		o.f.Close()
+		return err
+	}
+	return o.f.Close()
+}
+
+type otf2Loc struct {
+	id     uint64
+	rank   int
+	thread int
+	file   *otf2File
+}
+
+// OTF2Writer is a Visitor writing an OTF2 archive.
+type OTF2Writer struct {
+	dir     string
+	w       *Walker
+	locs    map[[2]int]*otf2Loc
+	order   []*otf2Loc
+	regions map[string]int
+	rnames  []string
+	rroles  []byte
+	rpar    []byte
+	rec     []byte
+	d       []byte
+	Records uint64
+}
+
+// NewOTF2Writer creates dir (which must not exist or be empty) and its
+// traces/ subdirectory.
+func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o777); err != nil {
+		return nil, err
+	}
+	return &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}}, nil
+}
+
+func locID(rank, thread int) uint64 { return uint64(thread)<<32 | uint64(rank) }
+
+func (o *OTF2Writer) loc(rank, thread int) (*otf2Loc, error) {
+	k := [2]int{rank, thread}
+	if l := o.locs[k]; l != nil {
+		return l, nil
+	}
+	l := &otf2Loc{id: locID(rank, thread), rank: rank, thread: thread}
+	f, err := newOTF2File(filepath.Join(o.dir, "traces", fmt.Sprintf("%d.evt", l.id)), otf2EvtChunk, true)
+	if err != nil {
+		return nil, err
+	}
+	l.file = f
+	o.locs[k] = l
+	o.order = append(o.order, l)
+	return l, nil
+}
+
+func (o *OTF2Writer) region(name string, role, paradigm byte) uint32 {
+	if id, ok := o.regions[name]; ok {
+		return uint32(id)
+	}
+	id := len(o.rnames)
+	o.regions[name] = id
+	o.rnames = append(o.rnames, name)
+	o.rroles = append(o.rroles, role)
+	o.rpar = append(o.rpar, paradigm)
+	return uint32(id)
+}
+
+func ts(t float64) uint64 {
+	if !(t > 0) {
+		return 0
+	}
+	return uint64(t + 0.5)
+}
+
+// collOps maps collective names (without MPI_ and _c) to OTF2 operations.
+var collOps = map[string]byte{
+	"Barrier": 0, "Bcast": 1, "Gather": 2, "Gatherv": 3, "Scatter": 4, "Scatterv": 5,
+	"Allgather": 6, "Allgatherv": 7, "Alltoall": 8, "Alltoallv": 9, "Alltoallw": 10,
+	"Allreduce": 11, "Reduce": 12, "Reduce_scatter": 13, "Scan": 14, "Exscan": 15,
+	"Reduce_scatter_block": 16,
+}
+
+func collName(fn string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(fn, "MPI_"), "_c")
+}
+
+func fnRole(fn, class string) byte {
+	if class == "p2p" {
+		return roleP2P
+	}
+	if class != "coll" {
+		return roleFunction
+	}
+	switch collName(fn) {
+	case "Barrier":
+		return roleBarrier
+	case "Bcast", "Scatter", "Scatterv":
+		return roleOne2All
+	case "Gather", "Gatherv", "Reduce":
+		return roleAll2One
+	case "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw", "Allreduce", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan":
+		return roleAll2All
+	}
+	return roleCollOther
+}
+
+func (o *OTF2Writer) ev(l *otf2Loc, typ byte, t uint64, withLen bool, data []byte) {
+	if t < l.file.lastTime {
+		t = l.file.lastTime // keep each location's time line monotonic
+	}
+	l.file.lastTime = t
+	if withLen {
+		o.rec = record(o.rec[:0], typ, data)
+	} else {
+		o.rec = append(append(o.rec[:0], typ), data...)
+	}
+	l.file.add(o.rec, t, true)
+	o.Records++
+}
+
+// msgComm returns the OTF2 communicator and the peer's rank in it, or ok
+// false when the message cannot be expressed (intercommunicator, unknown).
+func msgComm(m *Msg) (uint32, uint32, bool) {
+	if m == nil || m.Comm == nil || m.Comm.Inter || m.Peer < 0 {
+		return 0, 0, false
+	}
+	p := m.Comm.Local(m.Peer)
+	if p < 0 {
+		return 0, 0, false
+	}
+	return uint32(m.Comm.ID), uint32(p), true
+}
+
+func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
+	d := cu32(o.d[:0], peer)
+	d = cu32(d, comm)
+	d = cu32(d, uint32(m.Tag))
+	d = cu64(d, uint64(max(m.Bytes, 0)))
+	if req {
+		d = cu64(d, m.Req)
+	}
+	o.d = d
+	return d
+}
+
+// Call implements Visitor.
+func (o *OTF2Writer) Call(c *Call) error {
+	l, err := o.loc(c.Rank, c.Thread)
+	if err != nil {
+		return err
+	}
+	t0, t1 := ts(c.T0), ts(c.T1)
+	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
+	o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
+	op, isColl := collOps[collName(c.Fn)]
+	isColl = isColl && c.Coll && c.Comm != nil && !c.Comm.Inter
+	if isColl {
+		o.ev(l, otf2CollBegin, t0, true, nil)
+	}
+	if m := c.Send; m != nil {
+		if comm, peer, ok := msgComm(m); ok {
+			if m.Req != 0 {
+				o.ev(l, otf2MpiIsend, t0, true, o.msgData(m, peer, comm, true))
+			} else {
+				o.ev(l, otf2MpiSend, t0, true, o.msgData(m, peer, comm, false))
+			}
+		}
+	}
+	if m := c.RecvPost; m != nil {
+		o.ev(l, otf2MpiIrecvRequest, t0, false, cu64(o.d[:0], m.Req))
+	}
+	for i := range c.SendDone {
+		o.ev(l, otf2MpiIsendCompl, t1, false, cu64(o.d[:0], c.SendDone[i].Req))
+	}
+	for i := range c.RecvDone {
+		m := &c.RecvDone[i]
+		if comm, peer, ok := msgComm(m); ok {
+			o.ev(l, otf2MpiIrecv, t1, true, o.msgData(m, peer, comm, true))
+		}
+	}
+	if m := c.Recv; m != nil {
+		if comm, peer, ok := msgComm(m); ok {
+			o.ev(l, otf2MpiRecv, t1, true, o.msgData(m, peer, comm, false))
+		}
+	}
+	if isColl {
+		b := max(c.CollBytes, 0)
+		d := append(o.d[:0], op)
+		d = cu32(d, uint32(c.Comm.ID))
+		d = cu32(d, otf2Undef32)
+		d = cu64(d, uint64(b))
+		d = cu64(d, uint64(b))
+		o.d = d
+		o.ev(l, otf2CollEnd, t1, true, d)
+	}
+	o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
+	return l.file.err
+}
+
+// Region implements Visitor.
+func (o *OTF2Writer) Region(rank, thread int, enter bool, name string, t float64) error {
+	l, err := o.loc(rank, thread)
+	if err != nil {
+		return err
+	}
+	reg := o.region(name, roleCode, otf2ParadigmUser)
+	typ := byte(otf2Leave)
+	if enter {
+		typ = otf2Enter
+	}
+	o.ev(l, typ, ts(t), false, cu32(o.d[:0], reg))
+	return nil
+}
+
+// Mark implements Visitor: a user event becomes a zero-length region named
+// "event: <text>".
+func (o *OTF2Writer) Mark(rank, thread int, text string, t float64) error {
+	l, err := o.loc(rank, thread)
+	if err != nil {
+		return err
+	}
+	reg := o.region("event: "+text, roleArtificial, otf2ParadigmUser)
+	o.ev(l, otf2Enter, ts(t), false, cu32(o.d[:0], reg))
+	o.ev(l, otf2Leave, ts(t), false, cu32(o.d[:0], reg))
+	return nil
+}
+
+// Close writes the event files' ends, the local and global definitions and
+// the anchor file.
+func (o *OTF2Writer) Close() error {
+	// Every rank gets a location for its main thread, even without events,
+	// so that MPI ranks map to locations.
+	size := 0
+	for _, r := range o.w.Job.Ranks {
+		size = max(size, r.Header.Size)
+	}
+	for r := 0; r < size; r++ {
+		if _, err := o.loc(r, 0); err != nil {
+			return err
+		}
+	}
+	sort.Slice(o.order, func(a, b int) bool { return o.order[a].id < o.order[b].id })
+	for _, l := range o.order {
+		if err := l.file.close(); err != nil {
+			return err
+		}
+		d, err := newOTF2File(filepath.Join(o.dir, "traces", fmt.Sprintf("%d.def", l.id)), otf2DefChunk, false)
+		if err != nil {
+			return err
+		}
+		if err := d.close(); err != nil {
+			return err
+		}
+	}
+	g, err := newOTF2File(filepath.Join(o.dir, "traces.def"), otf2DefChunk, false)
+	if err != nil {
+		return err
+	}
+	ndefs := uint64(0)
+	def := func(typ byte, data []byte) {
+		g.add(record(nil, typ, data), 0, false)
+		ndefs++
+	}
+	strs := map[string]uint32{}
+	str := func(s string) uint32 {
+		if id, ok := strs[s]; ok {
+			return id
+		}
+		id := uint32(len(strs))
+		strs[s] = id
+		def(otf2DefString, append(cu32(nil, id), append([]byte(s), 0)...))
+		return id
+	}
+	var d []byte
+	d = cu64(nil, 1e9)
+	d = cu64(d, 0)
+	d = cu64(d, ts(o.w.End)+1)
+	d = cu64(d, 0)
+	def(otf2DefClock, d)
+	str("")
+	def(otf2DefParadigm, append(cu32([]byte{otf2ParadigmMPI}, str("MPI")), 0))
+	d = cu32(nil, 0)
+	d = cu32(d, str("job"))
+	d = cu32(d, str("machine"))
+	d = cu32(d, otf2Undef32)
+	def(otf2DefSTN, d)
+	ranks := map[int]*Rank{}
+	for _, r := range o.w.Job.Ranks {
+		ranks[r.Header.Rank] = r
+	}
+	for r := 0; r < size; r++ {
+		name := fmt.Sprintf("rank %d", r)
+		if rk := ranks[r]; rk != nil && rk.Header.Host != "" {
+			name += " (" + rk.Header.Host + ")"
+		}
+		d = cu32(nil, uint32(r))
+		d = cu32(d, str(name))
+		d = append(d, 1) // process
+		d = cu32(d, 0)
+		d = cu32(d, otf2Undef32)
+		def(otf2DefLocGroup, d)
+	}
+	for _, l := range o.order {
+		d = cu64(nil, l.id)
+		d = cu32(d, str(fmt.Sprintf("thread %d", l.thread)))
+		d = append(d, 1) // CPU thread
+		d = cu64(d, l.file.n)
+		d = cu32(d, uint32(l.rank))
+		def(otf2DefLocation, d)
+	}
+	for i, n := range o.rnames {
+		s := str(n)
+		d = cu32(nil, uint32(i))
+		d = cu32(d, s)   // name
+		d = cu32(d, 0)   // description ""
+		d = append(d, 0) // region type (old field)
+		d = cu32(d, 0)   // source file ""
+		d = cu32(d, 0)   // begin line
+		d = cu32(d, 0)   // end line
+		d = cu32(d, s)   // canonical name
+		d = append(d, o.rroles[i], o.rpar[i])
+		d = cu32(d, 0) // flags
+		def(otf2DefRegion, d)
+	}
+	group := func(id uint32, oldType, typ byte, members []uint64) {
+		d := cu32(nil, id)
+		d = cu32(d, 0)
+		d = append(d, oldType)
+		d = cu32(d, uint32(len(members)))
+		for _, m := range members {
+			d = cu64(d, m)
+		}
+		d = append(d, typ, otf2ParadigmMPI)
+		d = cu32(d, 0)
+		def(otf2DefGroup, d)
+	}
+	locs := make([]uint64, size)
+	for r := range locs {
+		locs[r] = locID(r, 0)
+	}
+	group(0, 6, 4, locs) // MPI_COMM_WORLD rank -> location
+	comms := o.w.CommList()
+	for _, c := range comms {
+		if c.Inter {
+			continue
+		}
+		ms := make([]uint64, 0, len(c.World))
+		for _, x := range c.World {
+			if x < 0 {
+				x = 0
+			}
+			ms = append(ms, uint64(x))
+		}
+		group(uint32(c.ID)+1, 4, 5, ms)
+	}
+	for _, c := range comms {
+		if c.Inter {
+			continue
+		}
+		name := c.Key
+		if name == "world" {
+			name = "MPI_COMM_WORLD"
+		}
+		d = cu32(nil, uint32(c.ID))
+		d = cu32(d, str(name))
+		d = cu32(d, uint32(c.ID)+1)
+		d = cu32(d, otf2Undef32)
+		d = cu32(d, 0)
+		def(otf2DefComm, d)
+	}
+	if err := g.close(); err != nil {
+		return err
+	}
+	// Anchor file.
+	a := []byte{otf2ChunkHeader, otf2Endian}
+	a = append(a, "OTF2\x00"...)
+	a = append(a, 3, 2, 3, 0, 2)
+	a = binary.LittleEndian.AppendUint64(a, otf2EvtChunk)
+	a = binary.LittleEndian.AppendUint64(a, otf2DefChunk)
+	a = append(a, 1, 1) // POSIX files, no compression
+	a = binary.LittleEndian.AppendUint64(a, uint64(len(o.order)))
+	a = binary.LittleEndian.AppendUint64(a, ndefs)
+	a = append(a, 0) // machine name ""
+	a = append(a, "mpiscope\x00"...)
+	a = append(a, 0)          // description ""
+	a = append(a, 0, 0, 0, 0) // properties
+	var id [8]byte
+	rand.Read(id[:])
+	a = append(a, id[:]...)
+	a = append(a, 0, 0, 0, 0, 0, 0, 0, 0) // snapshots, thumbnails
+	a = append(a, otf2EndOfChunk, otf2EndOfFile, 0)
+	return os.WriteFile(filepath.Join(o.dir, "traces.otf2"), a, 0o666)
+}

@@ -1,0 +1,5 @@
+package trace
+
+import "os"
+
+func ci() bool { return os.Getenv("CI") == "true" }

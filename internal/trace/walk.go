@@ -1,0 +1,294 @@
+package trace
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sort"
+)
+
+// GComm is a communicator of the job, the same object on every member.
+type GComm struct {
+	ID    int
+	Key   string
+	World []int // comm rank -> world rank
+	Inter bool
+	local map[int]int
+}
+
+// Local returns the rank in the communicator of world rank w, or -1.
+func (g *GComm) Local(w int) int {
+	if g == nil {
+		return -1
+	}
+	if g.local == nil {
+		g.local = make(map[int]int, len(g.World))
+		for i, x := range g.World {
+			g.local[x] = i
+		}
+	}
+	if l, ok := g.local[w]; ok {
+		return l
+	}
+	return -1
+}
+
+// Msg is one end of a point-to-point message.
+type Msg struct {
+	Peer  int // world rank of the other end; -1 unknown
+	Tag   int
+	Bytes int64
+	Comm  *GComm
+	Req   uint64 // per-rank request id of a nonblocking operation, 0 blocking
+	Flow  uint64 // the same at both ends of one message
+}
+
+// Call is one MPI call, resolved: job times, names, peers.
+type Call struct {
+	Rank, Thread int
+	Fn, Class    string
+	T0, T1       float64 // ns since the job's origin
+	PC           uint64
+	Comm         *GComm
+	Send         *Msg  // blocking send, or a nonblocking send's post (Req set)
+	Recv         *Msg  // blocking receive, completed
+	RecvPost     *Msg  // nonblocking receive posted (Req set; Peer may be -1 for any source)
+	SendDone     []Msg // nonblocking sends completed in this call
+	RecvDone     []Msg // nonblocking receives completed in this call
+	Coll         bool
+	CollBytes    int64
+}
+
+// Visitor receives a job's events rank by rank, thread by thread in time
+// order within each thread.
+type Visitor interface {
+	Call(c *Call) error
+	Region(rank, thread int, enter bool, name string, t float64) error
+	Mark(rank, thread int, text string, t float64) error
+}
+
+// WalkOptions tune a walk.
+type WalkOptions struct {
+	NoClock  bool                          // skip clock correction
+	Progress func(rank int, events uint64) // called after each block
+}
+
+// Walker resolves a job's events.
+type Walker struct {
+	Job    *Job
+	Comms  map[string]*GComm
+	Clocks []*Clock
+	Origin float64 // job time 0, in rank 0 nanoseconds
+	End    float64 // last time seen so far, relative to Origin
+	// Unmatched counts completions whose post was not found (another
+	// thread's buffer written later, or the post before tracing started).
+	Unmatched int
+	opt       WalkOptions
+}
+
+// NewWalker prepares the job: communicators unified by key, clocks, origin.
+func NewWalker(j *Job, opt WalkOptions) *Walker {
+	w := &Walker{Job: j, Comms: map[string]*GComm{}, opt: opt, Origin: math.Inf(1)}
+	var keys []string
+	defs := map[string]*CommDef{}
+	for _, r := range j.Ranks {
+		c := NewClock(r)
+		c.Off = opt.NoClock
+		w.Clocks = append(w.Clocks, c)
+		if t := c.Ns(r.Calib.Tick0); t < w.Origin {
+			w.Origin = t
+		}
+		ids := make([]int, 0, len(r.Comms))
+		for id := range r.Comms {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			d := r.Comms[id]
+			if _, ok := defs[d.Key]; !ok {
+				defs[d.Key] = d
+				keys = append(keys, d.Key)
+			}
+		}
+	}
+	if math.IsInf(w.Origin, 0) {
+		w.Origin = 0
+	}
+	// World first, then in order of first definition.
+	sort.SliceStable(keys, func(a, b int) bool { return keys[a] == "world" && keys[b] != "world" })
+	for i, k := range keys {
+		d := defs[k]
+		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter}
+	}
+	return w
+}
+
+// CommList returns the job's communicators by ID.
+func (w *Walker) CommList() []*GComm {
+	l := make([]*GComm, 0, len(w.Comms))
+	for _, c := range w.Comms {
+		l = append(l, c)
+	}
+	sort.Slice(l, func(a, b int) bool { return l[a].ID < l[b].ID })
+	return l
+}
+
+type chanKey struct {
+	src, dst int
+	comm     string
+	tag      int
+}
+
+func flowID(k chanKey, seq uint64) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d>%d:%s:%d:%d", k.src, k.dst, k.comm, k.tag, seq)
+	return h.Sum64()
+}
+
+type post struct {
+	id   uint64
+	send bool
+	msg  Msg
+}
+
+// Walk visits every event of every rank.
+func (w *Walker) Walk(v Visitor) error {
+	for i, r := range w.Job.Ranks {
+		if err := w.walkRank(i, r, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
+	clk := w.Clocks[idx]
+	me := r.Header.Rank
+	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin }
+	comm := func(id int32) *GComm {
+		if d, ok := r.Comms[int(id)]; ok {
+			return w.Comms[d.Key]
+		}
+		return nil
+	}
+	sendSeq := map[chanKey]uint64{}
+	recvSeq := map[chanKey]uint64{}
+	posts := map[uint64]post{}
+	var nextReq uint64
+	pending := map[int][]Event{}
+	var done uint64
+	sendFlow := func(g *GComm, peer, tag int) uint64 {
+		if g == nil || peer < 0 {
+			return 0
+		}
+		k := chanKey{me, peer, g.Key, tag}
+		sendSeq[k]++
+		return flowID(k, sendSeq[k])
+	}
+	recvFlow := func(g *GComm, peer, tag int) uint64 {
+		if g == nil || peer < 0 {
+			return 0
+		}
+		k := chanKey{peer, me, g.Key, tag}
+		recvSeq[k]++
+		return flowID(k, recvSeq[k])
+	}
+	return r.Scan(func(tid int, evs []Event) error {
+		th := r.ThreadIndex(tid)
+		for i := range evs {
+			e := &evs[i]
+			switch e.Kind {
+			case KComplete:
+				pending[tid] = append(pending[tid], *e)
+			case KEnter, KLeave:
+				name := r.Regions[int(e.Fn)]
+				if name == "" {
+					name = fmt.Sprintf("region#%d", e.Fn)
+				}
+				if err := v.Region(me, th, e.Kind == KEnter, name, t(e.T0)); err != nil {
+					return err
+				}
+			case KMark:
+				text, ok := r.Texts[int(e.Fn)]
+				if !ok {
+					text = fmt.Sprintf("event#%d", e.Fn)
+				}
+				if err := v.Mark(me, th, text, t(e.T0)); err != nil {
+					return err
+				}
+			case KCall:
+				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Comm: comm(e.Comm)}
+				if c.T1 > w.End {
+					w.End = c.T1
+				}
+				if e.Flags&FColl != 0 {
+					c.Coll, c.CollBytes = true, e.SBytes
+				}
+				if e.Flags&FSend != 0 && e.SPeer >= 0 {
+					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
+					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
+					if e.Flags&FReq != 0 && e.Req != 0 {
+						nextReq++
+						m.Req = nextReq
+						posts[e.Req] = post{id: nextReq, send: true, msg: *m}
+					}
+					c.Send = m
+				}
+				if e.Flags&FRecv != 0 && e.RPeer != -1 {
+					m := &Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
+					if e.Flags&FReq != 0 && e.Req != 0 {
+						if m.Peer < 0 {
+							m.Peer = -1
+						}
+						nextReq++
+						m.Req = nextReq
+						posts[e.Req] = post{id: nextReq, msg: *m}
+						c.RecvPost = m
+					} else if m.Peer >= 0 {
+						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag)
+						c.Recv = m
+					}
+				}
+				for _, p := range pending[tid] {
+					po, ok := posts[p.Req]
+					if !ok {
+						w.Unmatched++
+						continue
+					}
+					delete(posts, p.Req)
+					m := po.msg
+					m.Req = po.id
+					if po.send {
+						c.SendDone = append(c.SendDone, m)
+						continue
+					}
+					if p.Flags&FRecv != 0 && p.RPeer >= 0 {
+						src := int(p.RPeer)
+						if p.Flags&FLocal != 0 {
+							src = -1
+							if m.Comm != nil && int(p.RPeer) < len(m.Comm.World) {
+								src = m.Comm.World[p.RPeer]
+							}
+						}
+						m.Peer, m.Tag, m.Bytes = src, int(p.RTag), p.RBytes
+					}
+					if m.Peer < 0 {
+						continue // MPI_PROC_NULL or cancelled
+					}
+					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag)
+					c.RecvDone = append(c.RecvDone, m)
+				}
+				pending[tid] = pending[tid][:0]
+				if err := v.Call(c); err != nil {
+					return err
+				}
+			}
+		}
+		done += uint64(len(evs))
+		if w.opt.Progress != nil {
+			w.opt.Progress(me, done)
+		}
+		return nil
+	})
+}
