@@ -6,6 +6,10 @@ mpicc=$1
 out=$2
 family=$(go run ./cmd/mpiwrapgen -mpicc "$mpicc" -print-family)
 go run ./cmd/mpiwrapgen -mpicc "$mpicc" -o "internal/interpose/zwrap_$family.c"
+# Fortran entry points (internal/wrapgen/fortran.go); the library links the
+# family's Fortran libraries so that their profiling entries resolve.
+fflags=$(go run ./cmd/mpiwrapgen fortran -optional -mpicc "$mpicc" -o "internal/interpose/zfwrap_$family.c" -ldflags)
+export CGO_LDFLAGS="${CGO_LDFLAGS:-} $fflags"
 mkdir -p "$out/lib/$family"
 CC="$mpicc" go build -tags "mpiscope_$family" -buildmode=c-shared -o "$out/lib/$family/libmpiscope.so" ./cmd/libmpiscope
 CC="$mpicc" go build -tags "mpiscope_$family" -buildmode=c-archive -o "$out/lib/$family/libmpiscope.a" ./cmd/libmpiscope

@@ -14,6 +14,9 @@ import (
 
 // Main is the mpiwrapgen command.
 func Main(argv []string, stdout io.Writer) error {
+	if len(argv) > 0 && argv[0] == "fortran" {
+		return FortranMain(argv[1:], stdout) // fortran.go
+	}
 	fs := flag.NewFlagSet("mpiwrapgen", flag.ContinueOnError)
 	mpicc := fs.String("mpicc", "", "MPI C compiler `command` to probe")
 	from := fs.String("from", "", "read saved probe answers `prefix`.{aux,macros,symbols}")
