@@ -57,6 +57,7 @@ var (
 	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
 	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
 	verbose    = flag.Bool("v", false, "print every run")
+	variants   = flag.String("variants", "", "extra profile-mode `configs` name=lib.so,... in the overhead section (to compare builds side by side)")
 )
 
 var out bytes.Buffer // Markdown results
@@ -328,8 +329,9 @@ func (b *bench) mpirun(np int, lib string, env map[string]string, args ...string
 	return r, nil
 }
 
-// parse reads "BENCH name ns calls" and "TIMER kind ns" lines.
-func parse(s string) (bench map[string][2]float64, timers map[string]float64) {
+// parse reads "BENCH name ns calls" and "TIMER kind ns" lines; names lists
+// the benchmarks in output order.
+func parse(s string) (bench map[string][2]float64, names []string, timers map[string]float64) {
 	bench, timers = map[string][2]float64{}, map[string]float64{}
 	for _, l := range strings.Split(s, "\n") {
 		f := strings.Fields(l)
@@ -338,6 +340,7 @@ func parse(s string) (bench map[string][2]float64, timers map[string]float64) {
 			ns, _ := strconv.ParseFloat(f[2], 64)
 			c, _ := strconv.ParseFloat(f[3], 64)
 			bench[f[1]] = [2]float64{ns, c}
+			names = append(names, f[1])
 		case len(f) == 3 && f[0] == "TIMER":
 			ns, _ := strconv.ParseFloat(f[2], 64)
 			timers[f[1]] = ns
@@ -401,6 +404,22 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		cfgs = cfgs[:4]
 	}
+	if *variants != "" {
+		cfgs = append([]config(nil), cfgs...)
+		for _, v := range strings.Split(*variants, ",") {
+			name, lib, ok := strings.Cut(v, "=")
+			if !ok {
+				return fmt.Errorf("-variants: want name=lib.so, got %q", v)
+			}
+			cfgs = append(cfgs, config{name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}})
+		}
+	}
+	nbase := len(configs)
+	if b.traceN != "" {
+		nbase = 4
+	}
+	// Table columns: every configuration (trace as n/a when missing), then variants.
+	all := append(append([]config(nil), configs...), cfgs[nbase:]...)
 	// ns[config][bench] per round; tsc/clk[config] per round (per run).
 	ns := map[string]map[string][]float64{}
 	calls := map[string]float64{}
@@ -421,17 +440,12 @@ func (b *bench) overhead() error {
 					return err
 				}
 				os.RemoveAll(res.Job)
-				bm, tm := parse(res.Stdout)
+				bm, names, tm := parse(res.Stdout)
 				if len(bm) == 0 || tm["tsc"] == 0 {
 					return fmt.Errorf("%s under %s: no results in\n%s%s", p.prog, c.Name, res.Stdout, res.Stderr)
 				}
 				tsc = append(tsc, tm["tsc"])
 				clk = append(clk, tm["clock"])
-				names := make([]string, 0, len(bm))
-				for n := range bm {
-					names = append(names, n)
-				}
-				sort.Strings(names)
 				for _, n := range names {
 					v := bm[n]
 					if r == 0 && c.Name == "none" {
@@ -458,17 +472,17 @@ func (b *bench) overhead() error {
 	md("Timestamp reads measured in the same runs (%d runs): rdtsc %s ns, clock_gettime %s ns; "+
 		"two rdtsc reads (the profile's timer here) = %.1f ns.\n\n", len(tsc), T, C, 2*T.Med)
 	md("Time per iteration (ns):\n\n| benchmark | calls/iter |")
-	for _, c := range configs {
+	for _, c := range all {
 		md(" %s |", c.Name)
 	}
 	md("\n|---|---|")
-	for range configs {
+	for range all {
 		md("---|")
 	}
 	md("\n")
 	for _, n := range benchOrder {
 		md("| %s | %g |", n, calls[n])
-		for _, c := range configs {
+		for _, c := range all {
 			if _, ok := ns[c.Name]; !ok {
 				md(" n/a |")
 				continue
@@ -479,17 +493,17 @@ func (b *bench) overhead() error {
 	}
 	md("\nOverhead per call: (time per iteration - same round's `none`) / calls on the critical path, in ns, and as a ratio to two timestamp reads of the same run:\n\n")
 	md("| benchmark |")
-	for _, c := range configs[1:] {
+	for _, c := range all[1:] {
 		md(" %s ns | %s ratio |", c.Name, c.Name)
 	}
 	md("\n|---|")
-	for range configs[1:] {
+	for range all[1:] {
 		md("---|---|")
 	}
 	md("\n")
 	for _, n := range benchOrder {
 		md("| %s |", n)
-		for _, c := range configs[1:] {
+		for _, c := range all[1:] {
 			if _, ok := over[c.Name]; !ok {
 				md(" n/a | n/a |")
 				continue
