@@ -39,7 +39,7 @@ run-demo:
 	cd $(BUILD)/examples && MPISCOPE_OUT=mpiscope-demo mpirun --oversubscribe -np $(NP) ../bin/mpiscope ./sample
 	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
 
-test: deps all gotest run-demo
+test: deps all run-demo gotest
 
 gotest:
 	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 ./...
