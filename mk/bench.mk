@@ -1,0 +1,19 @@
+# Benchmark targets beyond `make bench` (docs/performance.md).
+#   make bench-quick      3 rounds, 10,000 synthetic ranks (about 2 minutes)
+#   make bench-callgrind  instructions per wrapped call (valgrind)
+#   make bench-all        make bench for every MPI family installed
+# This file must not change the default goal of the Makefile.
+ms_bench_goal := $(.DEFAULT_GOAL)
+
+.PHONY: bench-quick bench-callgrind bench-all
+
+bench-quick: all
+	go run ./bench/cmd/runbench -build $(BUILD) -rounds 3 -synth-ranks 10000
+
+bench-callgrind: all
+	go run ./bench/cmd/runbench -build $(BUILD) -only callgrind
+
+bench-all: all
+	go run ./bench/cmd/runbench -build $(BUILD) -family all
+
+.DEFAULT_GOAL := $(ms_bench_goal)
