@@ -27,6 +27,8 @@ const usage = `usage:
       run program with libmpiscope preloaded (use as: mpirun -np N mpiscope ./app)
   mpiscope report [-all] [-format text|json|csv] [-top N] path
       print the profile in a job directory, snapshot directory or .mps file
+  mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
+      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
   mpiscope version
 `
 
@@ -42,6 +44,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
+	case "convert":
+		return convertCmd(args[1:], stdout, stderr) // convert.go
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "mpiscope %s\n", Version)
 		return nil

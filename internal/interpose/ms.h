@@ -116,6 +116,8 @@ MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer
 MS_HIDDEN int64_t ms_preq_start(ms_thread *t, MPI_Request *r, int n);
 MS_HIDDEN void ms_preq_free(MPI_Request r);
 
+#include "trace.h" /* event tracing: ms_tracing, ms_trace_* */
+
 static inline uint64_t ms_now(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -204,6 +206,8 @@ static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64
  * counted data. */
 static inline void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
+	if (__builtin_expect(ms_tracing, 0))
+		ms_trace_leave(fn, pc, dt, bytes, cm);
 	if (__builtin_expect(t->epoch != ms_epoch, 0))
 		ms_thread_reset(t);
 	const uint64_t k = (uint64_t)(uintptr_t)pc;

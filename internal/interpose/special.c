@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "safety.h"
 
 MS_HIDDEN int ms_tsc_invariant(void);
 MS_HIDDEN void ms_comm_init(void);
@@ -94,6 +95,8 @@ static void ms_start_mode(int level, int session)
 	ms_cal_tsc0 = ms_now();
 	ms_app_start = ms_cal_tsc0;
 	ms_active = flags & 1;
+	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
+	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
 }
 
 static void ms_start(int level) { ms_start_mode(level, 0); }
@@ -104,6 +107,7 @@ void ms_start_run(int level) { ms_start(level); }
 
 int MPI_Init(int *argc, char ***argv)
 {
+	ms_safety_preinit();
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS)
 		ms_start(MPI_THREAD_SINGLE);
@@ -112,6 +116,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	ms_safety_preinit();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		ms_start(*provided);
@@ -131,6 +136,7 @@ void ms_finalize_run(void)
 		ms_stop();
 		ms_finished = 1;
 		msgoFinalize();
+		ms_safety_fini();
 		if (ms_priv != MPI_COMM_NULL)
 			PMPI_Comm_free(&ms_priv);
 	}
@@ -147,7 +153,7 @@ void ms_abort_run(int errorcode)
 	if (ms_started && !ms_finished) {
 		ms_stop();
 		ms_finished = 1;
-		msgoAbort(errorcode);
+		ms_safety_end(MS_END_ABORT, errorcode); /* bounded in time */
 	}
 }
 
@@ -176,6 +182,7 @@ int MPI_Session_finalize(MPI_Session *session)
 		ms_stop();
 		ms_finished = 1;
 		msgoSessionEnd();
+		ms_safety_fini();
 	}
 	return PMPI_Session_finalize(session);
 }
@@ -253,6 +260,8 @@ static void ms_region_enter(const char *name)
 	t->region = id;
 	if (id)
 		t->regions[id].visits++;
+	if (__builtin_expect(ms_tracing, 0) && id)
+		ms_trace_mark(MS_TK_ENTER, id);
 }
 
 static void ms_region_leave(void)
@@ -268,6 +277,8 @@ static void ms_region_leave(void)
 		t->regions[id].ticks += ms_now() - t->rstart[d];
 		t->regions[id].mpiticks += t->ticks - t->rmpi[d];
 	}
+	if (__builtin_expect(ms_tracing, 0) && id)
+		ms_trace_mark(MS_TK_LEAVE, id);
 	t->region = d > 0 ? t->rstack[d - 1] : 0;
 }
 
@@ -300,11 +311,14 @@ static void ms_event(const char *text)
 		return;
 	}
 	t->events[id]++;
+	if (__builtin_expect(ms_tracing, 0))
+		ms_trace_mark(MS_TK_MARK, (unsigned)id);
 }
 
 /*
  * MPI_Pcontrol levels (README "Pcontrol"):
- *   0 off, 1 on, 2 flush a snapshot, 3 reset, 4 name / -4 [name] region
+ *   0 off, 1 on, 2 flush a snapshot (and the trace buffers), 3 reset,
+ *   6 / -6 start / stop event tracing, 4 name / -4 [name] region
  *   enter / leave, 5 text user event. With MPISCOPE_PCONTROL=ipm:
  *   (1, name) enters and (-1) leaves a region.
  */
@@ -324,7 +338,7 @@ int ms_pcontrol(int level, va_list ap)
 		ms_active = 0;
 		break;
 	case 1:
-		ms_active = 1;
+		ms_active = !ms_disabled; /* off for good after an internal error */
 		break;
 	case 2:
 		msgoFlush();
@@ -343,6 +357,14 @@ int ms_pcontrol(int level, va_list ap)
 		break;
 	case 5:
 		ms_event(va_arg(ap, const char *));
+		break;
+	case 6:
+		/* Start tracing (the writer opens the rank's file the first time). */
+		if (msgoTraceStart())
+			ms_trace_set(1);
+		break;
+	case -6:
+		ms_trace_set(0);
 		break;
 	default:
 		ms_warn_level(level);

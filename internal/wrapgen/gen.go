@@ -192,6 +192,11 @@ func checkSem(name string, s *Sem, pr *mpih.Proto) error {
 		{"startall count", s.StartAllCount, isInt},
 		{"startall requests", s.StartAllReqs, func(t string) bool { return strings.HasPrefix(t, "MPI_Request") }},
 		{"reqfree", s.ReqFree, func(t string) bool { return t == "MPI_Request *" }},
+		{"completion requests", s.CplReqs, func(t string) bool { return strings.HasPrefix(t, "MPI_Request") }},
+		{"completion count", s.CplCount, isInt},
+		{"completion index", s.CplIndex, func(t string) bool { return t == "int *" }},
+		{"completion indices", s.CplIndices, func(t string) bool { return strings.HasPrefix(t, "int") }},
+		{"completion flag", s.CplFlag, func(t string) bool { return t == "int *" }},
 	} {
 		if err := want(c.role, c.i, c.ok); err != nil {
 			return err
@@ -304,11 +309,21 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	if s.ReqFree >= 0 {
 		w("\tms_preq_free(*%s);\n", a(s.ReqFree))
 	}
-	// A receive from MPI_ANY_SOURCE needs a status to tell the source:
-	// lend one when the caller passed MPI_STATUS_IGNORE.
+	// A receive from MPI_ANY_SOURCE needs a status to tell the source
+	// (a traced receive always does): lend one when the caller passed
+	// MPI_STATUS_IGNORE.
 	if s.Status >= 0 && s.RecvPeer >= 0 && s.HasBytes() {
 		w("\tMPI_Status ms_st;\n")
-		w("\tif (%s == MPI_STATUS_IGNORE && %s == MPI_ANY_SOURCE)\n\t\t%s = &ms_st;\n", a(s.Status), a(s.RecvPeer), a(s.Status))
+		w("\tif (%s == MPI_STATUS_IGNORE && (%s == MPI_ANY_SOURCE || ms_tracing))\n\t\t%s = &ms_st;\n", a(s.Status), a(s.RecvPeer), a(s.Status))
+	}
+	// Traces: keep the requests a completion call may finish.
+	cplN := "1"
+	if s.CplCount >= 0 {
+		cplN = a(s.CplCount)
+	}
+	traceCpl := isInt && s.Cpl > 0 && s.CplReqs >= 0 && s.Status >= 0
+	if traceCpl {
+		w("\tint ms_tn = 0;\n\tif (__builtin_expect(ms_tracing, 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", a(s.CplReqs), cplN, a(s.Status))
 	}
 
 	w("\tuint64_t ms_t0 = ms_now();\n")
@@ -344,12 +359,87 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		if s.TypeFree >= 0 {
 			w("\t\tms_types_changed();\n")
 		}
+		if traceCpl {
+			opt := func(i int) string {
+				if i < 0 {
+					return "NULL"
+				}
+				return a(i)
+			}
+			w("\t\tif (ms_tn)\n\t\t\tms_trace_done(MS_FN_%s, %d, %s, %s, %s, %s, %s);\n", pr.Name, s.Cpl, cplN,
+				opt(s.CplIndex), opt(s.CplIndices), opt(s.CplFlag), a(s.Status))
+		}
 		w("\t}\n")
+		w("\tif (__builtin_expect(ms_tracing, 0))\n\t\tms_trace_args(MS_FN_%s, ms_t0, %s);\n", pr.Name, traceArgs(s))
 	}
 	w("\tms_leave(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", pr.Name)
 	w("\treturn ms_rc;\n}\n")
 	w("%s %s(%s)\n{\n\treturn ms_%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name,
 		strings.TrimPrefix(args(pr)+", MS_CALLER()", ", ")) // fortran.h: the return address, or the Fortran caller
+}
+
+// Trace flags: the values of MS_TF_* in trace.h.
+const (
+	tfSend = 1
+	tfRecv = 2
+	tfReq  = 4
+	tfColl = 8
+)
+
+// traceArgs renders the arguments of ms_trace_args after the function id
+// and t0: flags, send peer and tag, receive peer and tag (as posted, in the
+// call's communicator), posted receive bytes, the status telling the
+// received message, and the request a nonblocking post creates. The
+// hook in ms_leave translates peers to MPI_COMM_WORLD ranks.
+func traceArgs(s Sem) string {
+	a := func(i int) string {
+		if i < 0 {
+			return "-1"
+		}
+		return fmt.Sprintf("a%d", i)
+	}
+	flags := 0
+	msg := s.Class == P2P && s.HasBytes() && !s.Persist && s.Comm >= 0
+	if msg && s.SendPeer >= 0 && s.RecvPeer >= 0 && s.Req >= 0 {
+		msg = false // Isendrecv: one request for two messages, not followed
+	}
+	if msg && s.SendPeer >= 0 {
+		flags |= tfSend
+	}
+	if msg && s.RecvPeer >= 0 {
+		flags |= tfRecv
+	}
+	if msg && s.Req >= 0 {
+		flags |= tfReq
+	}
+	if s.Class == Coll && s.Req < 0 && !s.Persist && s.Comm >= 0 {
+		flags |= tfColl
+	}
+	stag, rtag, st, req := "-1", "-1", "NULL", "NULL"
+	if flags&tfSend != 0 {
+		stag = a(s.Tag)
+	}
+	if flags&tfRecv != 0 {
+		rtag = a(s.Tag)
+		if s.Status >= 0 {
+			st = a(s.Status)
+		}
+	}
+	if flags&tfReq != 0 {
+		req = a(s.Req)
+	}
+	speer, rpeer := "-1", "-1"
+	if flags&tfSend != 0 {
+		speer = a(s.SendPeer)
+	}
+	if flags&tfRecv != 0 {
+		rpeer = a(s.RecvPeer)
+	}
+	f := "0"
+	if flags != 0 {
+		f = fmt.Sprintf("ms_rc == MPI_SUCCESS ? %d : 0", flags)
+	}
+	return fmt.Sprintf("%s, %s, %s, %s, %s, ms_bytes, %s, %s", f, speer, stag, rpeer, rtag, st, req)
 }
 
 // genBytes computes ms_bytes, the primary byte count (see docs/format.md).

@@ -55,13 +55,29 @@ type Sem struct {
 	NewComm, FreeComm, TypeFree        int
 	Start, StartAllCount, StartAllReqs int
 	ReqFree                            int
+
+	// Completion of requests (Wait/Test families), for traces: Cpl is the
+	// kind (CplOne, CplAll, CplAny, CplSome), CplReqs the request (array),
+	// CplCount its length, CplIndex the index or outcount, CplIndices the
+	// indices array, CplFlag the flag; Status is the status (array).
+	Cpl                                              int
+	CplReqs, CplCount, CplIndex, CplIndices, CplFlag int
 }
+
+// Kinds of completion calls; the values are MS_TC_* in trace.h.
+const (
+	CplOne  = 1 // Wait, Test
+	CplAll  = 2 // Waitall, Testall
+	CplAny  = 3 // Waitany, Testany
+	CplSome = 4 // Waitsome, Testsome
+)
 
 func newSem() Sem {
 	return Sem{Count: -1, Type: -1, Counts: -1, Types: -1, InPlace: -1, AltCount: -1, AltType: -1,
 		AltCounts: -1, AltTypes: -1, SendPeer: -1, RecvPeer: -1, Tag: -1, Comm: -1, Status: -1, Req: -1,
 		RecvCount: -1, RecvType: -1, NewComm: -1, FreeComm: -1, TypeFree: -1, Start: -1,
-		StartAllCount: -1, StartAllReqs: -1, ReqFree: -1}
+		StartAllCount: -1, StartAllReqs: -1, ReqFree: -1,
+		CplReqs: -1, CplCount: -1, CplIndex: -1, CplIndices: -1, CplFlag: -1}
 }
 
 // HasBytes reports whether the function moves data counted in bytes.
@@ -121,6 +137,14 @@ var semTable = map[string]string{
 	"MPI_Start":        "wait start=0",
 	"MPI_Startall":     "wait startall=0:1",
 	"MPI_Request_free": "wait reqfree=0",
+	"MPI_Wait":         "wait cpl=one creqs=0 status=1",
+	"MPI_Test":         "wait cpl=one creqs=0 cflag=1 status=2",
+	"MPI_Waitall":      "wait cpl=all ccount=0 creqs=1 status=2",
+	"MPI_Testall":      "wait cpl=all ccount=0 creqs=1 cflag=2 status=3",
+	"MPI_Waitany":      "wait cpl=any ccount=0 creqs=1 cindex=2 status=3",
+	"MPI_Testany":      "wait cpl=any ccount=0 creqs=1 cindex=2 cflag=3 status=4",
+	"MPI_Waitsome":     "wait cpl=some ccount=0 creqs=1 cindex=2 cindices=3 status=4",
+	"MPI_Testsome":     "wait cpl=some ccount=0 creqs=1 cindex=2 cindices=3 status=4",
 
 	// Collectives (the nonblocking and persistent forms are derived).
 	"MPI_Barrier":              "coll comm=0",
@@ -257,7 +281,7 @@ func parseSem(spec string) (Sem, error) {
 		k, v, _ := strings.Cut(tok, "=")
 		var n int
 		var err error
-		if v != "" && !strings.Contains(v, ":") {
+		if v != "" && !strings.Contains(v, ":") && k != "cpl" {
 			if n, err = strconv.Atoi(v); err != nil {
 				return s, fmt.Errorf("%q: %v", spec, err)
 			}
@@ -317,6 +341,21 @@ func parseSem(spec string) (Sem, error) {
 			s.StartAllCount, s.StartAllReqs, err = pair(v)
 		case "reqfree":
 			s.ReqFree = n
+		case "cpl":
+			kinds := map[string]int{"one": CplOne, "all": CplAll, "any": CplAny, "some": CplSome}
+			if s.Cpl = kinds[v]; s.Cpl == 0 {
+				err = fmt.Errorf("cpl=%q: want one, all, any or some", v)
+			}
+		case "creqs":
+			s.CplReqs = n
+		case "ccount":
+			s.CplCount = n
+		case "cindex":
+			s.CplIndex = n
+		case "cindices":
+			s.CplIndices = n
+		case "cflag":
+			s.CplFlag = n
 		default:
 			return s, fmt.Errorf("%q: unknown role %q", spec, k)
 		}

@@ -1,0 +1,381 @@
+//go:build mpiscope_openmpi || mpiscope_mpich
+
+package interpose
+
+/*
+#include "api.h"
+extern size_t ms_trace_bufsize;
+extern int64_t ms_trace_skew;
+ms_tbuf *ms_tbufs_head(void);
+void ms_trace_release(ms_tbuf *tb, int i);
+ms_tev *ms_trace_events(ms_tbuf *tb, int i);
+int ms_trace_get(void);
+void ms_trace_flushgen(void);
+void ms_trace_flush_self(void);
+int ms_trace_comm(int id, int **world, int *inter);
+int ms_trace_any(int mine);
+int ms_trace_sync(int rounds, uint64_t *local, int64_t *offset, uint64_t *rtt);
+*/
+import "C"
+
+import (
+	"bytes"
+	"compress/flate"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// The trace writer: one goroutine per rank that blocks on a channel of
+// full buffers, compresses each and appends it to the rank's file
+// (trace.RankPath). Application threads reach Go only to hand a buffer
+// over (msgoTraceHandoff), at Pcontrol(6), Pcontrol(2) and finalize.
+
+type trJob struct {
+	tb    *C.ms_tbuf
+	idx   int
+	n     int
+	flush chan struct{} // a flush marker instead of a buffer
+}
+
+var tr struct {
+	sync.Mutex
+	open     atomic.Bool
+	failed   bool
+	synced   bool // clock sampled at MPI_Init
+	f        *os.File
+	bw       *trace.BlockWriter
+	ch       chan trJob
+	done     chan struct{}
+	fw       *flate.Writer
+	scratch  bytes.Buffer
+	evs      []trace.Event
+	comms    map[int]bool
+	nregions int
+	ntexts   int
+	cal      trace.Calib
+	written  uint64
+	err      error
+}
+
+const traceSyncRounds = 10
+
+// traceInit runs at MPI_Init (all ranks): with MPISCOPE_TRACE=1 it samples
+// the clock against rank 0, opens the file and returns the start flag.
+func traceInit() int {
+	C.ms_trace_bufsize = C.size_t(state.cfg.TraceBuffer)
+	C.ms_trace_skew = C.int64_t(int64(state.rank) * state.cfg.TraceSkewNs)
+	if !state.cfg.Trace {
+		return 0
+	}
+	s, ok := traceSync()
+	if !traceOpen() {
+		return 0
+	}
+	if ok {
+		tr.Lock()
+		tr.synced = true
+		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
+		tr.Unlock()
+	}
+	return 16
+}
+
+func traceSync() (trace.Sync, bool) {
+	var local C.uint64_t
+	var off C.int64_t
+	var rtt C.uint64_t
+	if C.ms_trace_sync(traceSyncRounds, &local, &off, &rtt) != 0 {
+		return trace.Sync{}, false
+	}
+	return trace.Sync{LocalNs: uint64(local), OffsetNs: int64(off), RTTNs: uint64(rtt)}, true
+}
+
+//export msgoTraceStart
+func msgoTraceStart() C.int {
+	if traceOpen() {
+		return 1
+	}
+	return 0
+}
+
+// traceOpen creates the rank's file and starts the writer, once.
+func traceOpen() bool {
+	if tr.open.Load() {
+		return true
+	}
+	tr.Lock()
+	defer tr.Unlock()
+	if tr.open.Load() {
+		return true
+	}
+	if tr.failed || state.job == "" {
+		return false
+	}
+	path := trace.RankPath(state.job, state.rank)
+	err := os.MkdirAll(filepath.Dir(path), 0o777)
+	var f *os.File
+	if err == nil {
+		f, err = os.Create(path)
+	}
+	if err != nil {
+		tr.failed = true
+		traceWarn(fmt.Sprintf("rank %d: cannot write the trace (%v): tracing off", state.rank, err))
+		return false
+	}
+	tr.f = f
+	tr.bw, _ = trace.NewBlockWriter(f)
+	tr.fw, _ = flate.NewWriter(nil, flate.BestSpeed)
+	tr.comms = map[int]bool{}
+	tr.nregions = 1
+	h := &trace.Header{Rank: state.rank, Size: state.size, PID: os.Getpid(), Host: state.host,
+		Family: family, Tool: Version, Timer: "clock_gettime", RealNs: int64(C.ms_real0)}
+	if C.ms_use_tsc_get() != 0 {
+		h.Timer = "tsc"
+	}
+	nf := int(C.ms_nfuncs_get())
+	for i := 0; i < nf; i++ {
+		h.FnNames = append(h.FnNames, C.GoString(C.ms_fn_name(C.int(i))))
+		h.FnClasses = append(h.FnClasses, C.GoString(C.ms_fn_class(C.int(i))))
+	}
+	tr.bw.Block(trace.BHeader, trace.EncodeHeader(h))
+	tr.ch = make(chan trJob, 4096)
+	tr.done = make(chan struct{})
+	go traceWriter(tr.ch, tr.done)
+	tr.open.Store(true)
+	return true
+}
+
+func traceWarn(msg string) {
+	if !state.cfg.Quiet {
+		fmt.Fprintf(os.Stderr, "mpiscope: warning: %s\n", msg)
+	}
+}
+
+// msgoTraceHandoff takes a full buffer from an application thread: the
+// only call into Go the trace makes while the application runs. It never
+// blocks; 0 means "not taken" (the thread then drops the events).
+//
+//export msgoTraceHandoff
+func msgoTraceHandoff(tb *C.ms_tbuf, idx C.int, n C.uint32_t) C.int {
+	if !tr.open.Load() {
+		return 0
+	}
+	select {
+	case tr.ch <- trJob{tb: tb, idx: int(idx), n: int(n)}:
+		return 1
+	default:
+		return 0
+	}
+}
+
+func traceWriter(ch chan trJob, done chan struct{}) {
+	defer close(done)
+	for j := range ch {
+		if j.flush != nil {
+			tr.Lock()
+			if err := tr.bw.Flush(); err != nil && tr.err == nil {
+				tr.err = err
+			}
+			tr.Unlock()
+			close(j.flush)
+			continue
+		}
+		traceWrite(j)
+	}
+}
+
+// traceWrite encodes one buffer (then gives it back to its thread) and
+// writes the definitions it may need, the calibration and the events.
+func traceWrite(j trJob) {
+	defer func() {
+		if e := recover(); e != nil {
+			traceWarn(fmt.Sprintf("rank %d: trace writer: %v", state.rank, e))
+		}
+	}()
+	src := unsafe.Slice(C.ms_trace_events(j.tb, C.int(j.idx)), j.n)
+	evs := tr.evs[:0]
+	for i := range src {
+		e := &src[i]
+		evs = append(evs, trace.Event{Kind: uint8(e.kind), Flags: uint8(e.flags), Fn: uint16(e.fn), Comm: int32(e.comm),
+			T0: uint64(e.t0), T1: uint64(e.t1), PC: uint64(e.pc), Req: uint64(e.req),
+			SPeer: int32(e.speer), STag: int32(e.stag), RPeer: int32(e.rpeer), RTag: int32(e.rtag),
+			SBytes: int64(e.sbytes), RBytes: int64(e.rbytes)})
+	}
+	tid := int(j.tb.tid)
+	C.ms_trace_release(j.tb, C.int(j.idx))
+	tr.evs = evs
+	tr.Lock()
+	defer tr.Unlock()
+	traceDefs()
+	p, err := trace.AppendEvents(nil, tid, evs, tr.fw, &tr.scratch)
+	if err == nil {
+		err = tr.bw.Block(trace.BEvents, p)
+	}
+	if err != nil && tr.err == nil {
+		tr.err = err
+		traceWarn(fmt.Sprintf("rank %d: writing the trace: %v", state.rank, err))
+	}
+	tr.written += uint64(len(evs))
+}
+
+// traceDefs writes definitions added since the last block (tr locked).
+func traceDefs() {
+	n := int(C.ms_comm_count())
+	for id := 0; id < n; id++ {
+		if tr.comms[id] {
+			continue
+		}
+		var world *C.int
+		var inter C.int
+		rs := int(C.ms_trace_comm(C.int(id), &world, &inter))
+		if rs < 0 {
+			continue // not used by a traced call yet
+		}
+		m := C.ms_comm_meta_at(C.int(id))
+		d := &trace.CommDef{ID: id, Key: C.GoString(&m.key[0]), Size: int(m.size), Inter: inter != 0}
+		if world != nil {
+			for _, w := range unsafe.Slice(world, rs) {
+				d.World = append(d.World, int(w))
+			}
+		} else {
+			for i := 0; i < rs; i++ {
+				d.World = append(d.World, i)
+			}
+		}
+		tr.comms[id] = true
+		tr.bw.Block(trace.BComm, trace.EncodeComm(d))
+	}
+	for nr := int(C.ms_region_count()); tr.nregions < nr; tr.nregions++ {
+		tr.bw.Block(trace.BRegion, trace.EncodeName(tr.nregions, C.GoString(C.ms_region_path(C.int(tr.nregions)))))
+	}
+	for nt := int(C.ms_event_count()); tr.ntexts < nt; tr.ntexts++ {
+		tr.bw.Block(trace.BText, trace.EncodeName(tr.ntexts, C.GoString(C.ms_event_text(C.int(tr.ntexts)))))
+	}
+	if c, ok := traceCalib(); ok && c != tr.cal {
+		tr.cal = c
+		tr.bw.Block(trace.BCalib, trace.EncodeCalib(c))
+	}
+}
+
+// traceCalib maps ticks to CLOCK_MONOTONIC ns (plus the testing skew),
+// measured from MPI_Init to now.
+func traceCalib() (trace.Calib, bool) {
+	skew := uint64(int64(C.ms_trace_skew))
+	c := trace.Calib{Tick0: uint64(C.ms_cal_tsc0), Ns0: uint64(C.ms_cal_ns0) + skew, NsPerTick: 1}
+	if C.ms_use_tsc_get() == 0 {
+		return c, true
+	}
+	dn := float64(uint64(C.ms_mono_ns()) - uint64(C.ms_cal_ns0))
+	dt := float64(uint64(C.ms_ticks_now()) - uint64(C.ms_cal_tsc0))
+	if dn < 1e6 || dt <= 0 {
+		if tr.cal.NsPerTick != 0 {
+			return tr.cal, false
+		}
+		c.NsPerTick = nsPerTick()
+		return c, true
+	}
+	c.NsPerTick = dn / dt
+	return c, true
+}
+
+// traceHandAll queues every thread's partial buffer (the threads are quiet:
+// finalize) and waits until the writer has written everything.
+func traceHandAll(all bool) {
+	if all {
+		for tb := C.ms_tbufs_head(); tb != nil; tb = tb.next {
+			if tb.n == 0 {
+				continue
+			}
+			cur := int(tb.cur)
+			for i := 0; i < 2000 && tb.busy[1-cur] != 0; i++ {
+				time.Sleep(time.Millisecond)
+			}
+			tb.busy[cur] = 1
+			tr.ch <- trJob{tb: tb, idx: cur, n: int(tb.n)}
+			tb.handed += C.uint64_t(tb.n)
+			tb.cur = C.int(1 - cur)
+			tb.n = 0
+		}
+	}
+	fl := make(chan struct{})
+	tr.ch <- trJob{flush: fl}
+	<-fl
+}
+
+// traceFlush is MPI_Pcontrol(2): this thread's events are written now;
+// other threads hand theirs over at their next event.
+func traceFlush() {
+	if !tr.open.Load() {
+		return
+	}
+	C.ms_trace_flushgen()
+	C.ms_trace_flush_self()
+	fl := make(chan struct{})
+	tr.ch <- trJob{flush: fl}
+	<-fl
+}
+
+// traceDropped is the number of trace events lost on this rank.
+func traceDropped() uint64 {
+	var d uint64
+	for tb := C.ms_tbufs_head(); tb != nil; tb = tb.next {
+		d += uint64(tb.dropped)
+	}
+	return d
+}
+
+// traceFinish ends the trace at MPI_Finalize (all ranks): the ranks agree
+// whether anyone traced, sample the clock again, and every rank writes
+// its last buffers, the sample and the final block.
+func traceFinish() {
+	C.ms_trace_set(0)
+	mine := 0
+	if tr.open.Load() {
+		mine = 1
+	}
+	if C.ms_trace_any(C.int(mine)) == 0 {
+		return
+	}
+	s, ok := traceSync()
+	if !tr.open.Load() {
+		return
+	}
+	traceHandAll(true)
+	close(tr.ch)
+	<-tr.done
+	tr.Lock()
+	defer tr.Unlock()
+	traceDefs()
+	if ok {
+		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
+	}
+	var total uint64
+	for tb := C.ms_tbufs_head(); tb != nil; tb = tb.next {
+		if tb.dropped > 0 {
+			tr.bw.Block(trace.BGap, trace.EncodeGap(int(tb.tid), uint64(tb.dropped)))
+		}
+		total += uint64(tb.total)
+	}
+	tr.bw.Block(trace.BFinal, trace.EncodeFinal(trace.Final{Events: tr.written, Dropped: traceDropped()}))
+	if err := tr.bw.Flush(); err != nil && tr.err == nil {
+		tr.err = err
+	}
+	if err := tr.f.Close(); err != nil && tr.err == nil {
+		tr.err = err
+	}
+	if tr.err != nil {
+		traceWarn(fmt.Sprintf("rank %d: the trace may be incomplete: %v", state.rank, tr.err))
+	}
+	if d := traceDropped(); d > 0 {
+		warn(fmt.Sprintf("rank %d: %d trace events dropped (writer behind); raise MPISCOPE_TRACE_BUFFER", state.rank, d))
+	}
+	_ = total
+	tr.open.Store(false)
+}

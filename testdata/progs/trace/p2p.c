@@ -1,0 +1,62 @@
+/* p2p.c: point-to-point patterns with known peers, tags and sizes, for
+ * 3 ranks (trace tests, internal/trace/e2e_test.go). */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	int rank, size, buf[16] = {0};
+	double d[4] = {0};
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Pcontrol(4, "phase");
+	/* blocking: 0 -> 1, 10 ints, tag 5 */
+	if (rank == 0)
+		MPI_Send(buf, 10, MPI_INT, 1, 5, MPI_COMM_WORLD);
+	else if (rank == 1)
+		MPI_Recv(buf, 10, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	/* nonblocking: 1 -> 0, 3 doubles, tag 6, received from any source/tag */
+	if (rank == 1) {
+		MPI_Request r;
+		MPI_Isend(d, 3, MPI_DOUBLE, 0, 6, MPI_COMM_WORLD, &r);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+	} else if (rank == 0) {
+		MPI_Request r;
+		MPI_Irecv(d, 4, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+	}
+	/* Sendrecv ring: to rank+1, from rank-1, 1 int, tag 7 */
+	MPI_Sendrecv(buf, 1, MPI_INT, (rank + 1) % size, 7, buf + 1, 1, MPI_INT, (rank + size - 1) % size, 7,
+		     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	/* any source, blocking: 2 -> 0, 2 ints, tag 8 */
+	if (rank == 2)
+		MPI_Send(buf, 2, MPI_INT, 0, 8, MPI_COMM_WORLD);
+	else if (rank == 0)
+		MPI_Recv(buf, 16, MPI_INT, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	/* Waitall: 1 and 2 -> 0, 4 ints, tag 9 */
+	if (rank == 0) {
+		MPI_Request r[2];
+		MPI_Irecv(buf, 4, MPI_INT, 1, 9, MPI_COMM_WORLD, &r[0]);
+		MPI_Irecv(buf + 4, 4, MPI_INT, 2, 9, MPI_COMM_WORLD, &r[1]);
+		MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+	} else {
+		MPI_Request r;
+		MPI_Isend(buf, 4, MPI_INT, 0, 9, MPI_COMM_WORLD, &r);
+		MPI_Waitall(1, &r, MPI_STATUSES_IGNORE);
+	}
+	/* a split communicator: ranks 0 and 2 (even), message 2 -> 0 on it, tag 3 */
+	MPI_Comm even;
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &even);
+	if (rank == 2)
+		MPI_Send(buf, 5, MPI_INT, 0, 3, even);
+	else if (rank == 0)
+		MPI_Recv(buf, 5, MPI_INT, 1, 3, even, MPI_STATUS_IGNORE);
+	MPI_Comm_free(&even);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Allreduce(d, d + 1, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Pcontrol(-4);
+	MPI_Pcontrol(5, "done");
+	MPI_Finalize();
+	return 0;
+}
