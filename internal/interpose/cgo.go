@@ -106,7 +106,7 @@ func msgoStart(session C.int) C.int {
 	}
 	C.ms_priv_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), 0)
 	state.job = C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
-	return C.int(startFlags(cfg))
+	return C.int(startFlags(cfg) | traceInit()) // traceInit: trace_cgo.go
 }
 
 func startFlags(cfg Config) int {
@@ -194,6 +194,7 @@ func collect(st string) *rawRank {
 		end = now
 	}
 	r.AppTicks = end - uint64(C.ms_app_start)
+	r.Dropped = traceDropped() // trace events lost (trace_cgo.go)
 	nreg := int(C.ms_region_count())
 	r.RegionPath = make([]string, nreg)
 	for i := 1; i < nreg; i++ {
@@ -402,6 +403,7 @@ func msgoFinalize() {
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("finalize")
+	traceFinish() // trace_cgo.go: last buffers, clock sample, final block
 	tm := newFinalizeTiming()
 	local := rankProfile("final")
 	tm.mark("local")
@@ -527,6 +529,7 @@ func msgoFlush() {
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("snapshot")
+	traceFlush() // trace_cgo.go: trace buffers to disk too
 	state.flushes++
 	p := rankProfile("snapshot")
 	symbolizeSites(p)

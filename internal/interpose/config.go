@@ -21,6 +21,9 @@ type Config struct {
 	Quiet        bool          // MPISCOPE_QUIET: write nothing to stdout or stderr
 	Report       bool          // MPISCOPE_REPORT: write report.txt
 	Top          int           // MPISCOPE_TOP: rows per table in report.txt
+	Trace        bool          // MPISCOPE_TRACE: record an event trace from MPI_Init
+	TraceBuffer  int64         // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
+	TraceSkewNs  int64         // MPISCOPE_TRACE_SKEW_NS: testing, shifts rank r's clock by r x this
 	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY (crash-safety issue)
 }
 
@@ -82,6 +85,26 @@ var Settings = []setting{
 			c.Top = n
 			return nil
 		}},
+	{"MPISCOPE_TRACE", "0", "1: record an event trace from MPI_Init (MPI_Pcontrol(6)/(-6) start/stop it at run time)",
+		func(c *Config, v string) (err error) { c.Trace, err = parseBool(v); return }},
+	{"MPISCOPE_TRACE_BUFFER", "4M", "size of each of a thread's two trace buffers (bytes; K, M, G suffixes)",
+		func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil || n < 64<<10 || n > 1<<30 {
+				return fmt.Errorf("want a size from 64K to 1G")
+			}
+			c.TraceBuffer = n
+			return nil
+		}},
+	{"MPISCOPE_TRACE_SKEW_NS", "0", "testing only: pretend rank r's clock is r x this many ns ahead (checks clock correction)",
+		func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("want an integer")
+			}
+			c.TraceSkewNs = n
+			return nil
+		}},
 	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",
 		func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
@@ -99,9 +122,26 @@ var Settings = []setting{
 // reserved names are read by other parts (traces, launcher) and must not
 // be reported as unknown.
 var reserved = map[string]bool{
-	"MPISCOPE_TRACE": true, "MPISCOPE_TRACE_BUFFER": true, "MPISCOPE_SNAPSHOT_SIGNAL": true,
-	"MPISCOPE_LIB": true, "MPISCOPE_LIBDIR": true, "MPISCOPE_BUILD": true, "MPISCOPE_FAMILY": true,
+	"MPISCOPE_SNAPSHOT_SIGNAL": true,
+	"MPISCOPE_LIB":             true, "MPISCOPE_LIBDIR": true, "MPISCOPE_BUILD": true, "MPISCOPE_FAMILY": true,
 	"MPISCOPE_DEBUG_TIMING": true, // rank 0 prints finalize phase timings (benchmarks)
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix (powers of 1024).
+func parseSize(v string) (int64, error) {
+	v = strings.TrimSpace(strings.ToUpper(v))
+	mult := int64(1)
+	for i, suf := range []string{"K", "M", "G"} {
+		if t, ok := strings.CutSuffix(strings.TrimSuffix(v, "B"), suf); ok {
+			v, mult = t, int64(1)<<(10*(i+1))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size")
+	}
+	return n * mult, nil
 }
 
 // ParseConfig reads MPISCOPE_* variables from env (as os.Environ gives them).
