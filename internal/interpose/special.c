@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "_cgo_export.h"
-#include "safety.h"
 
 MS_HIDDEN int ms_tsc_invariant(void);
 MS_HIDDEN void ms_comm_init(void);
@@ -96,7 +95,6 @@ static void ms_start_mode(int level, int session)
 	ms_app_start = ms_cal_tsc0;
 	ms_active = flags & 1;
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
-	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
 }
 
 static void ms_start(int level) { ms_start_mode(level, 0); }
@@ -107,7 +105,6 @@ void ms_start_run(int level) { ms_start(level); }
 
 int MPI_Init(int *argc, char ***argv)
 {
-	ms_safety_preinit();
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS)
 		ms_start(MPI_THREAD_SINGLE);
@@ -116,7 +113,6 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	ms_safety_preinit();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		ms_start(*provided);
@@ -136,7 +132,6 @@ void ms_finalize_run(void)
 		ms_stop();
 		ms_finished = 1;
 		msgoFinalize();
-		ms_safety_fini();
 		if (ms_priv != MPI_COMM_NULL)
 			PMPI_Comm_free(&ms_priv);
 	}
@@ -153,7 +148,7 @@ void ms_abort_run(int errorcode)
 	if (ms_started && !ms_finished) {
 		ms_stop();
 		ms_finished = 1;
-		ms_safety_end(MS_END_ABORT, errorcode); /* bounded in time */
+		msgoAbort(errorcode);
 	}
 }
 
@@ -182,7 +177,6 @@ int MPI_Session_finalize(MPI_Session *session)
 		ms_stop();
 		ms_finished = 1;
 		msgoSessionEnd();
-		ms_safety_fini();
 	}
 	return PMPI_Session_finalize(session);
 }
@@ -338,7 +332,7 @@ int ms_pcontrol(int level, va_list ap)
 		ms_active = 0;
 		break;
 	case 1:
-		ms_active = !ms_disabled; /* off for good after an internal error */
+		ms_active = 1;
 		break;
 	case 2:
 		msgoFlush();
