@@ -334,6 +334,11 @@ func NewFPlan(p *Plan, fs *FSyms) *FPlan {
 			switch {
 			case fSpecial[name]:
 				e.Kind = FSpecial
+			case f.Hand:
+				// special.c's wrapper has no ms_ body to call; the
+				// implementation's entry is timed (and reaches that
+				// wrapper where the Fortran layer calls the C MPI_ one).
+				e.Kind, e.Why = FTimed, "hand-written C wrapper"
 			case ts:
 				e.Kind, e.Why = FTimed, "descriptor-based buffer"
 				if fs.Imported[name] {
