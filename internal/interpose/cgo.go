@@ -53,7 +53,7 @@ var state struct {
 // warn prints a warning once on rank 0 (unless quiet) and keeps it for the
 // report.
 func warn(msg string) {
-	state.warnings = append(state.warnings, msg)
+	addWarning(msg)
 	if state.rank == 0 && !state.cfg.Quiet {
 		fmt.Fprintf(os.Stderr, "mpiscope: warning: %s\n", msg)
 	}
@@ -330,7 +330,7 @@ func (r *rawRank) meta() profile.Meta {
 		timer = "tsc"
 	}
 	settings := append([]profile.Setting(nil), state.settings...)
-	for _, w := range state.warnings {
+	for _, w := range warningsCopy() {
 		settings = append(settings, profile.Setting{Name: "warning", Value: w})
 	}
 	start := int64(C.ms_real0)
@@ -537,23 +537,11 @@ func msgoFlush() {
 	writeRank(p, profile.SnapshotDir(state.job, state.flushes))
 }
 
-//export msgoAbort
-func msgoAbort(code C.int) {
-	state.Lock()
-	defer state.Unlock()
-	defer recoverWarn("abort")
-	p := rankProfile("abort")
-	symbolizeSites(p)
-	p.Meta.Partial = true
-	writeRank(p, "")
-}
-
-// recoverWarn keeps a bug of ours from taking the application down.
+// recoverWarn keeps a bug of ours from taking the application down: it
+// turns recording off and warns once (internalError, safety.go).
 func recoverWarn(where string) {
 	if e := recover(); e != nil {
-		if !state.cfg.Quiet {
-			fmt.Fprintf(os.Stderr, "mpiscope: rank %d: internal error during %s: %v (data may be missing)\n", state.rank, where, e)
-		}
+		internalError(where, e)
 	}
 }
 

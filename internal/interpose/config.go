@@ -24,8 +24,20 @@ type Config struct {
 	Trace        bool          // MPISCOPE_TRACE: record an event trace from MPI_Init
 	TraceBuffer  int64         // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
 	TraceSkewNs  int64         // MPISCOPE_TRACE_SKEW_NS: testing, shifts rank r's clock by r x this
-	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY (crash-safety issue)
+	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY: periodic snapshots (0 = none)
+	// SnapshotSignal is MPISCOPE_SNAPSHOT_SIGNAL: the signal (a name from
+	// snapshotSignals, without SIG) on which a rank writes a snapshot; ""
+	// for none.
+	SnapshotSignal string
 }
+
+// snapshotSignals are the signals MPISCOPE_SNAPSHOT_SIGNAL may name: ones
+// whose default action is harmless to take over (never TERM, INT, KILL...).
+var snapshotSignals = []string{"USR1", "USR2", "HUP", "WINCH"}
+
+// minSnapshotEvery bounds MPISCOPE_SNAPSHOT_EVERY from below: a snapshot
+// reads every table and writes a file.
+const minSnapshotEvery = time.Second
 
 // setting describes one variable: its default and how to apply a value.
 type setting struct {
@@ -114,16 +126,35 @@ var Settings = []setting{
 			if err != nil || d < 0 {
 				return fmt.Errorf("want a duration such as 30s or 10m")
 			}
+			if d > 0 && d < minSnapshotEvery {
+				return fmt.Errorf("want 0 or at least %v", minSnapshotEvery)
+			}
 			c.SnapshotEvry = d
 			return nil
+		}},
+	{"MPISCOPE_SNAPSHOT_SIGNAL", "USR1", "signal on which a rank writes a snapshot: USR1, USR2, HUP, WINCH or none",
+		func(c *Config, v string) error {
+			u := strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(v)), "SIG")
+			switch u {
+			case "NONE", "0", "OFF", "":
+				c.SnapshotSignal = ""
+				return nil
+			}
+			for _, s := range snapshotSignals {
+				if u == s {
+					c.SnapshotSignal = s
+					return nil
+				}
+			}
+			return fmt.Errorf("want one of %s, or none", strings.Join(snapshotSignals, ", "))
 		}},
 }
 
 // reserved names are read by other parts (traces, launcher) and must not
 // be reported as unknown.
 var reserved = map[string]bool{
-	"MPISCOPE_SNAPSHOT_SIGNAL": true,
-	"MPISCOPE_LIB":             true, "MPISCOPE_LIBDIR": true, "MPISCOPE_BUILD": true, "MPISCOPE_FAMILY": true,
+	"MPISCOPE_FAULT": true,
+	"MPISCOPE_LIB":   true, "MPISCOPE_LIBDIR": true, "MPISCOPE_BUILD": true, "MPISCOPE_FAMILY": true,
 	"MPISCOPE_DEBUG_TIMING": true, // rank 0 prints finalize phase timings (benchmarks)
 }
 

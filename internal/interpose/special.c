@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "_cgo_export.h"
+#include "safety.h"
 
 MS_HIDDEN int ms_tsc_invariant(void);
 MS_HIDDEN void ms_comm_init(void);
@@ -95,6 +96,7 @@ static void ms_start_mode(int level, int session)
 	ms_app_start = ms_cal_tsc0;
 	ms_active = flags & 1;
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
+	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
 }
 
 static void ms_start(int level) { ms_start_mode(level, 0); }
@@ -105,6 +107,7 @@ void ms_start_run(int level) { ms_start(level); }
 
 int MPI_Init(int *argc, char ***argv)
 {
+	ms_safety_preinit();
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS)
 		ms_start(MPI_THREAD_SINGLE);
@@ -113,6 +116,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	ms_safety_preinit();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		ms_start(*provided);
@@ -132,6 +136,7 @@ void ms_finalize_run(void)
 		ms_stop();
 		ms_finished = 1;
 		msgoFinalize();
+		ms_safety_fini();
 		if (ms_priv != MPI_COMM_NULL)
 			PMPI_Comm_free(&ms_priv);
 	}
@@ -148,7 +153,7 @@ void ms_abort_run(int errorcode)
 	if (ms_started && !ms_finished) {
 		ms_stop();
 		ms_finished = 1;
-		msgoAbort(errorcode);
+		ms_safety_end(MS_END_ABORT, errorcode); /* bounded in time */
 	}
 }
 
@@ -177,6 +182,7 @@ int MPI_Session_finalize(MPI_Session *session)
 		ms_stop();
 		ms_finished = 1;
 		msgoSessionEnd();
+		ms_safety_fini();
 	}
 	return PMPI_Session_finalize(session);
 }
@@ -332,7 +338,7 @@ int ms_pcontrol(int level, va_list ap)
 		ms_active = 0;
 		break;
 	case 1:
-		ms_active = 1;
+		ms_active = !ms_disabled; /* off for good after an internal error */
 		break;
 	case 2:
 		msgoFlush();
