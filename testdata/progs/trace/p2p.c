@@ -16,14 +16,14 @@ int main(int argc, char **argv)
 		MPI_Send(buf, 10, MPI_INT, 1, 5, MPI_COMM_WORLD);
 	else if (rank == 1)
 		MPI_Recv(buf, 10, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-	/* nonblocking: 1 -> 0, 3 doubles, tag 6, received from any source/tag */
+	/* nonblocking: 1 -> 0, 3 doubles, tag 6, received from any source */
 	if (rank == 1) {
 		MPI_Request r;
 		MPI_Isend(d, 3, MPI_DOUBLE, 0, 6, MPI_COMM_WORLD, &r);
 		MPI_Wait(&r, MPI_STATUS_IGNORE);
 	} else if (rank == 0) {
 		MPI_Request r;
-		MPI_Irecv(d, 4, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r);
+		MPI_Irecv(d, 4, MPI_DOUBLE, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &r);
 		MPI_Wait(&r, MPI_STATUS_IGNORE);
 	}
 	/* Sendrecv ring: to rank+1, from rank-1, 1 int, tag 7 */

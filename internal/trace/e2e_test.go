@@ -1,0 +1,330 @@
+package trace_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/mpitest"
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// run runs a test program under mpirun with the library preloaded and
+// returns the job directory.
+func run(t *testing.T, f mpitest.Family, src string, np int, env map[string]string, args ...string) (string, mpitest.Result) {
+	t.Helper()
+	dir := t.TempDir()
+	prog := mpitest.Compile(t, f.MPICC, "trace/"+src, dir)
+	job := filepath.Join(dir, "job")
+	e := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"}
+	for k, v := range env {
+		e[k] = v
+	}
+	res := f.Exec(t, mpitest.Run{NP: np, Env: e, Preload: f.Lib(), Args: append([]string{prog}, args...), Dir: dir})
+	if res.Err != nil {
+		t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
+	}
+	return job, res
+}
+
+// collector records what a walk visits.
+type collector struct {
+	calls   map[[2]any]int // (rank, fn) -> count
+	sends   map[uint64]*trace.Call
+	sendMsg map[uint64]trace.Msg
+	recvs   map[uint64]*trace.Call
+	recvMsg map[uint64]trace.Msg
+	marks   []string
+	regions []string
+}
+
+func newCollector() *collector {
+	return &collector{calls: map[[2]any]int{}, sends: map[uint64]*trace.Call{}, recvs: map[uint64]*trace.Call{},
+		sendMsg: map[uint64]trace.Msg{}, recvMsg: map[uint64]trace.Msg{}}
+}
+
+func (c *collector) Call(x *trace.Call) error {
+	c.calls[[2]any{x.Rank, x.Fn}]++
+	cp := *x
+	if x.Send != nil {
+		c.sends[x.Send.Flow] = &cp
+		c.sendMsg[x.Send.Flow] = *x.Send
+	}
+	if x.Recv != nil {
+		c.recvs[x.Recv.Flow] = &cp
+		c.recvMsg[x.Recv.Flow] = *x.Recv
+	}
+	for _, m := range x.RecvDone {
+		c.recvs[m.Flow] = &cp
+		c.recvMsg[m.Flow] = m
+	}
+	return nil
+}
+
+func (c *collector) Region(rank, thread int, enter bool, name string, t float64) error {
+	c.regions = append(c.regions, name)
+	return nil
+}
+
+func (c *collector) Mark(rank, thread int, text string, t float64) error {
+	c.marks = append(c.marks, text)
+	return nil
+}
+
+func walk(t *testing.T, job string, noClock bool) (*collector, *trace.Walker) {
+	t.Helper()
+	j, err := trace.OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Warnings) > 0 {
+		t.Errorf("warnings: %v", j.Warnings)
+	}
+	w := trace.NewWalker(j, trace.WalkOptions{NoClock: noClock})
+	c := newCollector()
+	if err := w.Walk(c); err != nil {
+		t.Fatal(err)
+	}
+	return c, w
+}
+
+func TestTraceP2P(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "p2p.c", 3, map[string]string{"MPISCOPE_TRACE": "1"})
+		c, w := walk(t, job, false)
+		want := map[[2]any]int{
+			{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 3, {0, "MPI_Wait"}: 1, {0, "MPI_Waitall"}: 1,
+			{0, "MPI_Sendrecv"}: 1, {0, "MPI_Barrier"}: 1, {0, "MPI_Allreduce"}: 1, {0, "MPI_Isend"}: 0,
+			{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1, {1, "MPI_Waitall"}: 1, {1, "MPI_Sendrecv"}: 1,
+			{1, "MPI_Send"}: 0, {1, "MPI_Barrier"}: 1,
+			{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 1, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
+			{2, "MPI_Allreduce"}: 1,
+		}
+		for k, n := range want {
+			if c.calls[k] != n {
+				t.Errorf("rank %v %v: %d calls, want %d", k[0], k[1], c.calls[k], n)
+			}
+		}
+		// Every message: 0->1 (5), 1->0 (6), ring (7) x3, 2->0 (8), 1,2->0 (9), 2->0 on the split comm (3).
+		if len(c.sends) != 9 || len(c.recvs) != 9 {
+			t.Errorf("%d sends, %d receives; want 9 and 9", len(c.sends), len(c.recvs))
+		}
+		type m struct {
+			src, dst, tag int
+			bytes         int64
+		}
+		got := map[m]int{}
+		for id, s := range c.sends {
+			r, ok := c.recvs[id]
+			if !ok {
+				t.Errorf("send rank %d -> %d tag %d not matched", s.Rank, c.sendMsg[id].Peer, c.sendMsg[id].Tag)
+				continue
+			}
+			sm, rm := c.sendMsg[id], c.recvMsg[id]
+			if sm.Peer != r.Rank || rm.Peer != s.Rank || sm.Tag != rm.Tag || sm.Bytes != rm.Bytes {
+				t.Errorf("send %+v from %d does not fit receive %+v at %d", sm, s.Rank, rm, r.Rank)
+			}
+			if r.T1 < s.T0 {
+				t.Errorf("message %d->%d tag %d received (%.0f) before it was sent (%.0f)", s.Rank, r.Rank, sm.Tag, r.T1, s.T0)
+			}
+			got[m{s.Rank, r.Rank, sm.Tag, rm.Bytes}]++
+		}
+		for _, x := range []m{{0, 1, 5, 40}, {1, 0, 6, 24}, {0, 1, 7, 4}, {1, 2, 7, 4}, {2, 0, 7, 4}, {2, 0, 8, 8}, {1, 0, 9, 16}, {2, 0, 9, 16}, {2, 0, 3, 20}} {
+			if got[x] != 1 {
+				t.Errorf("message %+v seen %d times", x, got[x])
+			}
+		}
+		if w.Unmatched != 0 {
+			t.Errorf("%d unmatched completions", w.Unmatched)
+		}
+		if strings.Count(strings.Join(c.marks, ","), "done") != 3 || strings.Count(strings.Join(c.regions, ","), "phase") != 6 {
+			t.Errorf("marks %v regions %v", c.marks, c.regions)
+		}
+		// OTF2: otf2-print reads the archive; its records carry the peers.
+		out := filepath.Join(filepath.Dir(job), "otf2")
+		j, _ := trace.OpenJob(job)
+		w2 := trace.NewWalker(j, trace.WalkOptions{})
+		o, err := trace.NewOTF2Writer(out, w2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w2.Walk(o); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+		text := otf2Print(t, out)
+		lines := map[string][]string{}
+		re := regexp.MustCompile(`^(MPI_[A-Z_]+)\s+(\d+)\s+\d+\s*(.*)$`)
+		for _, l := range strings.Split(text, "\n") {
+			if g := re.FindStringSubmatch(l); g != nil {
+				lines[g[1]] = append(lines[g[1]], g[2]+" "+g[3])
+			}
+		}
+		for rec, n := range map[string]int{"MPI_SEND": 6, "MPI_RECV": 6, "MPI_ISEND": 3, "MPI_ISEND_COMPLETE": 3,
+			"MPI_IRECV_REQUEST": 3, "MPI_IRECV": 3, "MPI_COLLECTIVE_BEGIN": 6, "MPI_COLLECTIVE_END": 6} {
+			if len(lines[rec]) != n {
+				t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
+			}
+		}
+		for _, l := range []string{
+			`MPI_SEND 0 Receiver: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 5, Length: 40`,
+			`MPI_RECV 1 Sender: 0 ("thread 0" <0>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 5, Length: 40`,
+			`MPI_IRECV 0 Sender: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 6, Length: 24, Request: 1`,
+			`MPI_RECV 0 Sender: 2 ("thread 0" <2>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 8, Length: 8`,
+			`MPI_RECV 0 Sender: 1 ("thread 0" <2>), Communicator: "Comm_split:2@0" <1>, Tag: 3, Length: 20`,
+		} {
+			rec, rest, _ := strings.Cut(l, " ")
+			found := false
+			for _, x := range lines[rec] {
+				found = found || x == rest
+			}
+			if !found {
+				t.Errorf("otf2-print: no line %q", l)
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s", text)
+		}
+		// Perfetto: structure, tracks, flows in pairs.
+		checkPerfetto(t, j, 3)
+	})
+}
+
+func otf2Print(t *testing.T, dir string) string {
+	t.Helper()
+	bin, err := exec.LookPath("otf2-print")
+	if err != nil {
+		mpitest.Skip(t, "otf2-print not installed")
+	}
+	out, err := exec.Command(bin, filepath.Join(dir, "traces.otf2")).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "ERROR") {
+		t.Fatalf("otf2-print: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+func checkPerfetto(t *testing.T, j *trace.Job, ranks int) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := trace.NewPerfettoWriter(f)
+	if err := trace.NewWalker(j, trace.WalkOptions{}).Walk(p); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	f.Close()
+	b, _ := os.ReadFile(path)
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("perfetto JSON: %v", err)
+	}
+	pids := map[float64]bool{}
+	flows := map[string]string{}
+	for _, e := range doc.TraceEvents {
+		ph, _ := e["ph"].(string)
+		if _, ok := e["pid"].(float64); !ok {
+			t.Fatalf("event without pid: %v", e)
+		}
+		if _, ok := e["tid"].(float64); !ok {
+			t.Fatalf("event without tid: %v", e)
+		}
+		switch ph {
+		case "X":
+			pids[e["pid"].(float64)] = true
+			if _, ok := e["dur"].(float64); !ok {
+				t.Errorf("X without dur: %v", e)
+			}
+			if _, ok := e["args"].(map[string]any); !ok {
+				t.Errorf("X without args: %v", e)
+			}
+		case "s", "f":
+			id := e["id"].(string)
+			flows[id] += ph
+		case "M", "B", "E", "i":
+		default:
+			t.Errorf("unexpected phase %q", ph)
+		}
+	}
+	if len(pids) != ranks {
+		t.Errorf("%d processes, want %d", len(pids), ranks)
+	}
+	for id, s := range flows {
+		if s != "sf" && s != "fs" {
+			t.Errorf("flow %s: %q, want one start and one finish", id, s)
+		}
+	}
+	if len(flows) == 0 {
+		t.Errorf("no flows")
+	}
+}
+
+func TestTracePcontrol(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		job := filepath.Join(dir, "job")
+		prog := mpitest.Compile(t, f.MPICC, "trace/pcontrol.c", dir)
+		res := f.Exec(t, mpitest.Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"},
+			Preload: f.Lib(), Args: []string{prog, job}})
+		if res.Err != nil {
+			t.Fatalf("mpirun: %v\n%s", res.Err, res.Stderr)
+		}
+		var before, after int
+		if _, err := fmtSscan(res.Stdout, &before, &after); err != nil || after <= before || before < 0 {
+			t.Errorf("flush: trace file %d bytes before Pcontrol(2), %d after (stdout %q)", before, after, res.Stdout)
+		}
+		c, _ := walk(t, job, false)
+		for r := 0; r < 2; r++ {
+			if n := c.calls[[2]any{r, "MPI_Barrier"}]; n != 2 {
+				t.Errorf("rank %d: %d barriers traced, want 2", r, n)
+			}
+			if n := c.calls[[2]any{r, "MPI_Allreduce"}]; n != 1 {
+				t.Errorf("rank %d: %d allreduces traced, want 1", r, n)
+			}
+		}
+		if strings.Join(c.marks, ",") != "in window,in window" {
+			t.Errorf("markers %q", c.marks)
+		}
+	})
+}
+
+func TestTraceClock(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		// Rank 1's clock pretends to be 50 ms ahead.
+		job, _ := run(t, f, "order.c", 2, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_SKEW_NS": "50000000"})
+		bad := func(noClock bool) int {
+			c, _ := walk(t, job, noClock)
+			n := 0
+			if len(c.sends) != 40 {
+				t.Errorf("%d sends, want 40", len(c.sends))
+			}
+			for id, s := range c.sends {
+				r, ok := c.recvs[id]
+				if !ok {
+					t.Errorf("unmatched send")
+					continue
+				}
+				if r.T1 < s.T0 {
+					n++
+				}
+			}
+			return n
+		}
+		if n := bad(true); n == 0 {
+			t.Errorf("without correction no message goes backwards: the skew was not applied")
+		}
+		if n := bad(false); n != 0 {
+			t.Errorf("with correction %d of 40 messages are received before they were sent", n)
+		}
+	})
+}
