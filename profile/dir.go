@@ -59,6 +59,9 @@ type LoadInfo struct {
 // NumRanks cannot make Load allocate without bound.
 const maxMissing = 1 << 24
 
+// maxMissingListed bounds LoadInfo.Missing.
+const maxMissingListed = 1 << 16
+
 // Summary describes the load in one line, for example
 // "partial profile: 3 of 4 ranks (missing: 2)".
 func (i *LoadInfo) Summary() string {
@@ -130,17 +133,30 @@ func (i *LoadInfo) finish(p *Profile) {
 		i.Warnings = append(i.Warnings, fmt.Sprintf("%d ranks: too many to list missing ranks", n))
 		i.Ranks = len(p.Ranks)
 	} else if n > 0 {
-		have := make([]bool, n)
+		// From the sorted ranks present, not a table of n entries: memory
+		// stays proportional to the input plus the missing list, which is
+		// capped (a small file may claim millions of ranks).
+		have := make([]int, 0, len(p.Ranks))
 		for _, r := range p.Ranks {
-			if r.Rank >= 0 && r.Rank < n && !have[r.Rank] {
-				have[r.Rank] = true
-				i.Ranks++
+			if r.Rank >= 0 && r.Rank < n {
+				have = append(have, r.Rank)
 			}
 		}
-		for r, ok := range have {
-			if !ok {
-				i.Missing = append(i.Missing, r)
+		slices.Sort(have)
+		have = slices.Compact(have)
+		i.Ranks = len(have)
+		listed := 0
+		next := 0
+		have = append(have, n)
+		for _, h := range have {
+			for ; next < h && listed < maxMissingListed; next++ {
+				i.Missing = append(i.Missing, next)
+				listed++
 			}
+			next = h + 1
+		}
+		if more := n - i.Ranks - listed; more > 0 {
+			i.Warnings = append(i.Warnings, fmt.Sprintf("%d missing ranks not listed (only the first %d are)", more, maxMissingListed))
 		}
 	}
 	i.Partial = i.Partial || len(i.Missing) > 0 || p.Meta.Partial
