@@ -402,6 +402,10 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 	if n > rawLen/8+1 {
 		return 0, evs, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
 	}
+	if rawLen > len(d.b)*1100+64 {
+		// DEFLATE expands at most about 1032:1.
+		return 0, evs, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
+	}
 	raw := make([]byte, rawLen)
 	fr := flate.NewReader(bytes.NewReader(d.b))
 	if _, err := io.ReadFull(fr, raw); err != nil {
