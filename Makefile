@@ -39,7 +39,9 @@ run-demo:
 	cd $(BUILD)/examples && MPISCOPE_OUT=mpiscope-demo mpirun --oversubscribe -np $(NP) ../bin/mpiscope ./sample
 	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
 
-test: deps all run-demo gotest
+test: deps all run-demo race
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
+	$(MAKE) gotest
 
 gotest:
 	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 ./...

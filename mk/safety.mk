@@ -3,6 +3,8 @@
 #   make race         the pure-Go packages under the race detector
 #   make fuzz         each fuzz target of our file readers for FUZZTIME
 FUZZTIME ?= 10s
+# make test runs each fuzz target briefly.
+CI_FUZZTIME ?= 5s
 RACE_PKGS ?= ./profile/... ./internal/report/... ./internal/cli/... ./internal/interpose/... ./internal/symbolize/... ./internal/testutil/...
 
 .PHONY: safety-test race fuzz
@@ -17,3 +19,4 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzUnmarshal$$' -fuzztime $(FUZZTIME) ./profile/
 	go test -run '^$$' -fuzz '^FuzzLoadDir$$' -fuzztime $(FUZZTIME) ./profile/
 	go test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./internal/interpose/
+	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./internal/trace/

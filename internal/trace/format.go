@@ -406,10 +406,14 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 		// DEFLATE expands at most about 1032:1.
 		return 0, evs, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
 	}
-	raw := make([]byte, rawLen)
+	// Allocate what decompression yields, not what the header claims.
 	fr := flate.NewReader(bytes.NewReader(d.b))
-	if _, err := io.ReadFull(fr, raw); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(fr, int64(rawLen)+1))
+	if err != nil {
 		return 0, evs, fmt.Errorf("decompressing events: %v", err)
+	}
+	if len(raw) != rawLen {
+		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
 	r := dec{b: raw}
 	var pt, ppc uint64
