@@ -55,13 +55,12 @@ ms_thread *ms_thread_new(void)
 	t->regions = (ms_regstat *)(m + off_regions);
 	t->events = (uint64_t *)(m + off_events);
 	t->maplen = len;
-	t->epoch = ms_epoch;
+	t->epoch = MS_LOAD(ms_epoch);
 	t->tid = (int)syscall(SYS_gettid);
-	ms_thread *head;
-	do {
-		head = ms_threads;
+	ms_thread *head = __atomic_load_n(&ms_threads, __ATOMIC_RELAXED);
+	do
 		t->next = head;
-	} while (!__atomic_compare_exchange_n(&ms_threads, &head, t, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	while (!__atomic_compare_exchange_n(&ms_threads, &head, t, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 	ms_tls = t;
 	return t;
 }
@@ -87,16 +86,17 @@ void ms_thread_reset(ms_thread *t)
 		t->rstart[i] = now;
 		t->rmpi[i] = 0;
 	}
-	t->epoch = ms_epoch;
+	t->epoch = MS_LOAD(ms_epoch);
 }
 
 /* ---- datatypes ---- */
 
 int64_t ms_tsize_slow(ms_thread *t, MPI_Datatype d, unsigned i)
 {
-	if (t->tgen != ms_type_gen) {
+	uint32_t gen = MS_LOAD(ms_type_gen);
+	if (t->tgen != gen) {
 		memset(t->tcache, 0, sizeof t->tcache);
-		t->tgen = ms_type_gen;
+		t->tgen = gen;
 	}
 	if (d == MPI_DATATYPE_NULL)
 		return 0;

@@ -92,6 +92,11 @@ extern const char *const ms_fn_names[];
 extern const char *const ms_fn_classes[];
 
 /* Runtime state (hot.c). */
+/* Flags shared between threads are read and written with relaxed atomics:
+ * plain moves on x86, and race-free for the C memory model (and TSan). */
+#define MS_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define MS_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 extern volatile int ms_active;
 extern int ms_use_tsc;
 extern volatile uint32_t ms_epoch;
@@ -133,7 +138,7 @@ static inline uint64_t ms_now(void)
  * NULL: profiling off, not initialized, or nested inside a recorded call. */
 static inline ms_thread *ms_enter(void)
 {
-	if (__builtin_expect(!ms_active, 0))
+	if (__builtin_expect(!MS_LOAD(ms_active), 0))
 		return NULL;
 	ms_thread *t = ms_tls;
 	if (__builtin_expect(t == NULL, 0)) {
@@ -171,7 +176,7 @@ static inline int64_t ms_tsize(ms_thread *t, MPI_Datatype d)
 {
 	uintptr_t h = (uintptr_t)d;
 	unsigned i = (unsigned)((h >> 4) ^ (h >> 12) ^ h) & (MS_TCACHE - 1);
-	if (__builtin_expect(t->tcache[i].h == h && t->tgen == ms_type_gen, 1))
+	if (__builtin_expect(t->tcache[i].h == h && t->tgen == MS_LOAD(ms_type_gen), 1))
 		return t->tcache[i].size;
 	return ms_tsize_slow(t, d, i);
 }
@@ -208,7 +213,7 @@ static inline void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, in
 {
 	if (__builtin_expect(ms_tracing, 0))
 		ms_trace_leave(fn, pc, dt, bytes, cm);
-	if (__builtin_expect(t->epoch != ms_epoch, 0))
+	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
 		ms_thread_reset(t);
 	const uint64_t k = (uint64_t)(uintptr_t)pc;
 	const uint32_t reg = t->region;

@@ -94,7 +94,7 @@ static void ms_start_mode(int level, int session)
 	ms_cal_ns0 = ms_mono_ns();
 	ms_cal_tsc0 = ms_now();
 	ms_app_start = ms_cal_tsc0;
-	ms_active = flags & 1;
+	MS_STORE(ms_active, flags & 1);
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
 	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
 }
@@ -127,7 +127,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 static void ms_stop(void)
 {
 	ms_app_end = ms_now();
-	ms_active = 0;
+	MS_STORE(ms_active, 0);
 }
 
 void ms_finalize_run(void)
@@ -242,7 +242,7 @@ static void ms_region_enter(const char *name)
 	ms_thread *t = ms_self();
 	if (t == NULL || name == NULL)
 		return;
-	if (t->epoch != ms_epoch)
+	if (t->epoch != MS_LOAD(ms_epoch))
 		ms_thread_reset(t);
 	if (t->rdepth >= MS_RDEPTH) {
 		t->rdepth++; /* too deep: counted, not recorded */
@@ -273,7 +273,7 @@ static void ms_region_leave(void)
 	if (d >= MS_RDEPTH)
 		return;
 	uint32_t id = t->rstack[d];
-	if (id && t->epoch == ms_epoch) {
+	if (id && t->epoch == MS_LOAD(ms_epoch)) {
 		t->regions[id].ticks += ms_now() - t->rstart[d];
 		t->regions[id].mpiticks += t->ticks - t->rmpi[d];
 	}
@@ -287,7 +287,7 @@ static void ms_event(const char *text)
 	ms_thread *t = ms_self();
 	if (t == NULL || text == NULL)
 		return;
-	if (t->epoch != ms_epoch)
+	if (t->epoch != MS_LOAD(ms_epoch))
 		ms_thread_reset(t);
 	int n = __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE);
 	int id = -1;
@@ -335,10 +335,10 @@ int ms_pcontrol(int level, va_list ap)
 	}
 	switch (level) {
 	case 0:
-		ms_active = 0;
+		MS_STORE(ms_active, 0);
 		break;
 	case 1:
-		ms_active = !ms_disabled; /* off for good after an internal error */
+		MS_STORE(ms_active, !ms_disabled); /* off for good after an internal error */
 		break;
 	case 2:
 		msgoFlush();
