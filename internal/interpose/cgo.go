@@ -241,12 +241,7 @@ func collect(st string) *rawRank {
 				if h.calls == 0 {
 					continue
 				}
-				k := [2]int{fn, b}
-				a := r.Hist[k]
-				if a == nil {
-					a = &rawBin{}
-					r.Hist[k] = a
-				}
+				a := entry(r.Hist, [2]int{fn, b})
 				a.Calls += uint64(h.calls)
 				a.Bytes += uint64(h.bytes)
 				a.Ticks += uint64(h.ticks)
@@ -256,11 +251,7 @@ func collect(st string) *rawRank {
 			if p.smsgs == 0 && p.rmsgs == 0 {
 				continue
 			}
-			a := r.Peers[w]
-			if a == nil {
-				a = &rawPeer{}
-				r.Peers[w] = a
-			}
+			a := entry(r.Peers, w)
 			a.SMsgs += uint64(p.smsgs)
 			a.SBytes += uint64(p.sbytes)
 			a.RMsgs += uint64(p.rmsgs)

@@ -176,6 +176,16 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 	return p
 }
 
+// entry returns m[k], adding a zero value first when it is missing.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
+	}
+	return v
+}
+
 // accumulate adds one site's counters to a function's or a site's totals
 // (a min of -1 means none yet).
 func accumulate(s rawSite, ns func(uint64) int64, calls, time, minNs, maxNs, bytes *int64) {
