@@ -750,12 +750,12 @@ func (b *bench) callgrind() error {
 	const n = 100000
 	md("\n## Instructions per call (%s, valgrind --tool=callgrind)\n\n", b.f.Name)
 	md("Instructions executed per call, whole process: (Ir(2N iterations) - Ir(N)) / (5 N), N = %d, cheap program as an MPI singleton:\n\n", n)
-	md("| loop | none | passthrough | profile | pcontrol0 | profile - none |\n|---|---|---|---|---|---|\n")
+	md("| loop | none | passthrough | profile | pcontrol0 | trace | profile - none | trace - none |\n|---|---|---|---|---|---|---|---|\n")
 	res := map[string]map[string]float64{}
 	for _, loop := range []string{"comm_rank", "iprobe", "test_done"} {
 		res[loop] = map[string]float64{}
 		md("| %s |", loop)
-		for _, c := range configs[:4] {
+		for _, c := range configs {
 			var ir [2]float64
 			for i, iters := range []int{n, 2 * n} {
 				out := filepath.Join(b.dir, "callgrind.out")
@@ -785,7 +785,7 @@ func (b *bench) callgrind() error {
 			res[loop][c.Name] = per
 			md(" %.1f |", per)
 		}
-		md(" %+.1f |\n", res[loop]["profile"]-res[loop]["none"])
+		md(" %+.1f | %+.1f |\n", res[loop]["profile"]-res[loop]["none"], res[loop]["trace"]-res[loop]["none"])
 	}
 	raw[b.f.Name+"/callgrind"] = res
 	return nil
