@@ -238,8 +238,13 @@ func prepare(f family) (*bench, error) {
 	if err := os.WriteFile(ovPath, ovb, 0o666); err != nil {
 		return nil, err
 	}
+	// Link the family's Fortran libraries as scripts/build-lib.sh does.
+	fflags, err := exec.Command("go", "run", "./cmd/mpiwrapgen", "fortran", "-optional", "-mpicc", f.MPICC, "-ldflags").Output()
+	if err != nil {
+		return nil, fmt.Errorf("mpiwrapgen fortran -ldflags: %v", err)
+	}
 	cmd := exec.Command("go", "build", "-overlay", ovPath, "-tags", "mpiscope_"+f.Name, "-buildmode=c-shared", "-o", b.ptLib, "./cmd/libmpiscope")
-	cmd.Env = append(os.Environ(), "CC="+f.MPICC)
+	cmd.Env = append(os.Environ(), "CC="+f.MPICC, "CGO_LDFLAGS="+os.Getenv("CGO_LDFLAGS")+" "+strings.TrimSpace(string(fflags)))
 	if o, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the pass-through library: %v\n%s", err, o)
 	}
