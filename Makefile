@@ -11,7 +11,7 @@ MPICCS ?= $(or $(MPICC),$(shell for c in mpicc.openmpi mpicc.mpich; do command -
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
-.PHONY: all deps lib cli demo run-demo test gotest install bench clean
+.PHONY: all deps lib cli demo run-demo test check gotest install bench clean
 
 -include mk/*.mk
 
@@ -39,9 +39,14 @@ run-demo:
 	cd $(BUILD)/examples && MPISCOPE_OUT=mpiscope-demo mpirun --oversubscribe -np $(NP) ../bin/mpiscope ./sample
 	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
 
-test: deps all run-demo race
+test: deps all check run-demo race
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
 	$(MAKE) gotest
+
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); test -z "$$out" || { echo "gofmt needed: $$out" >&2; exit 1; }
+	go vet ./...
+	@for cc in $(MPICCS); do f=$$(go run ./cmd/mpiwrapgen -mpicc $$cc -print-family); CC=$$cc go vet -tags mpiscope_$$f ./internal/interpose ./cmd/libmpiscope || exit 1; done
 
 gotest:
 	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 ./...
