@@ -317,29 +317,16 @@ func (m *merger) addMeta(q *Meta) {
 // larger AppNs wins; ties are broken by a total order on the other fields so
 // the choice does not depend on merge order.
 func betterRank(a, b *Rank) bool {
-	c := cmp.Compare(b.AppNs, a.AppNs)
-	if c == 0 {
-		c = cmp.Compare(b.MPINs, a.MPINs)
-	}
-	if c == 0 {
-		c = cmp.Compare(b.Calls, a.Calls)
-	}
-	if c == 0 {
-		c = cmp.Compare(b.Threads, a.Threads)
-	}
-	if c == 0 {
-		c = cmp.Compare(b.Dropped, a.Dropped)
-	}
-	if c == 0 {
-		c = cmp.Compare(b.PID, a.PID)
-	}
-	if c == 0 {
-		c = strings.Compare(b.Host, a.Host)
-	}
-	if c == 0 {
-		c = strings.Compare(b.State, a.State)
-	}
-	return c > 0
+	return cmp.Or(
+		cmp.Compare(b.AppNs, a.AppNs),
+		cmp.Compare(b.MPINs, a.MPINs),
+		cmp.Compare(b.Calls, a.Calls),
+		cmp.Compare(b.Threads, a.Threads),
+		cmp.Compare(b.Dropped, a.Dropped),
+		cmp.Compare(b.PID, a.PID),
+		strings.Compare(b.Host, a.Host),
+		strings.Compare(b.State, a.State),
+	) > 0
 }
 
 func (m *merger) add(q *Profile) {

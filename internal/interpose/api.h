@@ -17,7 +17,6 @@ int ms_region_count(void);
 const char *ms_region_path(int i);
 int ms_event_count(void);
 const char *ms_event_text(int i);
-uint64_t ms_open_region_ticks(ms_thread *t, int d, uint64_t now, uint64_t *mpi);
 int ms_priv_bcast(void *buf, int len, int root);
 int ms_priv_send(const void *buf, int64_t len, int dest);
 void *ms_priv_recv(int src, int64_t *len);

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -99,7 +100,7 @@ func msgoStart(session C.int) C.int {
 		if err != nil {
 			warn(fmt.Sprintf("no job directory (%v): nothing will be written", err))
 		}
-		if abs, err := absPath(dir); err == nil && dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil && dir != "" {
 			dir = abs
 		}
 		copy(buf[:len(buf)-1], dir)
@@ -137,7 +138,7 @@ func sessionJobDir(out string, command []string, size int) string {
 		}
 		out = fmt.Sprintf("mpiscope-%s-%dr-session-%d", appName(app), size, os.Getppid())
 	}
-	if abs, err := absPath(out); err == nil {
+	if abs, err := filepath.Abs(out); err == nil {
 		out = abs
 	}
 	if err := os.MkdirAll(out, 0o777); err != nil {
@@ -281,9 +282,8 @@ func collect(st string) *rawRank {
 		for d := 0; d < int(t.rdepth) && d < C.MS_RDEPTH; d++ {
 			id := int(t.rstack[d])
 			if a := r.Regions[id]; a != nil {
-				var mpi C.uint64_t
-				a.Ticks += uint64(C.ms_open_region_ticks(t, C.int(d), C.uint64_t(end), &mpi))
-				a.MPITick += uint64(mpi)
+				a.Ticks += end - uint64(t.rstart[d])
+				a.MPITick += uint64(t.ticks) - uint64(t.rmpi[d])
 			}
 		}
 		evs := unsafe.Slice(t.events, C.MS_MAXEVENTS)
@@ -542,15 +542,4 @@ func readCmdline() []string {
 		return os.Args
 	}
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-}
-
-func absPath(p string) (string, error) {
-	if p == "" || strings.HasPrefix(p, "/") {
-		return p, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return p, err
-	}
-	return wd + "/" + p, nil
 }

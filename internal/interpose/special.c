@@ -446,13 +446,3 @@ int ms_region_count(void) { return __atomic_load_n(&ms_nregions, __ATOMIC_ACQUIR
 const char *ms_region_path(int i) { return i > 0 && i < ms_nregions ? ms_regions[i].path : ""; }
 int ms_event_count(void) { return __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE); }
 const char *ms_event_text(int i) { return ms_events_text[i]; }
-
-/* ms_open_region_ticks tells how long the region open at depth d of thread
- * t has lasted until now, and (in *mpi) its MPI time so far, so that a
- * profile written while regions are open (finalize, snapshot) counts them.
- * It changes nothing. */
-uint64_t ms_open_region_ticks(ms_thread *t, int d, uint64_t now, uint64_t *mpi)
-{
-	*mpi = t->ticks - t->rmpi[d];
-	return now - t->rstart[d];
-}
