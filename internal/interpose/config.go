@@ -24,6 +24,7 @@ type Config struct {
 	Trace        bool          // MPISCOPE_TRACE: record an event trace from MPI_Init
 	TraceBuffer  int64         // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
 	TraceSkewNs  int64         // MPISCOPE_TRACE_SKEW_NS: testing, shifts rank r's clock by r x this
+	TracePack    string        // MPISCOPE_TRACE_COMPRESS: when events are compressed: finalize, run or off
 	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY: periodic snapshots (0 = none)
 	// SnapshotSignal is MPISCOPE_SNAPSHOT_SIGNAL: the signal (a name from
 	// snapshotSignals, without SIG) on which a rank writes a snapshot; ""
@@ -108,7 +109,16 @@ var Settings = []setting{
 			c.TraceBuffer = n
 			return nil
 		}},
-	{"MPISCOPE_TRACE_SKEW_NS", "0", "testing only: pretend rank r's clock is r x this many ns ahead (checks clock correction)",
+	{"MPISCOPE_TRACE_COMPRESS", "finalize", "when trace events are compressed: finalize (raw while the application runs, packed at MPI_Finalize), run (by the writer as buffers fill: smaller files if killed, more CPU taken from the ranks), off (left raw)",
+		func(c *Config, v string) error {
+			switch v {
+			case "finalize", "run", "off":
+				c.TracePack = v
+				return nil
+			}
+			return fmt.Errorf("want finalize, run or off")
+		}},
+	{"MPISCOPE_TRACE_SKEW_NS", "0", "testing only: pretend rank r's clock is r x this many ns ahead, as if each rank ran on its own host (checks clock correction)",
 		func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {

@@ -66,6 +66,7 @@ typedef struct {
 
 typedef struct ms_thread {
 	int depth;        /* >0 while inside a recorded MPI call */
+	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	uint32_t epoch;   /* reset generation this thread's data belongs to */
 	uint32_t region;  /* innermost region, 0 = none */
 	int rdepth;
@@ -120,8 +121,6 @@ MS_HIDDEN int64_t ms_sum_wc(ms_thread *t, const MPI_Count *counts, const MPI_Dat
 MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer);
 MS_HIDDEN int64_t ms_preq_start(ms_thread *t, MPI_Request *r, int n);
 MS_HIDDEN void ms_preq_free(MPI_Request r);
-
-#include "trace.h" /* event tracing: ms_tracing, ms_trace_* */
 
 static inline uint64_t ms_now(void)
 {
@@ -207,12 +206,12 @@ static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64
 	t->peers[w].rbytes += (uint64_t)bytes;
 }
 
+#include "trace.h" /* event tracing: ms_tracing, ms_trace_call... */
+
 /* ms_leave records one call and ends it. bytes < 0: the function moves no
  * counted data. */
 static inline void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
-	if (__builtin_expect(ms_tracing, 0))
-		ms_trace_leave(fn, pc, dt, bytes, cm);
 	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
 		ms_thread_reset(t);
 	const uint64_t k = (uint64_t)(uintptr_t)pc;

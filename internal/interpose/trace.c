@@ -12,21 +12,34 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <semaphore.h>
 #include <unistd.h>
-
-#include "_cgo_export.h"
 
 int ms_tracing;                 /* the one flag the hot path tests */
 volatile uint32_t ms_trace_fgen; /* bumped by a flush: threads hand off at their next event */
 size_t ms_trace_bufsize = 4 << 20;
 int64_t ms_trace_skew;          /* testing: added to this rank's clock */
 ms_tbuf *volatile ms_tbufs;
+MS_HIDDEN ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 static __thread ms_tbuf *ms_ttls __attribute__((tls_model("initial-exec")));
-static ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 static volatile int ms_trace_nomem;
+
+/* The writer's queue: full buffers pushed by the threads (a lock-free
+ * stack, popped whole by the writer) and a semaphore that wakes it. */
+static ms_thand *volatile ms_tready;
+static sem_t ms_tsem;
+static int ms_tsem_ok;
 
 extern MPI_Comm ms_priv;
 uint64_t ms_mono_ns(void);
+
+/* ms_trace_init prepares the writer's queue (Go, once, before tracing). */
+int ms_trace_init(void)
+{
+	if (!ms_tsem_ok && sem_init(&ms_tsem, 0, 0) == 0)
+		ms_tsem_ok = 1;
+	return ms_tsem_ok;
+}
 
 /* ms_tbuf_new maps this thread's two buffers (a cold path, once per thread). */
 static ms_tbuf *ms_tbuf_new(void)
@@ -44,9 +57,14 @@ static ms_tbuf *ms_tbuf_new(void)
 	ms_tbuf *tb = (ms_tbuf *)m;
 	tb->ev[0] = (ms_tev *)(m + hdr);
 	tb->ev[1] = (ms_tev *)(m + hdr + blen);
+	tb->cur_ev = tb->ev[0];
 	tb->cap = (uint32_t)cap;
-	tb->fgen = ms_trace_fgen;
+	tb->fgen = MS_LOAD(ms_trace_fgen);
 	tb->tid = (int)syscall(SYS_gettid);
+	for (int i = 0; i < 2; i++) {
+		tb->hand[i].tb = tb;
+		tb->hand[i].idx = i;
+	}
 	ms_tbuf *head;
 	do {
 		head = ms_tbufs;
@@ -64,12 +82,26 @@ static inline ms_tbuf *ms_tb(void)
 	return tb;
 }
 
-/* ms_trace_swap hands the current buffer to Go and continues in the other.
- * When Go still holds the other one (the writer is behind), wait up to
- * 50 ms, then drop the current buffer's events and count them. */
+/* ms_trace_push queues buffer idx (n events) for the writer and wakes it. */
+static void ms_trace_push(ms_tbuf *tb, int idx, uint32_t n)
+{
+	ms_thand *h = &tb->hand[idx];
+	h->n = n;
+	__atomic_store_n(&tb->busy[idx], 1, __ATOMIC_RELAXED);
+	ms_thand *head = __atomic_load_n(&ms_tready, __ATOMIC_RELAXED);
+	do
+		h->next = head;
+	while (!__atomic_compare_exchange_n(&ms_tready, &head, h, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	if (ms_tsem_ok)
+		sem_post(&ms_tsem);
+}
+
+/* ms_trace_swap hands the current buffer to the writer and continues in
+ * the other. When the writer still holds the other one (it is behind),
+ * wait up to 50 ms, then drop the current buffer's events and count them. */
 static void ms_trace_swap(ms_tbuf *tb)
 {
-	tb->fgen = ms_trace_fgen;
+	tb->fgen = MS_LOAD(ms_trace_fgen);
 	if (tb->n == 0)
 		return;
 	int spare = 1 - tb->cur;
@@ -77,115 +109,48 @@ static void ms_trace_swap(ms_tbuf *tb)
 		struct timespec ts = {0, 50000};
 		nanosleep(&ts, NULL);
 	}
-	if (__atomic_load_n(&tb->busy[spare], __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&tb->busy[spare], __ATOMIC_ACQUIRE) || !ms_tsem_ok) {
 		tb->dropped += tb->n;
 		tb->n = 0;
 		return;
 	}
-	__atomic_store_n(&tb->busy[tb->cur], 1, __ATOMIC_RELEASE);
-	if (!msgoTraceHandoff(tb, tb->cur, tb->n)) {
-		__atomic_store_n(&tb->busy[tb->cur], 0, __ATOMIC_RELEASE);
-		tb->dropped += tb->n;
-		tb->n = 0;
-		return;
-	}
+	ms_trace_push(tb, tb->cur, tb->n);
 	tb->handed += tb->n;
 	tb->cur = spare;
+	tb->cur_ev = tb->ev[spare];
 	tb->n = 0;
+}
+
+/* ms_trace_slow: the first traced call of a thread, a full buffer, or a
+ * flush requested by another thread. */
+ms_tbuf *ms_trace_slow(ms_thread *t)
+{
+	ms_tbuf *tb = t->tb;
+	if (tb == NULL) {
+		tb = ms_tb();
+		if (tb == NULL)
+			return NULL;
+		t->tb = tb;
+	}
+	if (tb->n == tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen))
+		ms_trace_swap(tb);
+	return tb;
 }
 
 static inline ms_tev *ms_tpush(ms_tbuf *tb)
 {
-	if (__builtin_expect(tb->n == tb->cap || tb->fgen != ms_trace_fgen, 0))
+	if (__builtin_expect(tb->n == tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0))
 		ms_trace_swap(tb);
 	tb->total++;
-	return &tb->ev[tb->cur][tb->n++];
+	return &tb->cur_ev[tb->n++];
 }
 
-static inline int ms_tworld(const ms_comm *cm, int peer)
-{
-	if (peer == MPI_ANY_SOURCE)
-		return -2;
-	return ms_world_of(cm, peer);
-}
-
-static int64_t ms_status_bytes(const MPI_Status *st)
+int64_t ms_trace_get_count(const MPI_Status *st)
 {
 	int n = 0;
 	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n < 0)
 		return 0;
 	return n;
-}
-
-void ms_trace_args(unsigned fn, uint64_t t0, int flags, int speer, int stag, int rpeer, int rtag,
-		   int64_t rbytes, const MPI_Status *st, MPI_Request *req)
-{
-	ms_tbuf *tb = ms_tb();
-	if (tb == NULL)
-		return;
-	tb->a_valid = 1;
-	tb->a_fn = fn;
-	tb->a_t0 = t0;
-	tb->a_flags = flags;
-	tb->a_speer = speer;
-	tb->a_stag = stag;
-	tb->a_rpeer = rpeer;
-	tb->a_rtag = rtag;
-	tb->a_rbytes = rbytes;
-	tb->a_st = st;
-	tb->a_req = req;
-}
-
-/* ms_trace_leave records the call ms_leave is recording. */
-void ms_trace_leave(unsigned fn, void *pc, uint64_t dt, int64_t bytes, const struct ms_comm *cm)
-{
-	ms_tbuf *tb = ms_tb();
-	if (tb == NULL)
-		return;
-	uint64_t now = ms_now();
-	ms_tev *e = ms_tpush(tb);
-	e->kind = MS_TK_CALL;
-	e->fn = (uint16_t)fn;
-	e->pc = (uint64_t)(uintptr_t)pc;
-	e->comm = -1;
-	e->flags = 0;
-	e->req = 0;
-	e->speer = e->stag = e->rpeer = e->rtag = -1;
-	e->sbytes = bytes;
-	e->rbytes = 0;
-	if (cm) {
-		e->comm = cm->id;
-		if (ms_trace_cms[cm->id] != cm)
-			ms_trace_cms[cm->id] = (ms_comm *)cm;
-	}
-	if (tb->a_valid && tb->a_fn == fn) {
-		e->t0 = tb->a_t0;
-		e->t1 = tb->a_t0 + dt;
-		int f = tb->a_flags;
-		if (f & MS_TF_SEND) {
-			e->speer = tb->a_speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, tb->a_speer);
-			e->stag = tb->a_stag;
-		}
-		if (f & MS_TF_RECV) {
-			int src = tb->a_rpeer, tag = tb->a_rtag;
-			int64_t rb = tb->a_rbytes;
-			if (tb->a_st && src != MPI_PROC_NULL) {
-				src = tb->a_st->MPI_SOURCE;
-				tag = tb->a_st->MPI_TAG;
-				rb = ms_status_bytes(tb->a_st);
-			}
-			e->rpeer = src == MPI_PROC_NULL ? -1 : ms_tworld(cm, src);
-			e->rtag = tag;
-			e->rbytes = rb;
-		}
-		if ((f & MS_TF_REQ) && tb->a_req)
-			e->req = (uint64_t)(uintptr_t)*tb->a_req;
-		e->flags = (uint8_t)f;
-	} else {
-		e->t1 = now;
-		e->t0 = now - dt;
-	}
-	tb->a_valid = 0;
 }
 
 /* ms_trace_save keeps the requests of a completion call (the call sets
@@ -205,14 +170,13 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 	return n;
 }
 
-static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, int i, const MPI_Status *st)
+static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MPI_Status *st)
 {
 	if (i < 0 || i >= tb->nsave)
 		return;
 	uintptr_t h = tb->save[i];
 	if (h == (uintptr_t)MPI_REQUEST_NULL)
 		return;
-	uint64_t now = ms_now();
 	ms_tev *e = ms_tpush(tb);
 	e->kind = MS_TK_COMPLETE;
 	e->fn = (uint16_t)fn;
@@ -228,27 +192,27 @@ static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, int i, const MPI_Status *st)
 	e->rbytes = e->rpeer >= 0 ? ms_status_bytes(st) : 0;
 }
 
-void ms_trace_done(unsigned fn, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
+void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
 {
 	ms_tbuf *tb = ms_ttls;
 	if (tb == NULL || (flag && !*flag))
 		return;
 	switch (kind) {
 	case MS_TC_ONE:
-		ms_trace_cpl(tb, fn, 0, st);
+		ms_trace_cpl(tb, fn, t1, 0, st);
 		break;
 	case MS_TC_ALL:
 		for (int i = 0; i < n; i++)
-			ms_trace_cpl(tb, fn, i, &st[i]);
+			ms_trace_cpl(tb, fn, t1, i, &st[i]);
 		break;
 	case MS_TC_ANY:
 		if (idx && *idx != MPI_UNDEFINED)
-			ms_trace_cpl(tb, fn, *idx, st);
+			ms_trace_cpl(tb, fn, t1, *idx, st);
 		break;
 	case MS_TC_SOME:
 		if (idx && *idx != MPI_UNDEFINED)
 			for (int k = 0; k < *idx; k++)
-				ms_trace_cpl(tb, fn, indices[k], &st[k]);
+				ms_trace_cpl(tb, fn, t1, indices[k], &st[k]);
 		break;
 	}
 	tb->nsave = 0;
@@ -275,6 +239,39 @@ void ms_trace_mark(int kind, unsigned id)
 ms_tbuf *ms_tbufs_head(void) { return __atomic_load_n(&ms_tbufs, __ATOMIC_ACQUIRE); }
 void ms_trace_release(ms_tbuf *tb, int i) { __atomic_store_n(&tb->busy[i], 0, __ATOMIC_RELEASE); }
 ms_tev *ms_trace_events(ms_tbuf *tb, int i) { return tb->ev[i]; }
+
+/* ms_trace_wait blocks the writer until a buffer is queued or
+ * ms_trace_wake is called. */
+void ms_trace_wait(void)
+{
+	while (sem_wait(&ms_tsem) != 0)
+		;
+}
+
+void ms_trace_wake(void) { sem_post(&ms_tsem); }
+
+/* ms_trace_pop takes every queued buffer, oldest first. */
+ms_thand *ms_trace_pop(void)
+{
+	ms_thand *h = __atomic_exchange_n(&ms_tready, NULL, __ATOMIC_ACQUIRE), *rev = NULL;
+	while (h) {
+		ms_thand *next = h->next;
+		h->next = rev;
+		rev = h;
+		h = next;
+	}
+	return rev;
+}
+
+/* ms_trace_hand_all queues every thread's partial buffer (finalize: the
+ * application's threads make no more MPI calls). */
+void ms_trace_hand_all(void)
+{
+	for (ms_tbuf *tb = ms_tbufs_head(); tb; tb = tb->next) {
+		tb->fgen = (uint32_t)-1;
+		ms_trace_swap(tb);
+	}
+}
 void ms_trace_set(int on) { __atomic_store_n(&ms_tracing, on, __ATOMIC_RELEASE); }
 int ms_trace_get(void) { return __atomic_load_n(&ms_tracing, __ATOMIC_ACQUIRE); }
 void ms_trace_flushgen(void) { __atomic_add_fetch(&ms_trace_fgen, 1, __ATOMIC_RELEASE); }
@@ -308,8 +305,11 @@ int ms_trace_any(int mine)
 
 /* ms_trace_sync measures this rank's clock against rank 0's: rank 0
  * answers each other rank's pings in turn; each rank keeps the round trip
- * with the smallest delay. All ranks must call it. */
-int ms_trace_sync(int rounds, uint64_t *local, int64_t *offset, uint64_t *rtt)
+ * with the smallest delay. A rank makes at least rounds pings and goes on
+ * (up to 20 x rounds) while its best round trip is above good_ns: on a
+ * loaded or oversubscribed node one round in ten is not always quick. The
+ * rank's last ping carries a stop flag. All ranks must call it. */
+int ms_trace_sync(int rounds, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt)
 {
 	int rank = 0, size = 1;
 	PMPI_Comm_rank(ms_priv, &rank);
@@ -319,29 +319,34 @@ int ms_trace_sync(int rounds, uint64_t *local, int64_t *offset, uint64_t *rtt)
 	*local = ms_mono_ns() + (uint64_t)ms_trace_skew;
 	if (rank == 0) {
 		for (int r = 1; r < size; r++)
-			for (int k = 0; k < rounds; k++) {
-				uint64_t x;
-				if (PMPI_Recv(&x, 1, MPI_UINT64_T, r, 91, ms_priv, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			for (;;) {
+				uint64_t x[2];
+				if (PMPI_Recv(x, 2, MPI_UINT64_T, r, 91, ms_priv, MPI_STATUS_IGNORE) != MPI_SUCCESS)
 					return -1;
-				x = ms_mono_ns() + (uint64_t)ms_trace_skew;
-				if (PMPI_Send(&x, 1, MPI_UINT64_T, r, 92, ms_priv) != MPI_SUCCESS)
+				if (x[1])
+					break;
+				x[0] = ms_mono_ns() + (uint64_t)ms_trace_skew;
+				if (PMPI_Send(x, 1, MPI_UINT64_T, r, 92, ms_priv) != MPI_SUCCESS)
 					return -1;
 			}
 		return 0;
 	}
 	uint64_t best = UINT64_MAX;
-	for (int k = 0; k < rounds; k++) {
-		uint64_t a = ms_mono_ns() + (uint64_t)ms_trace_skew, b = 0;
-		if (PMPI_Send(&a, 1, MPI_UINT64_T, 0, 91, ms_priv) != MPI_SUCCESS ||
+	for (int k = 0;; k++) {
+		if (k >= 20 * rounds || (k >= rounds && best <= good_ns)) {
+			uint64_t stop[2] = {0, 1};
+			return PMPI_Send(stop, 2, MPI_UINT64_T, 0, 91, ms_priv) == MPI_SUCCESS ? 0 : -1;
+		}
+		uint64_t a[2] = {ms_mono_ns() + (uint64_t)ms_trace_skew, 0}, b = 0;
+		if (PMPI_Send(a, 2, MPI_UINT64_T, 0, 91, ms_priv) != MPI_SUCCESS ||
 		    PMPI_Recv(&b, 1, MPI_UINT64_T, 0, 92, ms_priv, MPI_STATUS_IGNORE) != MPI_SUCCESS)
 			return -1;
 		uint64_t c = ms_mono_ns() + (uint64_t)ms_trace_skew;
-		if (c - a < best) {
-			best = c - a;
-			*local = a + (c - a) / 2;
+		if (c - a[0] < best) {
+			best = c - a[0];
+			*local = a[0] + (c - a[0]) / 2;
 			*offset = (int64_t)(b - *local);
 			*rtt = best;
 		}
 	}
-	return 0;
 }

@@ -14,7 +14,12 @@ void ms_trace_flushgen(void);
 void ms_trace_flush_self(void);
 int ms_trace_comm(int id, int **world, int *inter);
 int ms_trace_any(int mine);
-int ms_trace_sync(int rounds, uint64_t *local, int64_t *offset, uint64_t *rtt);
+int ms_trace_sync(int rounds, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
+int ms_trace_init(void);
+void ms_trace_wait(void);
+void ms_trace_wake(void);
+ms_thand *ms_trace_pop(void);
+void ms_trace_hand_all(void);
 */
 import "C"
 
@@ -26,35 +31,35 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
-// The trace writer: one goroutine per rank that blocks on a channel of
-// full buffers, compresses each and appends it to the rank's file
-// (trace.RankPath). Application threads reach Go only to hand a buffer
-// over (msgoTraceHandoff), at Pcontrol(6), Pcontrol(2) and finalize.
-
-type trJob struct {
-	tb    *C.ms_tbuf
-	idx   int
-	n     int
-	flush chan struct{} // a flush marker instead of a buffer
-}
+// The trace writer: one goroutine per rank, blocked in C (ms_trace_wait,
+// a semaphore) until a thread queues a full buffer; it then writes every
+// queued buffer to the rank's file (trace.RankPath) and gives it back.
+// Application threads never call into Go for this: they push the buffer on
+// a lock-free list and post the semaphore. Go is reached only at
+// Pcontrol(6), Pcontrol(2) and finalize.
+//
+// Buffers are written raw (W blocks, 72 bytes per event: a write, no
+// encoding) and packed into compressed E blocks at MPI_Finalize, unless
+// MPISCOPE_TRACE_COMPRESS=run asks the writer to compress as it goes.
 
 var tr struct {
 	sync.Mutex
 	open     atomic.Bool
+	stop     atomic.Bool
 	failed   bool
 	synced   bool // clock sampled at MPI_Init
+	path     string
 	f        *os.File
 	bw       *trace.BlockWriter
-	ch       chan trJob
 	done     chan struct{}
 	fw       *flate.Writer
 	scratch  bytes.Buffer
+	head     []byte
 	evs      []trace.Event
 	comms    map[int]bool
 	nregions int
@@ -64,7 +69,12 @@ var tr struct {
 	err      error
 }
 
-const traceSyncRounds = 10
+// Clock samples: at least traceSyncRounds ping-pongs per rank, more (up to
+// 20x) until one round trip takes at most traceSyncGoodNs.
+const (
+	traceSyncRounds = 10
+	traceSyncGoodNs = 20000
+)
 
 // traceInit runs at MPI_Init (all ranks): with MPISCOPE_TRACE=1 it samples
 // the clock against rank 0, opens the file and returns the start flag.
@@ -91,7 +101,7 @@ func traceSync() (trace.Sync, bool) {
 	var local C.uint64_t
 	var off C.int64_t
 	var rtt C.uint64_t
-	if C.ms_trace_sync(traceSyncRounds, &local, &off, &rtt) != 0 {
+	if C.ms_trace_sync(traceSyncRounds, traceSyncGoodNs, &local, &off, &rtt) != 0 {
 		return trace.Sync{}, false
 	}
 	return trace.Sync{LocalNs: uint64(local), OffsetNs: int64(off), RTTNs: uint64(rtt)}, true
@@ -118,6 +128,11 @@ func traceOpen() bool {
 	if tr.failed || state.job == "" {
 		return false
 	}
+	if C.ms_trace_init() == 0 {
+		tr.failed = true
+		traceWarn(fmt.Sprintf("rank %d: cannot start the trace writer: tracing off", state.rank))
+		return false
+	}
 	path := trace.RankPath(state.job, state.rank)
 	err := os.MkdirAll(filepath.Dir(path), 0o777)
 	var f *os.File
@@ -130,11 +145,17 @@ func traceOpen() bool {
 		return false
 	}
 	tr.f = f
+	tr.path = path
 	tr.bw, _ = trace.NewBlockWriter(f)
 	tr.fw, _ = flate.NewWriter(nil, flate.BestSpeed)
 	tr.comms = map[int]bool{}
 	tr.nregions = 1
-	h := &trace.Header{Rank: state.rank, Size: state.size, PID: os.Getpid(), Host: state.host,
+	host := state.host
+	if state.cfg.TraceSkewNs != 0 {
+		// Testing: skewed clocks stand for ranks on different hosts.
+		host = fmt.Sprintf("%s/skewed-rank-%d", host, state.rank)
+	}
+	h := &trace.Header{Rank: state.rank, Size: state.size, PID: os.Getpid(), Host: host,
 		Family: family, Tool: Version, Timer: "clock_gettime", RealNs: int64(C.ms_real0)}
 	if C.ms_use_tsc_get() != 0 {
 		h.Timer = "tsc"
@@ -145,9 +166,8 @@ func traceOpen() bool {
 		h.FnClasses = append(h.FnClasses, C.GoString(C.ms_fn_class(C.int(i))))
 	}
 	tr.bw.Block(trace.BHeader, trace.EncodeHeader(h))
-	tr.ch = make(chan trJob, 4096)
 	tr.done = make(chan struct{})
-	go traceWriter(tr.ch, tr.done)
+	go traceWriter(tr.done)
 	tr.open.Store(true)
 	return true
 }
@@ -158,48 +178,62 @@ func traceWarn(msg string) {
 	}
 }
 
-// msgoTraceHandoff takes a full buffer from an application thread: the
-// only call into Go the trace makes while the application runs. It never
-// blocks; 0 means "not taken" (the thread then drops the events).
-//
-//export msgoTraceHandoff
-func msgoTraceHandoff(tb *C.ms_tbuf, idx C.int, n C.uint32_t) C.int {
-	if !tr.open.Load() {
-		return 0
-	}
-	select {
-	case tr.ch <- trJob{tb: tb, idx: int(idx), n: int(n)}:
-		return 1
-	default:
-		return 0
-	}
-}
-
-func traceWriter(ch chan trJob, done chan struct{}) {
+func traceWriter(done chan struct{}) {
 	defer close(done)
-	for j := range ch {
-		if j.flush != nil {
-			tr.Lock()
-			if err := tr.bw.Flush(); err != nil && tr.err == nil {
-				tr.err = err
-			}
-			tr.Unlock()
-			close(j.flush)
-			continue
+	for {
+		C.ms_trace_wait()
+		traceDrain()
+		if tr.stop.Load() {
+			traceDrain()
+			return
 		}
-		traceWrite(j)
 	}
 }
 
-// traceWrite encodes one buffer (then gives it back to its thread) and
-// writes the definitions it may need, the calibration and the events.
-func traceWrite(j trJob) {
+// traceDrain writes every queued buffer and gives it back to its thread.
+func traceDrain() {
+	tr.Lock()
+	defer tr.Unlock()
+	for h := C.ms_trace_pop(); h != nil; {
+		next := h.next // h is reused once the buffer is released
+		traceWrite(h.tb, int(h.idx), int(h.n))
+		h = next
+	}
+}
+
+// traceWrite writes one buffer (tr locked) with the definitions it may
+// need and the calibration, then releases it.
+func traceWrite(tb *C.ms_tbuf, idx, n int) {
+	defer C.ms_trace_release(tb, C.int(idx))
 	defer func() {
 		if e := recover(); e != nil {
 			traceWarn(fmt.Sprintf("rank %d: trace writer: %v", state.rank, e))
 		}
 	}()
-	src := unsafe.Slice(C.ms_trace_events(j.tb, C.int(j.idx)), j.n)
+	traceDefs()
+	var err error
+	ev := C.ms_trace_events(tb, C.int(idx))
+	if state.cfg.TracePack == "run" {
+		var p []byte
+		p, err = trace.AppendEvents(nil, int(tb.tid), traceEvents(ev, n), tr.fw, &tr.scratch)
+		if err == nil {
+			err = tr.bw.Block(trace.BEvents, p)
+		}
+	} else {
+		tr.head = trace.RawHeader(tr.head[:0], int(tb.tid), n)
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(ev)), n*trace.RawEventSize)
+		err = tr.bw.Block(trace.BRaw, tr.head, raw)
+	}
+	if err != nil && tr.err == nil {
+		tr.err = err
+		traceWarn(fmt.Sprintf("rank %d: writing the trace: %v", state.rank, err))
+	}
+	tr.written += uint64(n)
+}
+
+// traceEvents converts a C buffer (MPISCOPE_TRACE_COMPRESS=run).
+func traceEvents(ev *C.ms_tev, n int) []trace.Event {
+	src := unsafe.Slice(ev, n)
 	evs := tr.evs[:0]
 	for i := range src {
 		e := &src[i]
@@ -208,21 +242,8 @@ func traceWrite(j trJob) {
 			SPeer: int32(e.speer), STag: int32(e.stag), RPeer: int32(e.rpeer), RTag: int32(e.rtag),
 			SBytes: int64(e.sbytes), RBytes: int64(e.rbytes)})
 	}
-	tid := int(j.tb.tid)
-	C.ms_trace_release(j.tb, C.int(j.idx))
 	tr.evs = evs
-	tr.Lock()
-	defer tr.Unlock()
-	traceDefs()
-	p, err := trace.AppendEvents(nil, tid, evs, tr.fw, &tr.scratch)
-	if err == nil {
-		err = tr.bw.Block(trace.BEvents, p)
-	}
-	if err != nil && tr.err == nil {
-		tr.err = err
-		traceWarn(fmt.Sprintf("rank %d: writing the trace: %v", state.rank, err))
-	}
-	tr.written += uint64(len(evs))
+	return evs
 }
 
 // traceDefs writes definitions added since the last block (tr locked).
@@ -285,30 +306,6 @@ func traceCalib() (trace.Calib, bool) {
 	return c, true
 }
 
-// traceHandAll queues every thread's partial buffer (the threads are quiet:
-// finalize) and waits until the writer has written everything.
-func traceHandAll(all bool) {
-	if all {
-		for tb := C.ms_tbufs_head(); tb != nil; tb = tb.next {
-			if tb.n == 0 {
-				continue
-			}
-			cur := int(tb.cur)
-			for i := 0; i < 2000 && tb.busy[1-cur] != 0; i++ {
-				time.Sleep(time.Millisecond)
-			}
-			tb.busy[cur] = 1
-			tr.ch <- trJob{tb: tb, idx: cur, n: int(tb.n)}
-			tb.handed += C.uint64_t(tb.n)
-			tb.cur = C.int(1 - cur)
-			tb.n = 0
-		}
-	}
-	fl := make(chan struct{})
-	tr.ch <- trJob{flush: fl}
-	<-fl
-}
-
 // traceFlush is MPI_Pcontrol(2): this thread's events are written now;
 // other threads hand theirs over at their next event.
 func traceFlush() {
@@ -317,9 +314,12 @@ func traceFlush() {
 	}
 	C.ms_trace_flushgen()
 	C.ms_trace_flush_self()
-	fl := make(chan struct{})
-	tr.ch <- trJob{flush: fl}
-	<-fl
+	traceDrain()
+	tr.Lock()
+	if err := tr.bw.Flush(); err != nil && tr.err == nil {
+		tr.err = err
+	}
+	tr.Unlock()
 }
 
 // traceDropped is the number of trace events lost on this rank.
@@ -347,9 +347,11 @@ func traceFinish() {
 	if !tr.open.Load() {
 		return
 	}
-	traceHandAll(true)
-	close(tr.ch)
+	C.ms_trace_hand_all()
+	tr.stop.Store(true)
+	C.ms_trace_wake()
 	<-tr.done
+	traceDrain()
 	tr.Lock()
 	defer tr.Unlock()
 	traceDefs()
@@ -369,6 +371,11 @@ func traceFinish() {
 	}
 	if err := tr.f.Close(); err != nil && tr.err == nil {
 		tr.err = err
+	}
+	if tr.err == nil && state.cfg.TracePack == "finalize" {
+		if err := trace.Pack(tr.path); err != nil {
+			traceWarn(fmt.Sprintf("rank %d: packing the trace: %v (left uncompressed)", state.rank, err))
+		}
 	}
 	if tr.err != nil {
 		traceWarn(fmt.Sprintf("rank %d: the trace may be incomplete: %v", state.rank, tr.err))

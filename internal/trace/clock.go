@@ -1,5 +1,7 @@
 package trace
 
+import "math"
+
 // Clock maps a rank's ticks to the job's time line: rank 0's CLOCK_MONOTONIC
 // in nanoseconds. The rank's offset to rank 0 is measured at MPI_Init and at
 // MPI_Finalize (the Sync blocks); between (and beyond) the two the offset
@@ -42,4 +44,44 @@ func (c *Clock) Offset(l float64) float64 {
 func (c *Clock) Ns(t uint64) float64 {
 	l := c.cal.Ns(t)
 	return l + c.Offset(l)
+}
+
+// hostClocks chooses, for each rank, the rank whose calibration and clock
+// samples convert its ticks. Ranks on one host read the same clock (the
+// invariant TSC, or CLOCK_MONOTONIC), so they share one conversion: their
+// events keep the exact order the clock gave them, which independent
+// samples (each off by up to half its round trip) would not guarantee for
+// messages faster than that. A host's conversion is rank 0's when rank 0
+// is there (offset 0), else that of the rank whose samples had the
+// smallest round trips.
+func hostClocks(j *Job) map[*Rank]*Rank {
+	type key struct{ host, timer string }
+	best := map[key]*Rank{}
+	score := func(r *Rank) uint64 {
+		if r.Header.Rank == 0 {
+			return 0
+		}
+		if len(r.Syncs) == 0 {
+			return math.MaxUint64
+		}
+		var s uint64 = 1
+		for _, x := range r.Syncs {
+			s += x.RTTNs
+		}
+		return s
+	}
+	for _, r := range j.Ranks {
+		k := key{r.Header.Host, r.Header.Timer}
+		if b, ok := best[k]; !ok || score(r) < score(b) || (score(r) == score(b) && r.Header.Rank < b.Header.Rank) {
+			best[k] = r
+		}
+	}
+	m := map[*Rank]*Rank{}
+	for _, r := range j.Ranks {
+		m[r] = r
+		if r.Header.Host != "" {
+			m[r] = best[key{r.Header.Host, r.Header.Timer}]
+		}
+	}
+	return m
 }

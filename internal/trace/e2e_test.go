@@ -92,108 +92,157 @@ func walk(t *testing.T, job string, noClock bool) (*collector, *trace.Walker) {
 	return c, w
 }
 
+// blockKinds counts the blocks of each kind in rank's trace file.
+func blockKinds(t *testing.T, job string, rank int) map[byte]int {
+	t.Helper()
+	f, err := os.Open(trace.RankPath(job, rank))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	br, err := trace.NewBlockReader(f, f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := map[byte]int{}
+	for {
+		k, _, err := br.Next()
+		if err != nil {
+			break
+		}
+		n[k]++
+	}
+	return n
+}
+
 func TestTraceP2P(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		job, _ := run(t, f, "p2p.c", 3, map[string]string{"MPISCOPE_TRACE": "1"})
-		c, w := walk(t, job, false)
-		want := map[[2]any]int{
-			{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 3, {0, "MPI_Wait"}: 1, {0, "MPI_Waitall"}: 1,
-			{0, "MPI_Sendrecv"}: 1, {0, "MPI_Barrier"}: 1, {0, "MPI_Allreduce"}: 1, {0, "MPI_Isend"}: 0,
-			{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1, {1, "MPI_Waitall"}: 1, {1, "MPI_Sendrecv"}: 1,
-			{1, "MPI_Send"}: 0, {1, "MPI_Barrier"}: 1,
-			{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 1, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
-			{2, "MPI_Allreduce"}: 1,
-		}
-		for k, n := range want {
-			if c.calls[k] != n {
-				t.Errorf("rank %v %v: %d calls, want %d", k[0], k[1], c.calls[k], n)
+		for r := 0; r < 3; r++ {
+			// Packed at finalize: compressed blocks only, and a clean end.
+			if k := blockKinds(t, job, r); k[trace.BRaw] != 0 || k[trace.BEvents] == 0 || k[trace.BFinal] != 1 {
+				t.Errorf("rank %d: blocks %v, want E blocks, no W block, one F block", r, k)
 			}
 		}
-		// Every message: 0->1 (5), 1->0 (6), ring (7) x3, 2->0 (8), 1,2->0 (9), 2->0 on the split comm (3).
-		if len(c.sends) != 9 || len(c.recvs) != 9 {
-			t.Errorf("%d sends, %d receives; want 9 and 9", len(c.sends), len(c.recvs))
-		}
-		type m struct {
-			src, dst, tag int
-			bytes         int64
-		}
-		got := map[m]int{}
-		for id, s := range c.sends {
-			r, ok := c.recvs[id]
-			if !ok {
-				t.Errorf("send rank %d -> %d tag %d not matched", s.Rank, c.sendMsg[id].Peer, c.sendMsg[id].Tag)
-				continue
-			}
-			sm, rm := c.sendMsg[id], c.recvMsg[id]
-			if sm.Peer != r.Rank || rm.Peer != s.Rank || sm.Tag != rm.Tag || sm.Bytes != rm.Bytes {
-				t.Errorf("send %+v from %d does not fit receive %+v at %d", sm, s.Rank, rm, r.Rank)
-			}
-			if r.T1 < s.T0 {
-				t.Errorf("message %d->%d tag %d received (%.0f) before it was sent (%.0f)", s.Rank, r.Rank, sm.Tag, r.T1, s.T0)
-			}
-			got[m{s.Rank, r.Rank, sm.Tag, rm.Bytes}]++
-		}
-		for _, x := range []m{{0, 1, 5, 40}, {1, 0, 6, 24}, {0, 1, 7, 4}, {1, 2, 7, 4}, {2, 0, 7, 4}, {2, 0, 8, 8}, {1, 0, 9, 16}, {2, 0, 9, 16}, {2, 0, 3, 20}} {
-			if got[x] != 1 {
-				t.Errorf("message %+v seen %d times", x, got[x])
-			}
-		}
-		if w.Unmatched != 0 {
-			t.Errorf("%d unmatched completions", w.Unmatched)
-		}
-		if strings.Count(strings.Join(c.marks, ","), "done") != 3 || strings.Count(strings.Join(c.regions, ","), "phase") != 6 {
-			t.Errorf("marks %v regions %v", c.marks, c.regions)
-		}
-		// OTF2: otf2-print reads the archive; its records carry the peers.
-		out := filepath.Join(filepath.Dir(job), "otf2")
-		j, _ := trace.OpenJob(job)
-		w2 := trace.NewWalker(j, trace.WalkOptions{})
-		o, err := trace.NewOTF2Writer(out, w2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w2.Walk(o); err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Close(); err != nil {
-			t.Fatal(err)
-		}
-		text := otf2Print(t, out)
-		lines := map[string][]string{}
-		re := regexp.MustCompile(`^(MPI_[A-Z_]+)\s+(\d+)\s+\d+\s*(.*)$`)
-		for _, l := range strings.Split(text, "\n") {
-			if g := re.FindStringSubmatch(l); g != nil {
-				lines[g[1]] = append(lines[g[1]], g[2]+" "+g[3])
-			}
-		}
-		for rec, n := range map[string]int{"MPI_SEND": 6, "MPI_RECV": 6, "MPI_ISEND": 3, "MPI_ISEND_COMPLETE": 3,
-			"MPI_IRECV_REQUEST": 3, "MPI_IRECV": 3, "MPI_COLLECTIVE_BEGIN": 6, "MPI_COLLECTIVE_END": 6} {
-			if len(lines[rec]) != n {
-				t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
-			}
-		}
-		for _, l := range []string{
-			`MPI_SEND 0 Receiver: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 5, Length: 40`,
-			`MPI_RECV 1 Sender: 0 ("thread 0" <0>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 5, Length: 40`,
-			`MPI_IRECV 0 Sender: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 6, Length: 24, Request: 1`,
-			`MPI_RECV 0 Sender: 2 ("thread 0" <2>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 8, Length: 8`,
-			`MPI_RECV 0 Sender: 1 ("thread 0" <2>), Communicator: "Comm_split:2@0" <1>, Tag: 3, Length: 20`,
-		} {
-			rec, rest, _ := strings.Cut(l, " ")
-			found := false
-			for _, x := range lines[rec] {
-				found = found || x == rest
-			}
-			if !found {
-				t.Errorf("otf2-print: no line %q", l)
-			}
-		}
-		if t.Failed() {
-			t.Logf("%s", text)
-		}
-		// Perfetto: structure, tracks, flows in pairs.
-		checkPerfetto(t, j, 3)
+		checkP2P(t, job)
 	})
+}
+
+// TestTraceRaw: with MPISCOPE_TRACE_COMPRESS=off (what a killed run
+// leaves) the raw blocks convert to the same trace.
+func TestTraceRaw(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "p2p.c", 3, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "off"})
+		for r := 0; r < 3; r++ {
+			if k := blockKinds(t, job, r); k[trace.BRaw] == 0 || k[trace.BEvents] != 0 {
+				t.Errorf("rank %d: blocks %v, want W blocks only", r, k)
+			}
+		}
+		checkP2P(t, job)
+	})
+}
+
+// checkP2P checks the trace of p2p.c on 3 ranks: events, messages, OTF2
+// and Perfetto output.
+func checkP2P(t *testing.T, job string) {
+	c, w := walk(t, job, false)
+	want := map[[2]any]int{
+		{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 3, {0, "MPI_Wait"}: 1, {0, "MPI_Waitall"}: 1,
+		{0, "MPI_Sendrecv"}: 1, {0, "MPI_Barrier"}: 1, {0, "MPI_Allreduce"}: 1, {0, "MPI_Isend"}: 0,
+		{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1, {1, "MPI_Waitall"}: 1, {1, "MPI_Sendrecv"}: 1,
+		{1, "MPI_Send"}: 0, {1, "MPI_Barrier"}: 1,
+		{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 1, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
+		{2, "MPI_Allreduce"}: 1,
+	}
+	for k, n := range want {
+		if c.calls[k] != n {
+			t.Errorf("rank %v %v: %d calls, want %d", k[0], k[1], c.calls[k], n)
+		}
+	}
+	// Every message: 0->1 (5), 1->0 (6), ring (7) x3, 2->0 (8), 1,2->0 (9), 2->0 on the split comm (3).
+	if len(c.sends) != 9 || len(c.recvs) != 9 {
+		t.Errorf("%d sends, %d receives; want 9 and 9", len(c.sends), len(c.recvs))
+	}
+	type m struct {
+		src, dst, tag int
+		bytes         int64
+	}
+	got := map[m]int{}
+	for id, s := range c.sends {
+		r, ok := c.recvs[id]
+		if !ok {
+			t.Errorf("send rank %d -> %d tag %d not matched", s.Rank, c.sendMsg[id].Peer, c.sendMsg[id].Tag)
+			continue
+		}
+		sm, rm := c.sendMsg[id], c.recvMsg[id]
+		if sm.Peer != r.Rank || rm.Peer != s.Rank || sm.Tag != rm.Tag || sm.Bytes != rm.Bytes {
+			t.Errorf("send %+v from %d does not fit receive %+v at %d", sm, s.Rank, rm, r.Rank)
+		}
+		if r.T1 < s.T0 {
+			t.Errorf("message %d->%d tag %d received (%.0f) before it was sent (%.0f)", s.Rank, r.Rank, sm.Tag, r.T1, s.T0)
+		}
+		got[m{s.Rank, r.Rank, sm.Tag, rm.Bytes}]++
+	}
+	for _, x := range []m{{0, 1, 5, 40}, {1, 0, 6, 24}, {0, 1, 7, 4}, {1, 2, 7, 4}, {2, 0, 7, 4}, {2, 0, 8, 8}, {1, 0, 9, 16}, {2, 0, 9, 16}, {2, 0, 3, 20}} {
+		if got[x] != 1 {
+			t.Errorf("message %+v seen %d times", x, got[x])
+		}
+	}
+	if w.Unmatched != 0 {
+		t.Errorf("%d unmatched completions", w.Unmatched)
+	}
+	if strings.Count(strings.Join(c.marks, ","), "done") != 3 || strings.Count(strings.Join(c.regions, ","), "phase") != 6 {
+		t.Errorf("marks %v regions %v", c.marks, c.regions)
+	}
+	// OTF2: otf2-print reads the archive; its records carry the peers.
+	out := filepath.Join(filepath.Dir(job), "otf2")
+	j, _ := trace.OpenJob(job)
+	w2 := trace.NewWalker(j, trace.WalkOptions{})
+	o, err := trace.NewOTF2Writer(out, w2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Walk(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := otf2Print(t, out)
+	lines := map[string][]string{}
+	re := regexp.MustCompile(`^(MPI_[A-Z_]+)\s+(\d+)\s+\d+\s*(.*)$`)
+	for _, l := range strings.Split(text, "\n") {
+		if g := re.FindStringSubmatch(l); g != nil {
+			lines[g[1]] = append(lines[g[1]], g[2]+" "+g[3])
+		}
+	}
+	for rec, n := range map[string]int{"MPI_SEND": 6, "MPI_RECV": 6, "MPI_ISEND": 3, "MPI_ISEND_COMPLETE": 3,
+		"MPI_IRECV_REQUEST": 3, "MPI_IRECV": 3, "MPI_COLLECTIVE_BEGIN": 6, "MPI_COLLECTIVE_END": 6} {
+		if len(lines[rec]) != n {
+			t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
+		}
+	}
+	for _, l := range []string{
+		`MPI_SEND 0 Receiver: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 5, Length: 40`,
+		`MPI_RECV 1 Sender: 0 ("thread 0" <0>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 5, Length: 40`,
+		`MPI_IRECV 0 Sender: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 6, Length: 24, Request: 1`,
+		`MPI_RECV 0 Sender: 2 ("thread 0" <2>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 8, Length: 8`,
+		`MPI_RECV 0 Sender: 1 ("thread 0" <2>), Communicator: "Comm_split:2@0" <1>, Tag: 3, Length: 20`,
+	} {
+		rec, rest, _ := strings.Cut(l, " ")
+		found := false
+		for _, x := range lines[rec] {
+			found = found || x == rest
+		}
+		if !found {
+			t.Errorf("otf2-print: no line %q", l)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s", text)
+	}
+	// Perfetto: structure, tracks, flows in pairs.
+	checkPerfetto(t, j, 3)
 }
 
 func otf2Print(t *testing.T, dir string) string {

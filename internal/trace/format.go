@@ -66,6 +66,7 @@ const (
 	BRegion = 'R' // region definition
 	BText   = 'M' // user-event text definition
 	BEvents = 'E' // compressed events of one thread
+	BRaw    = 'W' // one thread's buffer as recorded (RawEventSize bytes per event), packed into E at finalize
 	BGap    = 'G' // events dropped on one thread (writer behind)
 	BFinal  = 'F' // clean end
 )
@@ -466,13 +467,21 @@ func NewBlockWriter(w io.Writer) (*BlockWriter, error) {
 }
 
 // Block writes one block: kind, uvarint length, payload, CRC-32 (IEEE) of
-// kind and payload, little-endian.
-func (bw *BlockWriter) Block(kind byte, payload []byte) error {
+// kind and payload, little-endian. The payload is the concatenation of
+// parts (so a large buffer is written without being copied).
+func (bw *BlockWriter) Block(kind byte, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
 	bw.hdr = append(bw.hdr[:0], kind)
-	bw.hdr = binary.AppendUvarint(bw.hdr, uint64(len(payload)))
-	crc := crc32.Update(crc32.ChecksumIEEE([]byte{kind}), crc32.IEEETable, payload)
+	bw.hdr = binary.AppendUvarint(bw.hdr, uint64(n))
+	crc := crc32.ChecksumIEEE([]byte{kind})
 	bw.w.Write(bw.hdr)
-	bw.w.Write(payload)
+	for _, p := range parts {
+		crc = crc32.Update(crc, crc32.IEEETable, p)
+		bw.w.Write(p)
+	}
 	var c [4]byte
 	binary.LittleEndian.PutUint32(c[:], crc)
 	_, err := bw.w.Write(c[:])

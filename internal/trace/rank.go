@@ -89,8 +89,12 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 			return &CorruptError{r.Path, off, fmt.Errorf("block %q: %v", kind, err)}
 		}
 		if fn != nil {
-			if kind == BEvents {
-				tid, out, err := DecodeEvents(p, evs[:0])
+			if kind == BEvents || kind == BRaw {
+				decode := DecodeEvents
+				if kind == BRaw {
+					decode = DecodeRaw
+				}
+				tid, out, err := decode(p, evs[:0])
 				if err != nil {
 					return bad(err)
 				}
@@ -132,12 +136,17 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 			} else {
 				r.Texts[id] = s
 			}
-		case BEvents:
+		case BEvents, BRaw:
 			d := dec{b: p}
 			tid := d.n(1 << 31)
 			n := d.u()
 			if d.err != nil {
 				return bad(d.err)
+			}
+			if kind == BRaw {
+				if _, _, _, err := rawHead(p); err != nil {
+					return bad(err)
+				}
 			}
 			if !seen[tid] {
 				seen[tid] = true

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,6 +115,8 @@ func FuzzReader(f *testing.F) {
 	full, _ := os.ReadFile(path)
 	f.Add(full)
 	f.Add(full[:len(full)/2])
+	raw, _ := os.ReadFile(synthRankAs(f, f.TempDir(), 0, 2, manyEvents(8), 4, nil, true, BRaw))
+	f.Add(raw)
 	f.Add([]byte(Magic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "r0.mst")
@@ -167,4 +170,101 @@ func BenchmarkConvert(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(st.Size())/n, "disk-B/event")
+}
+
+// readAll returns a rank file's events.
+func readAll(t *testing.T, path string) []Event {
+	t.Helper()
+	r, err := OpenRank(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []Event
+	if err := r.Scan(func(tid int, evs []Event) error {
+		if tid != 1000 {
+			t.Errorf("tid %d", tid)
+		}
+		all = append(all, evs...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(all)) != r.Events {
+		t.Errorf("metadata says %d events, read %d", r.Events, len(all))
+	}
+	return all
+}
+
+// TestRawAndPack: raw (W) blocks read back as the same events as
+// compressed ones, and Pack turns a raw file into a compressed one with
+// the same events.
+func TestRawAndPack(t *testing.T) {
+	evs := manyEvents(1000)
+	evs = append(evs, Event{Kind: KComplete, Fn: 4, T0: 5, T1: 5, Req: 77, Comm: -1, Flags: FRecv | FLocal,
+		SPeer: -1, STag: -1, RPeer: 1, RTag: 3, RBytes: 12})
+	want := readAll(t, synthRank(t, t.TempDir(), 0, 2, evs, 100, nil, true))
+	if len(want) != len(evs) {
+		t.Fatalf("%d events read, %d written", len(want), len(evs))
+	}
+	path := synthRankAs(t, t.TempDir(), 0, 2, evs, 100, nil, true, BRaw)
+	rawSize := fileSize(t, path)
+	got := readAll(t, path)
+	if !slices.Equal(got, want) {
+		t.Fatalf("raw blocks read differently from compressed ones")
+	}
+	if err := Pack(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, path); !slices.Equal(got, want) {
+		t.Fatalf("packed file read differently")
+	}
+	if s := fileSize(t, path); s*5 > rawSize {
+		t.Errorf("packed %d bytes from %d raw: expected at least 5:1", s, rawSize)
+	}
+	r, _ := OpenRank(path)
+	if !r.Complete {
+		t.Errorf("the final block was lost by packing")
+	}
+	// Packing twice changes nothing.
+	before, _ := os.ReadFile(path)
+	if err := Pack(path); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Errorf("second pack rewrote the file")
+	}
+}
+
+// TestRawCorrupt: a raw block whose length does not fit its count, or an
+// event of an unknown kind, is reported with file and offset.
+func TestRawCorrupt(t *testing.T) {
+	for name, p := range map[string][]byte{
+		"short": AppendRaw(nil, 1, manyEvents(3))[:50],
+		"kind":  func() []byte { b := AppendRaw(nil, 1, manyEvents(3)); b[3+70] = 9; return b }(),
+	} {
+		path := filepath.Join(t.TempDir(), "r0.mst")
+		f, _ := os.Create(path)
+		bw, _ := NewBlockWriter(f)
+		bw.Block(BHeader, EncodeHeader(&Header{Size: 1, FnNames: []string{"MPI_Send"}, FnClasses: []string{"p2p"}}))
+		off := len(Magic) + 0
+		bw.Block(BRaw, p)
+		bw.Flush()
+		f.Close()
+		r, err := OpenRank(path)
+		if err == nil {
+			err = r.Scan(func(int, []Event) error { return nil })
+		}
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(off) {
+			t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
+		}
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

@@ -13,6 +13,12 @@ import (
 // in blocks of at most per events, syncs and the final block.
 func synthRank(t testing.TB, job string, rank, size int, evs []Event, per int, syncs []Sync, final bool) string {
 	t.Helper()
+	return synthRankAs(t, job, rank, size, evs, per, syncs, final, BEvents)
+}
+
+// synthRankAs writes events as kind blocks: BEvents (compressed) or BRaw.
+func synthRankAs(t testing.TB, job string, rank, size int, evs []Event, per int, syncs []Sync, final bool, kind byte) string {
+	t.Helper()
 	path := RankPath(job, rank)
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		t.Fatal(err)
@@ -39,10 +45,13 @@ func synthRank(t testing.TB, job string, rank, size int, evs []Event, per int, s
 	for len(evs) > 0 {
 		n := min(per, len(evs))
 		p, err := AppendEvents(nil, 1000+rank, evs[:n], fw, &scratch)
+		if kind == BRaw {
+			p = AppendRaw(nil, 1000+rank, evs[:n])
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		bw.Block(BEvents, p)
+		bw.Block(kind, p)
 		evs = evs[n:]
 	}
 	for _, s := range syncs {

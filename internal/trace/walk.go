@@ -91,8 +91,9 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	w := &Walker{Job: j, Comms: map[string]*GComm{}, opt: opt, Origin: math.Inf(1)}
 	var keys []string
 	defs := map[string]*CommDef{}
+	hostClock := hostClocks(j)
 	for _, r := range j.Ranks {
-		c := NewClock(r)
+		c := NewClock(hostClock[r])
 		c.Off = opt.NoClock
 		w.Clocks = append(w.Clocks, c)
 		if t := c.Ns(r.Calib.Tick0); t < w.Origin {

@@ -323,7 +323,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	}
 	traceCpl := isInt && s.Cpl > 0 && s.CplReqs >= 0 && s.Status >= 0
 	if traceCpl {
-		w("\tint ms_tn = 0;\n\tif (__builtin_expect(ms_tracing, 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", a(s.CplReqs), cplN, a(s.Status))
+		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", a(s.CplReqs), cplN, a(s.Status))
 	}
 
 	w("\tuint64_t ms_t0 = ms_now();\n")
@@ -366,12 +366,16 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 				}
 				return a(i)
 			}
-			w("\t\tif (ms_tn)\n\t\t\tms_trace_done(MS_FN_%s, %d, %s, %s, %s, %s, %s);\n", pr.Name, s.Cpl, cplN,
+			w("\t\tif (ms_tn)\n\t\t\tms_trace_done(MS_FN_%s, ms_t1, %d, %s, %s, %s, %s, %s);\n", pr.Name, s.Cpl, cplN,
 				opt(s.CplIndex), opt(s.CplIndices), opt(s.CplFlag), a(s.Status))
 		}
 		w("\t}\n")
-		w("\tif (__builtin_expect(ms_tracing, 0))\n\t\tms_trace_args(MS_FN_%s, ms_t0, %s);\n", pr.Name, traceArgs(s))
 	}
+	targs := "0, -1, -1, -1, -1, ms_bytes, NULL, NULL"
+	if isInt {
+		targs = traceArgs(s)
+	}
+	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_trace_call(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, targs)
 	w("\tms_leave(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", pr.Name)
 	w("\treturn ms_rc;\n}\n")
 	w("%s %s(%s)\n{\n\treturn ms_%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name,
@@ -386,11 +390,11 @@ const (
 	tfColl = 8
 )
 
-// traceArgs renders the arguments of ms_trace_args after the function id
-// and t0: flags, send peer and tag, receive peer and tag (as posted, in the
-// call's communicator), posted receive bytes, the status telling the
-// received message, and the request a nonblocking post creates. The
-// hook in ms_leave translates peers to MPI_COMM_WORLD ranks.
+// traceArgs renders the last arguments of ms_trace_call (trace.h): flags,
+// send peer and tag, receive peer and tag (as posted, in the call's
+// communicator), posted receive bytes, the status telling the received
+// message, and the request a nonblocking post creates. ms_trace_call
+// translates peers to MPI_COMM_WORLD ranks.
 func traceArgs(s Sem) string {
 	a := func(i int) string {
 		if i < 0 {
