@@ -44,21 +44,20 @@ int ms_trace_init(void)
 /* ms_tbuf_new maps this thread's two buffers (a cold path, once per thread). */
 static ms_tbuf *ms_tbuf_new(void)
 {
-	size_t cap = ms_trace_bufsize / sizeof(ms_tev);
-	if (cap < 16)
-		cap = 16;
+	size_t blen = (ms_trace_bufsize + 4095) & ~(size_t)4095;
+	if (blen < 16 * MS_TMAX)
+		blen = (16 * MS_TMAX + 4095) & ~(size_t)4095;
 	size_t hdr = (sizeof(ms_tbuf) + 4095) & ~(size_t)4095;
-	size_t blen = (cap * sizeof(ms_tev) + 4095) & ~(size_t)4095;
 	char *m = mmap(NULL, hdr + 2 * blen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
 		ms_trace_nomem = 1;
 		return NULL;
 	}
 	ms_tbuf *tb = (ms_tbuf *)m;
-	tb->ev[0] = (ms_tev *)(m + hdr);
-	tb->ev[1] = (ms_tev *)(m + hdr + blen);
+	tb->ev[0] = m + hdr;
+	tb->ev[1] = m + hdr + blen;
 	tb->cur_ev = tb->ev[0];
-	tb->cap = (uint32_t)cap;
+	tb->cap = (uint32_t)(blen - MS_TMAX); /* a record fits whenever n <= cap */
 	tb->fgen = MS_LOAD(ms_trace_fgen);
 	tb->tid = (int)syscall(SYS_gettid);
 	for (int i = 0; i < 2; i++) {
@@ -82,12 +81,13 @@ static inline ms_tbuf *ms_tb(void)
 	return tb;
 }
 
-/* ms_trace_push queues buffer idx (n events) for the writer and wakes it. */
-static void ms_trace_push(ms_tbuf *tb, int idx, uint32_t n)
+/* ms_trace_push queues the current buffer for the writer and wakes it. */
+static void ms_trace_push(ms_tbuf *tb)
 {
-	ms_thand *h = &tb->hand[idx];
-	h->n = n;
-	__atomic_store_n(&tb->busy[idx], 1, __ATOMIC_RELAXED);
+	ms_thand *h = &tb->hand[tb->cur];
+	h->bytes = tb->n;
+	h->n = tb->total - tb->base;
+	__atomic_store_n(&tb->busy[tb->cur], 1, __ATOMIC_RELAXED);
 	ms_thand *head = __atomic_load_n(&ms_tready, __ATOMIC_RELAXED);
 	do
 		h->next = head;
@@ -110,12 +110,14 @@ static void ms_trace_swap(ms_tbuf *tb)
 		nanosleep(&ts, NULL);
 	}
 	if (__atomic_load_n(&tb->busy[spare], __ATOMIC_ACQUIRE) || !ms_tsem_ok) {
-		tb->dropped += tb->n;
+		tb->dropped += tb->total - tb->base;
+		tb->base = tb->total;
 		tb->n = 0;
 		return;
 	}
-	ms_trace_push(tb, tb->cur, tb->n);
-	tb->handed += tb->n;
+	ms_trace_push(tb);
+	tb->handed += tb->total - tb->base;
+	tb->base = tb->total;
 	tb->cur = spare;
 	tb->cur_ev = tb->ev[spare];
 	tb->n = 0;
@@ -132,17 +134,20 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 			return NULL;
 		t->tb = tb;
 	}
-	if (tb->n == tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen))
+	if (tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen))
 		ms_trace_swap(tb);
 	return tb;
 }
 
-static inline ms_tev *ms_tpush(ms_tbuf *tb)
+/* ms_tpush reserves a record (header and tail when lng) and counts it. */
+static inline ms_trec *ms_tpush(ms_tbuf *tb, int lng)
 {
-	if (__builtin_expect(tb->n == tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0))
+	if (__builtin_expect(tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0))
 		ms_trace_swap(tb);
+	ms_trec *e = (ms_trec *)(tb->cur_ev + tb->n);
+	tb->n += lng ? MS_TMAX : sizeof(ms_trec);
 	tb->total++;
-	return &tb->cur_ev[tb->n++];
+	return e;
 }
 
 int64_t ms_trace_get_count(const MPI_Status *st)
@@ -177,19 +182,18 @@ static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MP
 	uintptr_t h = tb->save[i];
 	if (h == (uintptr_t)MPI_REQUEST_NULL)
 		return;
-	ms_tev *e = ms_tpush(tb);
-	e->kind = MS_TK_COMPLETE;
-	e->fn = (uint16_t)fn;
-	e->t0 = e->t1 = now;
+	ms_trec *e = ms_tpush(tb, 1);
+	e->t0 = now;
 	e->pc = 0;
-	e->comm = -1;
-	e->req = h;
-	e->speer = e->stag = -1;
-	e->sbytes = 0;
-	e->flags = MS_TF_RECV | MS_TF_LOCAL;
-	e->rpeer = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
-	e->rtag = st->MPI_TAG;
-	e->rbytes = e->rpeer >= 0 ? ms_status_bytes(st) : 0;
+	e->dt = 0;
+	e->w1 = (uint16_t)(fn | MS_TK_COMPLETE << 10 | MS_TLONG);
+	e->w2 = (uint16_t)((MS_TF_RECV | MS_TF_LOCAL) << 11);
+	ms_ttail *x = (ms_ttail *)(e + 1);
+	x->t1 = now;
+	x->req = h;
+	x->rpeer = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
+	x->rtag = st->MPI_TAG;
+	x->rbytes = x->rpeer >= 0 ? ms_status_bytes(st) : 0;
 }
 
 void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
@@ -224,21 +228,19 @@ void ms_trace_mark(int kind, unsigned id)
 	ms_tbuf *tb = ms_tb();
 	if (tb == NULL)
 		return;
-	uint64_t now = ms_now();
-	ms_tev *e = ms_tpush(tb);
-	memset(e, 0, sizeof *e);
-	e->kind = (uint8_t)kind;
-	e->fn = (uint16_t)id;
-	e->t0 = e->t1 = now;
-	e->comm = -1;
-	e->speer = e->stag = e->rpeer = e->rtag = -1;
+	ms_trec *e = ms_tpush(tb, 0);
+	e->t0 = ms_now();
+	e->pc = 0;
+	e->dt = 0;
+	e->w1 = (uint16_t)(id | (unsigned)kind << 10);
+	e->w2 = 0;
 }
 
 /* ---- for Go ---- */
 
 ms_tbuf *ms_tbufs_head(void) { return __atomic_load_n(&ms_tbufs, __ATOMIC_ACQUIRE); }
 void ms_trace_release(ms_tbuf *tb, int i) { __atomic_store_n(&tb->busy[i], 0, __ATOMIC_RELEASE); }
-ms_tev *ms_trace_events(ms_tbuf *tb, int i) { return tb->ev[i]; }
+char *ms_trace_events(ms_tbuf *tb, int i) { return tb->ev[i]; }
 
 /* ms_trace_wait blocks the writer until a buffer is queued or
  * ms_trace_wake is called. */

@@ -35,18 +35,30 @@
 
 #define MS_TSAVE 256 /* requests followed per completion call */
 
-/* One event: 72 bytes, written to the file as is (trace.RawEventSize, W
- * blocks). Fields the flags do not announce are left unwritten. */
-typedef struct ms_tev {
-	uint64_t t0, t1;
+/* Events are variable-size records in the thread's byte buffer, written
+ * to the file as they are (W blocks; trace.DecodeRaw reads them):
+ *  - every event starts with a 24-byte ms_trec: t0, call site, duration,
+ *    w1 = function (or region/text id) | kind << 10 | MS_TLONG,
+ *    w2 = communicator id + 1 (0: none) | flags << 11;
+ *  - with MS_TLONG a 48-byte ms_ttail follows: exact t1, request, bytes,
+ *    peers and tags (messages, collectives, completions, calls longer than
+ *    2^32 ticks). Plain calls take 24 bytes. */
+typedef struct ms_trec {
+	uint64_t t0;
 	uint64_t pc;
+	uint32_t dt;
+	uint16_t w1, w2;
+} ms_trec;
+
+typedef struct ms_ttail {
+	uint64_t t1;
 	uint64_t req;
 	int64_t sbytes, rbytes;
 	int32_t speer, stag, rpeer, rtag;
-	int32_t comm;
-	uint16_t fn;
-	uint8_t kind, flags;
-} ms_tev;
+} ms_ttail;
+
+#define MS_TLONG 0x8000
+#define MS_TMAX (sizeof(ms_trec) + sizeof(ms_ttail)) /* largest record */
 
 struct ms_tbuf;
 
@@ -55,18 +67,20 @@ typedef struct ms_thand {
 	struct ms_thand *next;
 	struct ms_tbuf *tb;
 	int idx;
-	uint32_t n;
+	uint32_t bytes;
+	uint64_t n; /* events */
 } ms_thand;
 
 typedef struct ms_tbuf {
 	/* hot: read by every traced call */
-	ms_tev *cur_ev;  /* ev[cur] */
-	uint32_t n, cap;
+	char *cur_ev; /* ev[cur] */
+	uint32_t n, cap; /* bytes used and usable (the buffer's size - MS_TMAX) */
 	uint32_t fgen;
 	int cur;
-	uint64_t total;
+	uint64_t total; /* events recorded by this thread */
 	/* cold */
-	ms_tev *ev[2];
+	uint64_t base; /* total when the current buffer was started */
+	char *ev[2];
 	int busy[2]; /* atomic: 1 while the writer holds buffer i */
 	ms_thand hand[2];
 	int tid;
@@ -112,39 +126,48 @@ static inline int ms_tworld(const ms_comm *cm, int peer)
 
 /* ms_trace_call stores the event of a measured call. flags, and the
  * arguments they announce, are mostly constants of the generated wrapper,
- * so the compiler keeps only the stores a function needs. Peers arrive as
- * ranks of cm and are stored as MPI_COMM_WORLD ranks; a receive's real
- * source, tag and size come from its status. */
+ * so the compiler keeps only the stores a function needs: a plain call is
+ * four stores of one 24-byte record. Peers arrive as ranks of cm and are
+ * stored as MPI_COMM_WORLD ranks; a receive's real source, tag and size
+ * come from its status. */
 static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
 				 const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag,
 				 int64_t rbytes, const MPI_Status *st, const MPI_Request *req)
 {
 	ms_tbuf *tb = t->tb;
-	if (__builtin_expect(tb == NULL || tb->n == tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0)) {
+	if (__builtin_expect(tb == NULL || tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0)) {
 		tb = ms_trace_slow(t);
 		if (tb == NULL)
 			return;
 	}
-	ms_tev *e = &tb->cur_ev[tb->n++];
-	tb->total++;
-	e->t0 = t0;
-	e->t1 = t1;
-	e->pc = (uint64_t)(uintptr_t)pc;
-	e->fn = (uint16_t)fn;
-	e->kind = MS_TK_CALL;
-	e->flags = (uint8_t)flags;
-	e->comm = -1;
+	ms_trec *e = (ms_trec *)(tb->cur_ev + tb->n);
+	uint64_t dt = t1 - t0;
+	int lng = flags != 0 || dt > UINT32_MAX;
+	unsigned c = 0;
 	if (cm) {
-		e->comm = cm->id;
+		c = (unsigned)cm->id + 1;
 		if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
 			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
 	}
+	e->t0 = t0;
+	e->pc = (uint64_t)(uintptr_t)pc;
+	e->dt = (uint32_t)dt;
+	e->w1 = (uint16_t)(fn | MS_TK_CALL << 10 | (lng ? MS_TLONG : 0));
+	e->w2 = (uint16_t)(c | (unsigned)flags << 11);
+	tb->total++;
+	if (__builtin_expect(!lng, 1)) {
+		tb->n += sizeof(ms_trec);
+		return;
+	}
+	ms_ttail *x = (ms_ttail *)(e + 1);
+	tb->n += MS_TMAX;
+	x->t1 = t1;
 	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
-		e->sbytes = bytes;
-		e->speer = -1;
-		e->stag = stag;
+		x->sbytes = bytes;
+		x->speer = -1;
+		x->stag = stag;
 		if (flags & MS_TF_SEND)
-			e->speer = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
+			x->speer = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
 	}
 	if (flags & MS_TF_RECV) {
 		if (st && rpeer != MPI_PROC_NULL) {
@@ -152,14 +175,12 @@ static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t
 			rtag = st->MPI_TAG;
 			rbytes = ms_status_bytes(st);
 		}
-		e->rpeer = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
-		e->rtag = rtag;
-		e->rbytes = rbytes;
+		x->rpeer = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
+		x->rtag = rtag;
+		x->rbytes = rbytes;
 	}
-	if ((flags & MS_TF_REQ) && req)
-		e->req = (uint64_t)(uintptr_t)*req;
-	else if (flags & MS_TF_REQ)
-		e->req = 0;
+	if (flags & MS_TF_REQ)
+		x->req = req ? (uint64_t)(uintptr_t)*req : 0;
 }
 
 #endif

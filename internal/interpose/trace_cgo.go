@@ -8,7 +8,7 @@ extern size_t ms_trace_bufsize;
 extern int64_t ms_trace_skew;
 ms_tbuf *ms_tbufs_head(void);
 void ms_trace_release(ms_tbuf *tb, int i);
-ms_tev *ms_trace_events(ms_tbuf *tb, int i);
+char *ms_trace_events(ms_tbuf *tb, int i);
 int ms_trace_get(void);
 void ms_trace_flushgen(void);
 void ms_trace_flush_self(void);
@@ -196,14 +196,14 @@ func traceDrain() {
 	defer tr.Unlock()
 	for h := C.ms_trace_pop(); h != nil; {
 		next := h.next // h is reused once the buffer is released
-		traceWrite(h.tb, int(h.idx), int(h.n))
+		traceWrite(h.tb, int(h.idx), int(h.n), int(h.bytes))
 		h = next
 	}
 }
 
 // traceWrite writes one buffer (tr locked) with the definitions it may
 // need and the calibration, then releases it.
-func traceWrite(tb *C.ms_tbuf, idx, n int) {
+func traceWrite(tb *C.ms_tbuf, idx, n, bytes int) {
 	defer C.ms_trace_release(tb, C.int(idx))
 	defer func() {
 		if e := recover(); e != nil {
@@ -212,16 +212,18 @@ func traceWrite(tb *C.ms_tbuf, idx, n int) {
 	}()
 	traceDefs()
 	var err error
-	ev := C.ms_trace_events(tb, C.int(idx))
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(C.ms_trace_events(tb, C.int(idx)))), bytes)
 	if state.cfg.TracePack == "run" {
 		var p []byte
-		p, err = trace.AppendEvents(nil, int(tb.tid), traceEvents(ev, n), tr.fw, &tr.scratch)
+		tr.evs, err = trace.DecodeRawRecords(raw, n, tr.evs[:0])
+		if err == nil {
+			p, err = trace.AppendEvents(nil, int(tb.tid), tr.evs, tr.fw, &tr.scratch)
+		}
 		if err == nil {
 			err = tr.bw.Block(trace.BEvents, p)
 		}
 	} else {
-		tr.head = trace.RawHeader(tr.head[:0], int(tb.tid), n)
-		raw := unsafe.Slice((*byte)(unsafe.Pointer(ev)), n*trace.RawEventSize)
+		tr.head = trace.RawHeader(tr.head[:0], int(tb.tid), uint64(n), bytes)
 		err = tr.bw.Block(trace.BRaw, tr.head, raw)
 	}
 	if err != nil && tr.err == nil {
@@ -229,21 +231,6 @@ func traceWrite(tb *C.ms_tbuf, idx, n int) {
 		traceWarn(fmt.Sprintf("rank %d: writing the trace: %v", state.rank, err))
 	}
 	tr.written += uint64(n)
-}
-
-// traceEvents converts a C buffer (MPISCOPE_TRACE_COMPRESS=run).
-func traceEvents(ev *C.ms_tev, n int) []trace.Event {
-	src := unsafe.Slice(ev, n)
-	evs := tr.evs[:0]
-	for i := range src {
-		e := &src[i]
-		evs = append(evs, trace.Event{Kind: uint8(e.kind), Flags: uint8(e.flags), Fn: uint16(e.fn), Comm: int32(e.comm),
-			T0: uint64(e.t0), T1: uint64(e.t1), PC: uint64(e.pc), Req: uint64(e.req),
-			SPeer: int32(e.speer), STag: int32(e.stag), RPeer: int32(e.rpeer), RTag: int32(e.rtag),
-			SBytes: int64(e.sbytes), RBytes: int64(e.rbytes)})
-	}
-	tr.evs = evs
-	return evs
 }
 
 // traceDefs writes definitions added since the last block (tr locked).

@@ -144,7 +144,7 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 				return bad(d.err)
 			}
 			if kind == BRaw {
-				if _, _, _, err := rawHead(p); err != nil {
+				if _, _, _, err := rawHeader(p); err != nil {
 					return bad(err)
 				}
 			}

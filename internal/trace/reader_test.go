@@ -240,7 +240,7 @@ func TestRawAndPack(t *testing.T) {
 func TestRawCorrupt(t *testing.T) {
 	for name, p := range map[string][]byte{
 		"short": AppendRaw(nil, 1, manyEvents(3))[:50],
-		"kind":  func() []byte { b := AppendRaw(nil, 1, manyEvents(3)); b[3+70] = 9; return b }(),
+		"kind":  func() []byte { b := AppendRaw(nil, 1, manyEvents(3)); b[4+21] |= 7 << 2; return b }(),
 	} {
 		path := filepath.Join(t.TempDir(), "r0.mst")
 		f, _ := os.Create(path)

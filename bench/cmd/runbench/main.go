@@ -280,6 +280,7 @@ var configs = []config{
 	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}},
 	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}},
 	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}},
+	{"trace-run", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}},
 }
 
 type result struct {
