@@ -81,7 +81,8 @@ static inline ms_tbuf *ms_tb(void)
 	return tb;
 }
 
-/* ms_trace_push queues the current buffer for the writer and wakes it. */
+/* ms_trace_push queues the current buffer for the writer and wakes it
+ * (ms_trace_swap has checked that the semaphore exists). */
 static void ms_trace_push(ms_tbuf *tb)
 {
 	ms_thand *h = &tb->hand[tb->cur];
@@ -92,8 +93,7 @@ static void ms_trace_push(ms_tbuf *tb)
 	do
 		h->next = head;
 	while (!__atomic_compare_exchange_n(&ms_tready, &head, h, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-	if (ms_tsem_ok)
-		sem_post(&ms_tsem);
+	sem_post(&ms_tsem);
 }
 
 /* ms_trace_swap hands the current buffer to the writer and continues in
@@ -116,7 +116,6 @@ static void ms_trace_swap(ms_tbuf *tb)
 		return;
 	}
 	ms_trace_push(tb);
-	tb->handed += tb->total - tb->base;
 	tb->base = tb->total;
 	tb->cur = spare;
 	tb->cur_ev = tb->ev[spare];
@@ -134,7 +133,7 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 			return NULL;
 		t->tb = tb;
 	}
-	if (tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen))
+	if (ms_tfull(tb))
 		ms_trace_swap(tb);
 	return tb;
 }
@@ -142,7 +141,7 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 /* ms_tpush reserves a record (header and tail when lng) and counts it. */
 static inline ms_trec *ms_tpush(ms_tbuf *tb, int lng)
 {
-	if (__builtin_expect(tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0))
+	if (__builtin_expect(ms_tfull(tb), 0))
 		ms_trace_swap(tb);
 	ms_trec *e = (ms_trec *)(tb->cur_ev + tb->n);
 	tb->n += lng ? MS_TMAX : sizeof(ms_trec);
@@ -183,11 +182,7 @@ static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MP
 	if (h == (uintptr_t)MPI_REQUEST_NULL)
 		return;
 	ms_trec *e = ms_tpush(tb, 1);
-	e->t0 = now;
-	e->pc = 0;
-	e->dt = 0;
-	e->w1 = (uint16_t)(fn | MS_TK_COMPLETE << 10 | MS_TLONG);
-	e->w2 = (uint16_t)((MS_TF_RECV | MS_TF_LOCAL) << 11);
+	ms_thead(e, now, 0, 0, fn | MS_TK_COMPLETE << 10 | MS_TLONG, (MS_TF_RECV | MS_TF_LOCAL) << 11);
 	ms_ttail *x = (ms_ttail *)(e + 1);
 	x->t1 = now;
 	x->req = h;
@@ -228,12 +223,7 @@ void ms_trace_mark(int kind, unsigned id)
 	ms_tbuf *tb = ms_tb();
 	if (tb == NULL)
 		return;
-	ms_trec *e = ms_tpush(tb, 0);
-	e->t0 = ms_now();
-	e->pc = 0;
-	e->dt = 0;
-	e->w1 = (uint16_t)(id | (unsigned)kind << 10);
-	e->w2 = 0;
+	ms_thead(ms_tpush(tb, 0), ms_now(), 0, 0, id | (unsigned)kind << 10, 0);
 }
 
 /* ---- for Go ---- */
@@ -275,7 +265,6 @@ void ms_trace_hand_all(void)
 	}
 }
 void ms_trace_set(int on) { __atomic_store_n(&ms_tracing, on, __ATOMIC_RELEASE); }
-int ms_trace_get(void) { return __atomic_load_n(&ms_tracing, __ATOMIC_ACQUIRE); }
 void ms_trace_flushgen(void) { __atomic_add_fetch(&ms_trace_fgen, 1, __ATOMIC_RELEASE); }
 void ms_trace_flush_self(void)
 {

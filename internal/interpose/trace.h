@@ -84,7 +84,7 @@ typedef struct ms_tbuf {
 	int busy[2]; /* atomic: 1 while the writer holds buffer i */
 	ms_thand hand[2];
 	int tid;
-	uint64_t dropped, handed;
+	uint64_t dropped;
 	struct ms_tbuf *next;
 	/* Completion calls: requests before the call, lent statuses. */
 	int nsave;
@@ -124,6 +124,23 @@ static inline int ms_tworld(const ms_comm *cm, int peer)
 	return ms_world_of(cm, peer);
 }
 
+/* ms_tfull: the current buffer has no room for a largest record, or a
+ * flush asked every thread to hand its buffer over. */
+static inline int ms_tfull(const ms_tbuf *tb)
+{
+	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
+}
+
+/* ms_thead writes a record's head (the tail, if any, follows it). */
+static inline void ms_thead(ms_trec *e, uint64_t t0, uint64_t pc, uint32_t dt, unsigned w1, unsigned w2)
+{
+	e->t0 = t0;
+	e->pc = pc;
+	e->dt = dt;
+	e->w1 = (uint16_t)w1;
+	e->w2 = (uint16_t)w2;
+}
+
 /* ms_trace_call stores the event of a measured call. flags, and the
  * arguments they announce, are mostly constants of the generated wrapper,
  * so the compiler keeps only the stores a function needs: a plain call is
@@ -135,7 +152,7 @@ static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t
 				 int64_t rbytes, const MPI_Status *st, const MPI_Request *req)
 {
 	ms_tbuf *tb = t->tb;
-	if (__builtin_expect(tb == NULL || tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen), 0)) {
+	if (__builtin_expect(tb == NULL || ms_tfull(tb), 0)) {
 		tb = ms_trace_slow(t);
 		if (tb == NULL)
 			return;
@@ -149,11 +166,7 @@ static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t
 		if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
 			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
 	}
-	e->t0 = t0;
-	e->pc = (uint64_t)(uintptr_t)pc;
-	e->dt = (uint32_t)dt;
-	e->w1 = (uint16_t)(fn | MS_TK_CALL << 10 | (lng ? MS_TLONG : 0));
-	e->w2 = (uint16_t)(c | (unsigned)flags << 11);
+	ms_thead(e, t0, (uint64_t)(uintptr_t)pc, (uint32_t)dt, fn | MS_TK_CALL << 10 | (lng ? MS_TLONG : 0), c | (unsigned)flags << 11);
 	tb->total++;
 	if (__builtin_expect(!lng, 1)) {
 		tb->n += sizeof(ms_trec);

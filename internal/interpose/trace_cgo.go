@@ -9,7 +9,6 @@ extern int64_t ms_trace_skew;
 ms_tbuf *ms_tbufs_head(void);
 void ms_trace_release(ms_tbuf *tb, int i);
 char *ms_trace_events(ms_tbuf *tb, int i);
-int ms_trace_get(void);
 void ms_trace_flushgen(void);
 void ms_trace_flush_self(void);
 int ms_trace_comm(int id, int **world, int *inter);
@@ -43,8 +42,8 @@ import (
 // a lock-free list and post the semaphore. Go is reached only at
 // Pcontrol(6), Pcontrol(2) and finalize.
 //
-// Buffers are written raw (W blocks, 72 bytes per event: a write, no
-// encoding) and packed into compressed E blocks at MPI_Finalize, unless
+// Buffers are written raw (W blocks, 24 or 72 bytes per event: a write,
+// no encoding) and packed into compressed E blocks at MPI_Finalize, unless
 // MPISCOPE_TRACE_COMPRESS=run asks the writer to compress as it goes.
 
 var tr struct {
@@ -337,8 +336,7 @@ func traceFinish() {
 	C.ms_trace_hand_all()
 	tr.stop.Store(true)
 	C.ms_trace_wake()
-	<-tr.done
-	traceDrain()
+	<-tr.done // the writer drained the list after it saw stop
 	tr.Lock()
 	defer tr.Unlock()
 	traceDefs()

@@ -246,7 +246,6 @@ func TestRawCorrupt(t *testing.T) {
 		f, _ := os.Create(path)
 		bw, _ := NewBlockWriter(f)
 		bw.Block(BHeader, EncodeHeader(&Header{Size: 1, FnNames: []string{"MPI_Send"}, FnClasses: []string{"p2p"}}))
-		off := len(Magic) + 0
 		bw.Block(BRaw, p)
 		bw.Flush()
 		f.Close()
@@ -255,7 +254,7 @@ func TestRawCorrupt(t *testing.T) {
 			err = r.Scan(func(int, []Event) error { return nil })
 		}
 		var ce *CorruptError
-		if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(off) {
+		if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(len(Magic)) {
 			t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
 		}
 	}
