@@ -40,7 +40,7 @@ run-demo:
 	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
 
 test: deps all check run-demo race
-	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME)
+	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) FUZZTIME_FILES=$(CI_FUZZTIME_FILES)
 	$(MAKE) gotest
 
 check:
