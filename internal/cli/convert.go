@@ -93,6 +93,9 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		records = p.Records
 	}
 	prog.done()
+	if w.Warning != "" {
+		fmt.Fprintf(stderr, "mpiscope: warning: %s\n", w.Warning)
+	}
 	if w.Unmatched > 0 {
 		fmt.Fprintf(stderr, "mpiscope: warning: %d request completions had no matching post (posted before tracing started, or on another thread)\n", w.Unmatched)
 	}

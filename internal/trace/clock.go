@@ -13,7 +13,8 @@ type Clock struct {
 	l0, l1 float64 // local times of the first and last samples
 	o0, o1 float64 // offsets there
 	n      int
-	Off    bool // no correction (tests: show what correction fixes)
+	Off    bool    // no correction (tests: show what correction fixes)
+	Shift  float64 // added after the correction: makes messages consistent (Walker.repair)
 }
 
 // NewClock builds the rank's clock. The sample with the smallest round trip
@@ -43,7 +44,7 @@ func (c *Clock) Offset(l float64) float64 {
 // Ns converts ticks to job time in nanoseconds.
 func (c *Clock) Ns(t uint64) float64 {
 	l := c.cal.Ns(t)
-	return l + c.Offset(l)
+	return l + c.Offset(l) + c.Shift
 }
 
 // hostClocks chooses, for each rank, the rank whose calibration and clock

@@ -21,3 +21,57 @@ func TestHostClocks(t *testing.T) {
 		t.Errorf("ranks 2 and 3 (host b): %v and %v, want both %v (rank 3's samples)", ns(2), ns(3), 1_000_000+3000+5400)
 	}
 }
+
+// TestRepair: rank 1 (another host) receives a message 100 ns before rank 0
+// began sending it, as a clock sample off by more than the message's
+// latency would show; the walker shifts host b's clock by exactly what the
+// messages require (the reply's slack allows it) and rank 0 stays put.
+func TestRepair(t *testing.T) {
+	job := t.TempDir()
+	synthRank(t, job, 0, 2, []Event{send(0, 1000, 1300, 1, 1, 8), recv(1, 2100, 2600, 1, 2, 8)}, 10, nil, true)
+	synthRank(t, job, 1, 2, []Event{recv(1, 500, 900, 0, 1, 8), send(0, 2000, 2100, 0, 2, 8)}, 10, nil, true)
+	j, err := OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Ranks[1].Header.Host = "b"
+	sent, recvd := map[uint64]float64{}, map[uint64]float64{}
+	w := NewWalker(j, WalkOptions{})
+	if err := w.Walk(callVisitor(func(c *Call) error {
+		if c.Send != nil {
+			sent[c.Send.Flow] = c.T0
+		}
+		if c.Recv != nil {
+			recvd[c.Recv.Flow] = c.T1
+		}
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if w.Warning != "" || w.Clocks[0].Shift != 0 || w.Clocks[1].Shift != 100 {
+		t.Fatalf("shifts %v, %v (warning %q), want 0 and 100", w.Clocks[0].Shift, w.Clocks[1].Shift, w.Warning)
+	}
+	if len(sent) != 2 || len(recvd) != 2 {
+		t.Fatalf("%d sends, %d receives, want 2 and 2", len(sent), len(recvd))
+	}
+	for id, s := range sent {
+		if r, ok := recvd[id]; !ok || r < s {
+			t.Errorf("message %x: received %v (found %v), sent %v", id, r, ok, s)
+		}
+	}
+	// On one host nothing moves: the clock is shared.
+	j.Ranks[1].Header.Host = "h"
+	if w := NewWalker(j, WalkOptions{}); w.Clocks[1].Shift != 0 {
+		t.Errorf("same host: shift %v, want 0", w.Clocks[1].Shift)
+	}
+	// Inconsistent messages (each direction needs the other clock ahead)
+	// leave the clocks alone, with a warning.
+	job2 := t.TempDir()
+	synthRank(t, job2, 0, 2, []Event{send(0, 1000, 1300, 1, 1, 8), recv(1, 2100, 2200, 1, 2, 8)}, 10, nil, true)
+	synthRank(t, job2, 1, 2, []Event{recv(1, 500, 900, 0, 1, 8), send(0, 2300, 2400, 0, 2, 8)}, 10, nil, true)
+	j2, _ := OpenJob(job2)
+	j2.Ranks[1].Header.Host = "b"
+	if w := NewWalker(j2, WalkOptions{}); w.Warning == "" || w.Clocks[1].Shift != 0 {
+		t.Errorf("inconsistent: shift %v, warning %q", w.Clocks[1].Shift, w.Warning)
+	}
+}

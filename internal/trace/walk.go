@@ -83,7 +83,10 @@ type Walker struct {
 	// Unmatched counts completions whose post was not found (another
 	// thread's buffer written later, or the post before tracing started).
 	Unmatched int
-	opt       WalkOptions
+	// Warning says why the clocks could not be made consistent with the
+	// messages ("" when they are).
+	Warning string
+	opt     WalkOptions
 }
 
 // NewWalker prepares the job: communicators unified by key, clocks, origin.
@@ -96,9 +99,6 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 		c := NewClock(hostClock[r])
 		c.Off = opt.NoClock
 		w.Clocks = append(w.Clocks, c)
-		if t := c.Ns(r.Calib.Tick0); t < w.Origin {
-			w.Origin = t
-		}
 		ids := make([]int, 0, len(r.Comms))
 		for id := range r.Comms {
 			ids = append(ids, id)
@@ -112,14 +112,24 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 			}
 		}
 	}
-	if math.IsInf(w.Origin, 0) {
-		w.Origin = 0
-	}
 	// World first, then in order of first definition.
 	sort.SliceStable(keys, func(a, b int) bool { return keys[a] == "world" && keys[b] != "world" })
 	for i, k := range keys {
 		d := defs[k]
 		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter}
+	}
+	if !opt.NoClock {
+		w.Origin = 0 // the repair pass needs finite times, not this origin
+		w.repair(hostClock)
+		w.Origin = math.Inf(1)
+	}
+	for i, r := range j.Ranks {
+		if t := w.Clocks[i].Ns(r.Calib.Tick0); t < w.Origin {
+			w.Origin = t
+		}
+	}
+	if math.IsInf(w.Origin, 0) {
+		w.Origin = 0
 	}
 	return w
 }
@@ -293,3 +303,110 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return nil
 	})
 }
+
+// repair makes the clocks agree with the messages: after the offset and
+// drift correction, a message between hosts faster than half the best
+// clock-sample round trip can still seem to be received before it was
+// sent. A first pass over the events takes, for each ordered pair of hosts,
+// the smallest slack (receive completed minus send begun) of their
+// messages; each host's clock is then shifted by a constant, rank 0's host
+// staying put, so that every slack is at least zero (difference
+// constraints, Bellman-Ford). Ranks on one host keep one clock. Memory: one
+// entry per message whose other end has not been read yet.
+func (w *Walker) repair(hostClock map[*Rank]*Rank) {
+	node := map[*Rank]int{} // host representative -> node
+	of := make([]int, len(w.Job.Ranks))
+	anchor := 0
+	for i, r := range w.Job.Ranks {
+		h := hostClock[r]
+		n, ok := node[h]
+		if !ok {
+			n = len(node)
+			node[h] = n
+		}
+		of[i] = n
+		if r.Header.Rank == 0 {
+			anchor = n
+		}
+	}
+	if len(node) < 2 {
+		return
+	}
+	type end struct {
+		t    float64
+		node int
+		send bool
+	}
+	open := map[uint64]end{}
+	slack := map[[2]int]float64{} // (sender node, receiver node) -> min slack
+	note := func(flow uint64, e end) {
+		o, ok := open[flow]
+		if !ok {
+			open[flow] = e
+			return
+		}
+		delete(open, flow)
+		if o.send == e.send || o.node == e.node {
+			return
+		}
+		s, r := o, e
+		if e.send {
+			s, r = e, o
+		}
+		k := [2]int{s.node, r.node}
+		if v, ok := slack[k]; !ok || r.t-s.t < v {
+			slack[k] = r.t - s.t
+		}
+	}
+	progress := w.opt.Progress
+	w.opt.Progress = nil
+	for i, r := range w.Job.Ranks {
+		n := of[i]
+		v := callVisitor(func(c *Call) error {
+			if c.Send != nil && c.Send.Flow != 0 {
+				note(c.Send.Flow, end{c.T0, n, true})
+			}
+			if c.Recv != nil && c.Recv.Flow != 0 {
+				note(c.Recv.Flow, end{c.T1, n, false})
+			}
+			for _, m := range c.RecvDone {
+				if m.Flow != 0 {
+					note(m.Flow, end{c.T1, n, false})
+				}
+			}
+			return nil
+		})
+		if err := w.walkRank(i, r, v); err != nil {
+			break // the real walk reports it
+		}
+	}
+	w.opt.Progress, w.End, w.Unmatched = progress, 0, 0
+	// d[s] - d[r] <= slack(s->r) for every pair; start from 0 and relax.
+	d := make([]float64, len(node))
+	for it := 0; ; it++ {
+		changed := false
+		for k, v := range slack {
+			if d[k[1]]+v < d[k[0]] {
+				d[k[0]] = d[k[1]] + v
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+		if it >= len(d) {
+			w.Warning = "the clocks cannot be made consistent with every message (drift between the samples?): times are corrected for offset and drift only"
+			return
+		}
+	}
+	for i := range w.Job.Ranks {
+		w.Clocks[i].Shift = d[of[i]] - d[anchor]
+	}
+}
+
+// callVisitor is a Visitor that sees calls only.
+type callVisitor func(c *Call) error
+
+func (f callVisitor) Call(c *Call) error                         { return f(c) }
+func (callVisitor) Region(int, int, bool, string, float64) error { return nil }
+func (callVisitor) Mark(int, int, string, float64) error         { return nil }
