@@ -300,11 +300,12 @@ typedef struct {
 	uintptr_t req; /* 0 = empty, 1 = freed */
 	const ms_comm *cm;
 	int64_t bytes;
-	int speer, rpeer;
+	int speer, rpeer, tag;
+	int active; /* atomic: started and not yet seen complete (traces) */
 } ms_preq;
 static ms_preq ms_ptab[1 << MS_PTAB_BITS];
 
-void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer)
+void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer, int tag)
 {
 	uintptr_t h = (uintptr_t)r;
 	if (h <= 1)
@@ -318,6 +319,8 @@ void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpee
 			e->bytes = bytes;
 			e->speer = speer;
 			e->rpeer = rpeer;
+			e->tag = tag;
+			e->active = 0;
 			__atomic_store_n(&e->req, h, __ATOMIC_RELEASE);
 			break;
 		}
@@ -325,10 +328,10 @@ void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpee
 	pthread_mutex_unlock(&ms_lock);
 }
 
-static ms_preq *ms_preq_find(uintptr_t h)
+static ms_preq *ms_preq_find(uintptr_t h, unsigned probes)
 {
 	unsigned i = ms_chash(h) & ((1u << MS_PTAB_BITS) - 1);
-	for (unsigned n = 0; n < (1u << MS_PTAB_BITS); n++, i = (i + 1) & ((1u << MS_PTAB_BITS) - 1)) {
+	for (unsigned n = 0; n < probes; n++, i = (i + 1) & ((1u << MS_PTAB_BITS) - 1)) {
 		ms_preq *e = &ms_ptab[i];
 		uintptr_t r = __atomic_load_n(&e->req, __ATOMIC_ACQUIRE);
 		if (r == 0)
@@ -339,13 +342,22 @@ static ms_preq *ms_preq_find(uintptr_t h)
 	return NULL;
 }
 
-int64_t ms_preq_start(ms_thread *t, MPI_Request *r, int n)
+/* ms_preq_start accounts the persistent requests an MPI_Start(all) call
+ * (function fn, begun at t0) started, and returns their bytes (-1: none
+ * known). When tracing, each becomes a post event and is marked active. */
+int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Request *r, int n)
 {
 	int64_t total = -1;
+	int tracing = MS_LOAD(ms_tracing);
 	for (int k = 0; k < n; k++) {
-		ms_preq *e = ms_preq_find((uintptr_t)r[k]);
+		ms_preq *e = ms_preq_find((uintptr_t)r[k], 1u << MS_PTAB_BITS);
 		if (e == NULL)
 			continue;
+		if (tracing) {
+			__atomic_store_n(&e->active, 1, __ATOMIC_RELAXED);
+			int send = e->speer != MPI_PROC_NULL;
+			ms_trace_post(fn, t0, e->cm, send, send ? e->speer : e->rpeer, e->tag, e->bytes, (uintptr_t)r[k]);
+		}
 		if (total < 0)
 			total = 0;
 		total += e->bytes;
@@ -357,13 +369,28 @@ int64_t ms_preq_start(ms_thread *t, MPI_Request *r, int n)
 	return total;
 }
 
+/* ms_preq_done tells whether a request seen complete by a Wait/Test call
+ * really completed: any request but a persistent one that is not active
+ * (MPI_Test on an inactive request returns at once with flag = true). */
+int ms_preq_done(uintptr_t h)
+{
+	/* Called for every completion while tracing: a bounded search (a
+	 * request found further away is taken as not persistent). */
+	ms_preq *e = ms_preq_find(h, 32);
+	if (e == NULL)
+		return 1;
+	if (!__atomic_load_n(&e->active, __ATOMIC_RELAXED))
+		return 0;
+	return __atomic_exchange_n(&e->active, 0, __ATOMIC_RELAXED);
+}
+
 void ms_preq_free(MPI_Request r)
 {
 	uintptr_t h = (uintptr_t)r;
 	if (h <= 1)
 		return;
 	pthread_mutex_lock(&ms_lock);
-	ms_preq *e = ms_preq_find(h);
+	ms_preq *e = ms_preq_find(h, 1u << MS_PTAB_BITS);
 	if (e)
 		__atomic_store_n(&e->req, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ms_lock);

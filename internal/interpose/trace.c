@@ -59,6 +59,7 @@ static ms_tbuf *ms_tbuf_new(void)
 	tb->cur_ev = tb->ev[0];
 	tb->cap = (uint32_t)(blen - MS_TMAX); /* a record fits whenever n <= cap */
 	tb->fgen = MS_LOAD(ms_trace_fgen);
+	tb->dgen = 1;
 	tb->tid = (int)syscall(SYS_gettid);
 	for (int i = 0; i < 2; i++) {
 		tb->hand[i].tb = tb;
@@ -113,6 +114,7 @@ static void ms_trace_swap(ms_tbuf *tb)
 		tb->dropped += tb->total - tb->base;
 		tb->base = tb->total;
 		tb->n = 0;
+		tb->dgen++; /* the next records must not refer to dropped ones */
 		return;
 	}
 	ms_trace_push(tb);
@@ -120,6 +122,7 @@ static void ms_trace_swap(ms_tbuf *tb)
 	tb->cur = spare;
 	tb->cur_ev = tb->ev[spare];
 	tb->n = 0;
+	tb->dgen++; /* each buffer starts with an empty dictionary */
 }
 
 /* ms_trace_slow: the first traced call of a thread, a full buffer, or a
@@ -138,15 +141,11 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 	return tb;
 }
 
-/* ms_tpush reserves a record (header and tail when lng) and counts it. */
-static inline ms_trec *ms_tpush(ms_tbuf *tb, int lng)
+/* ms_troom makes room for a largest record. */
+static inline void ms_troom(ms_tbuf *tb)
 {
 	if (__builtin_expect(ms_tfull(tb), 0))
 		ms_trace_swap(tb);
-	ms_trec *e = (ms_trec *)(tb->cur_ev + tb->n);
-	tb->n += lng ? MS_TMAX : sizeof(ms_trec);
-	tb->total++;
-	return e;
 }
 
 int64_t ms_trace_get_count(const MPI_Status *st)
@@ -179,16 +178,13 @@ static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MP
 	if (i < 0 || i >= tb->nsave)
 		return;
 	uintptr_t h = tb->save[i];
-	if (h == (uintptr_t)MPI_REQUEST_NULL)
+	/* MPI_REQUEST_NULL, or an inactive persistent request: nothing completed. */
+	if (h == (uintptr_t)MPI_REQUEST_NULL || !ms_preq_done(h))
 		return;
-	ms_trec *e = ms_tpush(tb, 1);
-	ms_thead(e, now, 0, 0, fn | MS_TK_COMPLETE << 10 | MS_TLONG, (MS_TF_RECV | MS_TF_LOCAL) << 11);
-	ms_ttail *x = (ms_ttail *)(e + 1);
-	x->t1 = now;
-	x->req = h;
-	x->rpeer = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
-	x->rtag = st->MPI_TAG;
-	x->rbytes = x->rpeer >= 0 ? ms_status_bytes(st) : 0;
+	ms_troom(tb);
+	int32_t src = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
+	ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((MS_TF_RECV | MS_TF_LOCAL) << 11) << 16, 1, h,
+		0, src >= 0 ? ms_status_bytes(st) : 0, -1, -1, src, st->MPI_TAG);
 }
 
 void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
@@ -223,7 +219,32 @@ void ms_trace_mark(int kind, unsigned id)
 	ms_tbuf *tb = ms_tb();
 	if (tb == NULL)
 		return;
-	ms_thead(ms_tpush(tb, 0), ms_now(), 0, 0, id | (unsigned)kind << 10, 0);
+	ms_troom(tb);
+	ms_tput(tb, ms_now(), 0, 0, id | (unsigned)kind << 10, 0, 0, 0, 0, -1, -1, -1, -1);
+}
+
+/* ms_trace_post records a persistent request started by the call that
+ * follows (MPI_Start, MPI_Startall): a send or a receive as it was set up,
+ * peers as MPI_COMM_WORLD ranks. */
+void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, int send, int peer, int tag, int64_t bytes, uintptr_t req)
+{
+	ms_tbuf *tb = ms_tb();
+	if (tb == NULL)
+		return;
+	ms_troom(tb);
+	unsigned c = 0;
+	if (cm) {
+		c = (unsigned)cm->id + 1;
+		if (MS_LOAD(ms_trace_cms[cm->id]) != cm)
+			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
+	}
+	int32_t w = peer == MPI_PROC_NULL ? -1 : ms_tworld(cm, peer);
+	unsigned flags = (send ? MS_TF_SEND : MS_TF_RECV) | MS_TF_REQ;
+	uint32_t k = fn | MS_TK_POST << 10 | (c | flags << 11) << 16;
+	if (send)
+		ms_tput(tb, t0, 0, 0, k, 1, req, bytes, 0, w, tag, -1, -1);
+	else
+		ms_tput(tb, t0, 0, 0, k, 1, req, 0, bytes, -1, -1, w, tag);
 }
 
 /* ---- for Go ---- */

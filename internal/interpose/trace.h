@@ -34,31 +34,50 @@
 #define MS_TC_SOME 4 /* Waitsome, Testsome */
 
 #define MS_TSAVE 256 /* requests followed per completion call */
+#define MS_TK_POST 6 /* a persistent request started by the call that follows */
 
-/* Events are variable-size records in the thread's byte buffer, written
- * to the file as they are (W blocks; trace.DecodeRaw reads them):
- *  - every event starts with a 24-byte ms_trec: t0, call site, duration,
- *    w1 = function (or region/text id) | kind << 10 | MS_TLONG,
- *    w2 = communicator id + 1 (0: none) | flags << 11;
- *  - with MS_TLONG a 48-byte ms_ttail follows: exact t1, request, bytes,
- *    peers and tags (messages, collectives, completions, calls longer than
- *    2^32 ticks). Plain calls take 24 bytes. */
-typedef struct ms_trec {
-	uint64_t t0;
+/* Events are variable-size little-endian records in the thread's byte
+ * buffer, written to the file as they are (W blocks; trace.DecodeRaw reads
+ * them). Each buffer keeps a dictionary of MS_TDICT recent event shapes
+ * (function, kind, communicator, flags, call site, peers, tags, bytes:
+ * everything but the times and the request). An event whose shape is in
+ * the dictionary takes a short record; any other a full record that also
+ * puts its shape in the dictionary at the slot the hash gives. The
+ * dictionary starts empty with each buffer, so each block decodes alone.
+ *
+ *  short (12 bytes, 20 with R): u32 h = 1 | R << 1 | slot << 2 | dt << 12
+ *      (dt < 2^20 ticks), u64 t0, [u64 request when R];
+ *  full (32 bytes, 72 with L): u32 h = 0 | L << 1 | slot << 2 | kind << 12,
+ *      u16 fn (or region/text id), u16 w2 = communicator id + 1 (11 bits,
+ *      0: none) | flags << 11, u64 t0, u64 dt, u64 call site; with L the
+ *      tail: u64 request, i64 sbytes, i64 rbytes, i32 speer, stag, rpeer,
+ *      rtag (messages, collectives, completions, posts; a collective's
+ *      stag is its root in the communicator, -1 none). */
+#define MS_TDICT_BITS 10
+#define MS_TDICT (1u << MS_TDICT_BITS)
+#define MS_TSHORT_DT (1u << 20)
+
+typedef struct ms_tshape {
 	uint64_t pc;
-	uint32_t dt;
-	uint16_t w1, w2;
-} ms_trec;
+	uint32_t w; /* fn | kind << 10 | w2 << 16 */
+	uint32_t gen; /* the buffer generation it belongs to (valid when == tb->dgen) */
+	int64_t sbytes, rbytes;
+	int32_t speer, stag, rpeer, rtag;
+} ms_tshape;
+
+typedef struct ms_tfull_rec {
+	uint32_t h;
+	uint16_t fn, w2;
+	uint64_t t0, dt, pc;
+} ms_tfull_rec;
 
 typedef struct ms_ttail {
-	uint64_t t1;
 	uint64_t req;
 	int64_t sbytes, rbytes;
 	int32_t speer, stag, rpeer, rtag;
 } ms_ttail;
 
-#define MS_TLONG 0x8000
-#define MS_TMAX (sizeof(ms_trec) + sizeof(ms_ttail)) /* largest record */
+#define MS_TMAX (sizeof(ms_tfull_rec) + sizeof(ms_ttail)) /* largest record: 72 bytes */
 
 struct ms_tbuf;
 
@@ -76,8 +95,10 @@ typedef struct ms_tbuf {
 	char *cur_ev; /* ev[cur] */
 	uint32_t n, cap; /* bytes used and usable (the buffer's size - MS_TMAX) */
 	uint32_t fgen;
+	uint32_t dgen; /* dictionary generation: one per buffer filled */
 	int cur;
 	uint64_t total; /* events recorded by this thread */
+	ms_tshape dict[MS_TDICT];
 	/* cold */
 	uint64_t base; /* total when the current buffer was started */
 	char *ev[2];
@@ -101,6 +122,7 @@ MS_HIDDEN int64_t ms_trace_get_count(const MPI_Status *st);
 MS_HIDDEN int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st);
 MS_HIDDEN void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st);
 MS_HIDDEN void ms_trace_mark(int kind, unsigned id);
+MS_HIDDEN void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, int send, int peer, int tag, int64_t bytes, uintptr_t req);
 void ms_trace_set(int on);
 
 /* ms_status_bytes is the size in bytes of the message a status describes:
@@ -131,22 +153,64 @@ static inline int ms_tfull(const ms_tbuf *tb)
 	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
 }
 
-/* ms_thead writes a record's head (the tail, if any, follows it). */
-static inline void ms_thead(ms_trec *e, uint64_t t0, uint64_t pc, uint32_t dt, unsigned w1, unsigned w2)
+/* ms_tput stores one event: a short record when its shape is in the
+ * dictionary, else a full record that puts it there. The caller has made
+ * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
+ * (bytes), so that equal events have equal shapes. */
+static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
+			   int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag, int32_t rpeer, int32_t rtag)
 {
-	e->t0 = t0;
-	e->pc = pc;
-	e->dt = dt;
-	e->w1 = (uint16_t)w1;
-	e->w2 = (uint16_t)w2;
+	uint64_t k = pc * 0x9E3779B97F4A7C15ull ^ (uint64_t)w * 0xC2B2AE3D27D4EB4Full ^
+		     ((uint64_t)(uint32_t)speer << 32 | (uint32_t)stag) * 0x165667B19E3779F9ull ^
+		     ((uint64_t)(uint32_t)rpeer << 32 | (uint32_t)rtag) * 0x27D4EB2F165667C5ull ^
+		     (uint64_t)sbytes * 0x85EBCA77C2B2AE63ull ^ (uint64_t)rbytes * 0xFF51AFD7ED558CCDull;
+	unsigned slot = (unsigned)((k ^ k >> 29) * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
+	ms_tshape *d = &tb->dict[slot];
+	char *p = tb->cur_ev + tb->n;
+	tb->total++;
+	if (__builtin_expect(d->gen == tb->dgen && d->pc == pc && d->w == w && dt < MS_TSHORT_DT &&
+			     d->speer == speer && d->stag == stag && d->rpeer == rpeer && d->rtag == rtag &&
+			     d->sbytes == sbytes && d->rbytes == rbytes, 1)) {
+		uint32_t h = 1u | (unsigned)hasreq << 1 | slot << 2 | (uint32_t)dt << 12;
+		__builtin_memcpy(p, &h, 4);
+		__builtin_memcpy(p + 4, &t0, 8);
+		if (hasreq) {
+			__builtin_memcpy(p + 12, &req, 8);
+			tb->n += 20;
+		} else {
+			tb->n += 12;
+		}
+		return;
+	}
+	d->gen = tb->dgen;
+	d->pc = pc;
+	d->w = w;
+	d->speer = speer;
+	d->stag = stag;
+	d->rpeer = rpeer;
+	d->rtag = rtag;
+	d->sbytes = sbytes;
+	d->rbytes = rbytes;
+	unsigned w2 = w >> 16;
+	int lng = hasreq || w2 >> 11 != 0 || speer != -1 || stag != -1 || rpeer != -1 || rtag != -1 || sbytes || rbytes;
+	ms_tfull_rec f = {(unsigned)lng << 1 | slot << 2 | (w >> 10 & 7) << 12, (uint16_t)(w & 0x3ff), (uint16_t)w2, t0, dt, pc};
+	__builtin_memcpy(p, &f, sizeof f);
+	if (!lng) {
+		tb->n += sizeof f;
+		return;
+	}
+	ms_ttail x = {req, sbytes, rbytes, speer, stag, rpeer, rtag};
+	__builtin_memcpy(p + sizeof f, &x, sizeof x);
+	tb->n += MS_TMAX;
 }
 
 /* ms_trace_call stores the event of a measured call. flags, and the
  * arguments they announce, are mostly constants of the generated wrapper,
- * so the compiler keeps only the stores a function needs: a plain call is
- * four stores of one 24-byte record. Peers arrive as ranks of cm and are
- * stored as MPI_COMM_WORLD ranks; a receive's real source, tag and size
- * come from its status. */
+ * so the compiler keeps only what a function needs: a plain call hashes
+ * its function and call site and, when the dictionary knows it, stores a
+ * 12-byte record. Peers arrive as ranks of cm and are stored as
+ * MPI_COMM_WORLD ranks; a receive's real source, tag and size come from
+ * its status. For a collective, stag is the root (-1: none). */
 static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
 				 const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag,
 				 int64_t rbytes, const MPI_Status *st, const MPI_Request *req)
@@ -157,30 +221,19 @@ static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t
 		if (tb == NULL)
 			return;
 	}
-	ms_trec *e = (ms_trec *)(tb->cur_ev + tb->n);
-	uint64_t dt = t1 - t0;
-	int lng = flags != 0 || dt > UINT32_MAX;
 	unsigned c = 0;
 	if (cm) {
 		c = (unsigned)cm->id + 1;
 		if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
 			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
 	}
-	ms_thead(e, t0, (uint64_t)(uintptr_t)pc, (uint32_t)dt, fn | MS_TK_CALL << 10 | (lng ? MS_TLONG : 0), c | (unsigned)flags << 11);
-	tb->total++;
-	if (__builtin_expect(!lng, 1)) {
-		tb->n += sizeof(ms_trec);
-		return;
-	}
-	ms_ttail *x = (ms_ttail *)(e + 1);
-	tb->n += MS_TMAX;
-	x->t1 = t1;
+	int64_t sb = 0, rb = 0;
+	int32_t sp = -1, stg = -1, rp = -1, rtg = -1;
 	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
-		x->sbytes = bytes;
-		x->speer = -1;
-		x->stag = stag;
+		sb = bytes;
+		stg = stag;
 		if (flags & MS_TF_SEND)
-			x->speer = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
+			sp = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
 	}
 	if (flags & MS_TF_RECV) {
 		if (st && rpeer != MPI_PROC_NULL) {
@@ -188,12 +241,16 @@ static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t
 			rtag = st->MPI_TAG;
 			rbytes = ms_status_bytes(st);
 		}
-		x->rpeer = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
-		x->rtag = rtag;
-		x->rbytes = rbytes;
+		rp = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
+		rtg = rtag;
+		rb = rbytes;
 	}
-	if (flags & MS_TF_REQ)
-		x->req = req ? (uint64_t)(uintptr_t)*req : 0;
+	uint64_t rq = 0;
+	int hasreq = (flags & MS_TF_REQ) != 0;
+	if (hasreq)
+		rq = req ? (uint64_t)(uintptr_t)*req : 0;
+	ms_tput(tb, t0, t1 - t0, (uint64_t)(uintptr_t)pc, fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16,
+		hasreq, rq, sb, rb, sp, stg, rp, rtg);
 }
 
 #endif

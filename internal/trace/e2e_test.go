@@ -54,6 +54,10 @@ func (c *collector) Call(x *trace.Call) error {
 		c.sends[x.Send.Flow] = &cp
 		c.sendMsg[x.Send.Flow] = *x.Send
 	}
+	for _, m := range x.StartSend {
+		c.sends[m.Flow] = &cp
+		c.sendMsg[m.Flow] = m
+	}
 	if x.Recv != nil {
 		c.recvs[x.Recv.Flow] = &cp
 		c.recvMsg[x.Recv.Flow] = *x.Recv
@@ -124,7 +128,7 @@ func TestTraceP2P(t *testing.T) {
 				t.Errorf("rank %d: blocks %v, want E blocks, no W block, one F block", r, k)
 			}
 		}
-		checkP2P(t, job)
+		checkP2P(t, f, job)
 	})
 }
 
@@ -138,30 +142,43 @@ func TestTraceRaw(t *testing.T) {
 				t.Errorf("rank %d: blocks %v, want W blocks only", r, k)
 			}
 		}
-		checkP2P(t, job)
+		checkP2P(t, f, job)
 	})
 }
 
 // checkP2P checks the trace of p2p.c on 3 ranks: events, messages, OTF2
-// and Perfetto output.
-func checkP2P(t *testing.T, job string) {
+// and Perfetto output. MPI_Isendrecv (MPI 4) must be there with MPICH 4.
+func checkP2P(t *testing.T, f mpitest.Family, job string) {
 	c, w := walk(t, job, false)
+	isr := c.calls[[2]any{0, "MPI_Isendrecv"}]
+	if f.Name == "mpich" && isr != 1 {
+		t.Errorf("rank 0: %d MPI_Isendrecv calls, want 1 with MPICH", isr)
+	}
 	want := map[[2]any]int{
-		{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 3, {0, "MPI_Wait"}: 1, {0, "MPI_Waitall"}: 1,
+		{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 3, {0, "MPI_Wait"}: 1 + isr, {0, "MPI_Waitall"}: 5,
 		{0, "MPI_Sendrecv"}: 1, {0, "MPI_Barrier"}: 1, {0, "MPI_Allreduce"}: 1, {0, "MPI_Isend"}: 0,
-		{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1, {1, "MPI_Waitall"}: 1, {1, "MPI_Sendrecv"}: 1,
-		{1, "MPI_Send"}: 0, {1, "MPI_Barrier"}: 1,
-		{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 1, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
-		{2, "MPI_Allreduce"}: 1,
+		{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1 + isr, {1, "MPI_Waitall"}: 5, {1, "MPI_Sendrecv"}: 1,
+		{1, "MPI_Send"}: 0, {1, "MPI_Barrier"}: 1, {1, "MPI_Isendrecv"}: isr,
+		{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 5, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
+		{2, "MPI_Allreduce"}: 1, {2, "MPI_Wait"}: 0, {2, "MPI_Isendrecv"}: 0,
+	}
+	for r := 0; r < 3; r++ {
+		want[[2]any{r, "MPI_Startall"}] = 2
+		want[[2]any{r, "MPI_Start"}] = 4
+		want[[2]any{r, "MPI_Test"}] = 1
+		want[[2]any{r, "MPI_Bcast"}] = 1
 	}
 	for k, n := range want {
 		if c.calls[k] != n {
 			t.Errorf("rank %v %v: %d calls, want %d", k[0], k[1], c.calls[k], n)
 		}
 	}
-	// Every message: 0->1 (5), 1->0 (6), ring (7) x3, 2->0 (8), 1,2->0 (9), 2->0 on the split comm (3).
-	if len(c.sends) != 9 || len(c.recvs) != 9 {
-		t.Errorf("%d sends, %d receives; want 9 and 9", len(c.sends), len(c.recvs))
+	// Every message: 0->1 (5), 1->0 (6), ring (7) x3, 2->0 (8), 1,2->0 (9),
+	// 2->0 on the split comm (3), the persistent ring (10) 3 x 4, and
+	// MPI_Isendrecv 0<->1 (11).
+	nmsg := 9 + 12 + 2*isr
+	if len(c.sends) != nmsg || len(c.recvs) != nmsg {
+		t.Errorf("%d sends, %d receives; want %d and %d", len(c.sends), len(c.recvs), nmsg, nmsg)
 	}
 	type m struct {
 		src, dst, tag int
@@ -183,9 +200,12 @@ func checkP2P(t *testing.T, job string) {
 		}
 		got[m{s.Rank, r.Rank, sm.Tag, rm.Bytes}]++
 	}
-	for _, x := range []m{{0, 1, 5, 40}, {1, 0, 6, 24}, {0, 1, 7, 4}, {1, 2, 7, 4}, {2, 0, 7, 4}, {2, 0, 8, 8}, {1, 0, 9, 16}, {2, 0, 9, 16}, {2, 0, 3, 20}} {
-		if got[x] != 1 {
-			t.Errorf("message %+v seen %d times", x, got[x])
+	wantMsg := map[m]int{{0, 1, 5, 40}: 1, {1, 0, 6, 24}: 1, {0, 1, 7, 4}: 1, {1, 2, 7, 4}: 1, {2, 0, 7, 4}: 1,
+		{2, 0, 8, 8}: 1, {1, 0, 9, 16}: 1, {2, 0, 9, 16}: 1, {2, 0, 3, 20}: 1,
+		{0, 1, 10, 8}: 4, {1, 2, 10, 8}: 4, {2, 0, 10, 8}: 4, {0, 1, 11, 8}: isr, {1, 0, 11, 8}: isr}
+	for x, n := range wantMsg {
+		if got[x] != n {
+			t.Errorf("message %+v seen %d times, want %d", x, got[x], n)
 		}
 	}
 	if w.Unmatched != 0 {
@@ -216,8 +236,9 @@ func checkP2P(t *testing.T, job string) {
 			lines[g[1]] = append(lines[g[1]], g[2]+" "+g[3])
 		}
 	}
-	for rec, n := range map[string]int{"MPI_SEND": 6, "MPI_RECV": 6, "MPI_ISEND": 3, "MPI_ISEND_COMPLETE": 3,
-		"MPI_IRECV_REQUEST": 3, "MPI_IRECV": 3, "MPI_COLLECTIVE_BEGIN": 6, "MPI_COLLECTIVE_END": 6} {
+	nb := 3 + 12 + isr*2 // Isend/Irecv, persistent, Isendrecv
+	for rec, n := range map[string]int{"MPI_SEND": 6, "MPI_RECV": 6, "MPI_ISEND": nb, "MPI_ISEND_COMPLETE": nb,
+		"MPI_IRECV_REQUEST": nb, "MPI_IRECV": nb, "MPI_COLLECTIVE_BEGIN": 9, "MPI_COLLECTIVE_END": 9} {
 		if len(lines[rec]) != n {
 			t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
 		}
@@ -228,6 +249,8 @@ func checkP2P(t *testing.T, job string) {
 		`MPI_IRECV 0 Sender: 1 ("thread 0" <1>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 6, Length: 24, Request: 1`,
 		`MPI_RECV 0 Sender: 2 ("thread 0" <2>), Communicator: "MPI_COMM_WORLD" <0>, Tag: 8, Length: 8`,
 		`MPI_RECV 0 Sender: 1 ("thread 0" <2>), Communicator: "Comm_split:2@0" <1>, Tag: 3, Length: 20`,
+		`MPI_COLLECTIVE_END 2 Operation: BCAST, Communicator: "MPI_COMM_WORLD" <0>, Root: 1 ("thread 0" <1>), Sent: 16, Received: 16`,
+		`MPI_COLLECTIVE_END 0 Operation: BARRIER, Communicator: "MPI_COMM_WORLD" <0>, Root: NONE, Sent: 0, Received: 0`,
 	} {
 		rec, rest, _ := strings.Cut(l, " ")
 		found := false

@@ -18,7 +18,7 @@ import (
 )
 
 // Magic starts every trace file; the last byte is the format version.
-const Magic = "MSTRACE\x01"
+const Magic = "MSTRACE\x02"
 
 // Event kinds.
 const (
@@ -27,6 +27,7 @@ const (
 	KEnter    = 3 // region enter (Pcontrol 4): Fn = region id
 	KLeave    = 4 // region leave (Pcontrol -4): Fn = region id
 	KMark     = 5 // user event (Pcontrol 5): Fn = text id
+	KPost     = 6 // a persistent request started inside the call that follows (MPI_Start, MPI_Startall): FSend or FRecv, FReq
 )
 
 // Event flags.
@@ -424,7 +425,7 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 		}
 		v := Event{Kind: r.b[0], Flags: r.b[1]}
 		r.b = r.b[2:]
-		if v.Kind < KCall || v.Kind > KMark {
+		if v.Kind < KCall || v.Kind > KPost {
 			return 0, evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
 		}
 		v.Fn = uint16(r.n(math.MaxUint16))

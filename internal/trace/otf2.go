@@ -338,6 +338,15 @@ func (o *OTF2Writer) Call(c *Call) error {
 	if m := c.RecvPost; m != nil {
 		o.ev(l, otf2MpiIrecvRequest, t0, false, cu64(o.d[:0], m.Req))
 	}
+	for i := range c.StartSend {
+		m := &c.StartSend[i]
+		if comm, peer, ok := msgComm(m); ok {
+			o.ev(l, otf2MpiIsend, t0, true, o.msgData(m, peer, comm, true))
+		}
+	}
+	for i := range c.StartRecv {
+		o.ev(l, otf2MpiIrecvRequest, t0, false, cu64(o.d[:0], c.StartRecv[i].Req))
+	}
 	for i := range c.SendDone {
 		o.ev(l, otf2MpiIsendCompl, t1, false, cu64(o.d[:0], c.SendDone[i].Req))
 	}
@@ -356,7 +365,11 @@ func (o *OTF2Writer) Call(c *Call) error {
 		b := max(c.CollBytes, 0)
 		d := append(o.d[:0], op)
 		d = cu32(d, uint32(c.Comm.ID))
-		d = cu32(d, otf2Undef32)
+		root := uint32(otf2Undef32)
+		if c.Root >= 0 {
+			root = uint32(c.Root)
+		}
+		d = cu32(d, root)
 		d = cu64(d, uint64(b))
 		d = cu64(d, uint64(b))
 		o.d = d

@@ -121,6 +121,12 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		arg("tag", m.Tag)
 		arg("request", m.Req)
 	}
+	for i, m := range c.StartSend {
+		arg(fmt.Sprintf("started_send_%d", i), fmt.Sprintf("request %d to %d tag %d %d bytes", m.Req, m.Peer, m.Tag, m.Bytes))
+	}
+	for i, m := range c.StartRecv {
+		arg(fmt.Sprintf("started_recv_%d", i), fmt.Sprintf("request %d from %d tag %d", m.Req, m.Peer, m.Tag))
+	}
 	for i, m := range c.RecvDone {
 		arg(fmt.Sprintf("completed_recv_%d", i), fmt.Sprintf("request %d from %d tag %d %d bytes", m.Req, m.Peer, m.Tag, m.Bytes))
 	}
@@ -129,6 +135,9 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	}
 	if c.Coll {
 		arg("bytes", c.CollBytes)
+		if c.Root >= 0 {
+			arg("root", c.Root)
+		}
 	}
 	arg("callsite", fmt.Sprintf("0x%x", c.PC))
 	p.b = append(b, "}}"...)
@@ -137,6 +146,9 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	mid := c.T0 + (c.T1-c.T0)/2
 	if c.Send != nil {
 		p.flow("s", c, c.Send, mid)
+	}
+	for i := range c.StartSend {
+		p.flow("s", c, &c.StartSend[i], mid)
 	}
 	if c.Recv != nil {
 		p.flow("f", c, c.Recv, mid)

@@ -7,27 +7,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 )
 
 // Raw (W) blocks hold a thread's buffer as the C recorder wrote it
 // (internal/interpose/trace.h): after the header (thread id, event count,
-// byte count), variable-size little-endian records:
+// byte count), variable-size little-endian records. Each block has a
+// dictionary of 1024 event shapes (everything but the times and the
+// request), empty at the start of the block:
 //
-//	head (24 bytes): 0 t0 u64 | 8 pc u64 | 16 dt u32 |
-//	    20 w1 u16 = fn (10 bits) | kind << 10 (3 bits) | long << 15 |
-//	    22 w2 u16 = communicator id + 1 (11 bits, 0: none) | flags << 11
-//	tail (48 bytes, when long): 0 t1 u64 | 8 req u64 | 16 sbytes i64 |
-//	    24 rbytes i64 | 32 speer i32 | 36 stag i32 | 40 rpeer i32 | 44 rtag i32
+//	short (12 bytes, 20 with R): 0 h u32 = 1 | R << 1 | slot << 2 | dt << 12 |
+//	    4 t0 u64 | [12 req u64]: the event in the slot, at these times
+//	full (32 bytes, 72 with L): 0 h u32 = 0 | L << 1 | slot << 2 | kind << 12 |
+//	    4 fn u16 | 6 w2 u16 = communicator id + 1 (11 bits, 0: none) | flags << 11 |
+//	    8 t0 u64 | 16 dt u64 | 24 pc u64 | with L a tail: 32 req u64 |
+//	    40 sbytes i64 | 48 rbytes i64 | 56 speer i32 | 60 stag i32 |
+//	    64 rpeer i32 | 68 rtag i32; the event also goes into the slot.
 //
-// A short record's t1 is t0 + dt. As in E blocks, the message fields are
-// meaningful only where the flags say so; the reader ignores the others.
+// Without L the tail's fields are 0 (bytes, request) and -1 (peers, tags).
+// A collective's stag is its root in the communicator (-1: none).
 const (
-	rawHead   = 24
-	rawTail   = 48
-	rawLong   = 0x8000
-	rawMaxLen = rawHead + rawTail
+	rawShort  = 12
+	rawFull   = 32
+	rawTail   = 40
+	rawMaxLen = rawFull + rawTail
+	rawSlots  = 1 << 10
 )
 
 // RawHeader returns the start of a raw block's payload; the records
@@ -42,7 +46,7 @@ func RawHeader(dst []byte, tid int, n uint64, bytes int) []byte {
 func rawHeader(p []byte) (tid, n int, body []byte, err error) {
 	d := dec{b: p}
 	tid = d.n(1 << 31)
-	n = d.n(maxBlock / rawHead)
+	n = d.n(maxBlock / rawShort)
 	size := d.n(maxBlock)
 	if d.err != nil {
 		return 0, 0, nil, d.err
@@ -50,7 +54,7 @@ func rawHeader(p []byte) (tid, n int, body []byte, err error) {
 	if len(d.b) != size {
 		return 0, 0, nil, fmt.Errorf("raw events: %d bytes, header says %d", len(d.b), size)
 	}
-	if n*rawHead > size || n*rawMaxLen < size {
+	if n*rawShort > size || n*rawMaxLen < size {
 		return 0, 0, nil, fmt.Errorf("%d raw events cannot take %d bytes", n, size)
 	}
 	return tid, n, d.b, nil
@@ -66,45 +70,66 @@ func DecodeRaw(p []byte, evs []Event) (tid int, out []Event, err error) {
 	return tid, out, err
 }
 
-// DecodeRawRecords decodes n records, appending to evs.
+// DecodeRawRecords decodes the n records of one block, appending to evs.
 func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
 	le := binary.LittleEndian
+	var dict [rawSlots]Event
+	var have [rawSlots]bool
 	off := 0
 	for i := 0; i < n; i++ {
-		if len(b)-off < rawHead {
+		if len(b)-off < rawShort {
 			return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, errShort)
 		}
 		r := b[off:]
-		w1, w2 := le.Uint16(r[20:]), le.Uint16(r[22:])
-		v := Event{T0: le.Uint64(r[0:]), PC: le.Uint64(r[8:]),
-			Fn: w1 & 0x3ff, Kind: uint8(w1>>10) & 7, Comm: int32(w2&0x7ff) - 1, Flags: uint8(w2 >> 11),
-			SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
-		v.T1 = v.T0 + uint64(le.Uint32(r[16:]))
-		if v.Kind < KCall || v.Kind > KMark {
+		h := le.Uint32(r)
+		slot := h >> 2 & (rawSlots - 1)
+		if h&1 != 0 {
+			if !have[slot] {
+				return evs, fmt.Errorf("event %d of %d at byte %d: slot %d not defined in this block", i, n, off, slot)
+			}
+			v := dict[slot]
+			v.T0 = le.Uint64(r[4:])
+			v.T1 = max(v.T0+uint64(h>>12), v.T0)
+			off += rawShort
+			if h&2 != 0 {
+				if len(b)-off < 8 {
+					return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, errShort)
+				}
+				v.Req = le.Uint64(b[off:])
+				off += 8
+			}
+			evs = append(evs, v)
+			continue
+		}
+		if len(b)-off < rawFull {
+			return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, errShort)
+		}
+		w2 := le.Uint16(r[6:])
+		v := Event{Kind: uint8(h>>12) & 7, Fn: le.Uint16(r[4:]) & 0x3ff, Comm: int32(w2&0x7ff) - 1, Flags: uint8(w2 >> 11),
+			T0: le.Uint64(r[8:]), PC: le.Uint64(r[24:]), SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		if v.Kind < KCall || v.Kind > KPost {
 			return evs, fmt.Errorf("event %d of %d at byte %d: unknown kind %d", i, n, off, v.Kind)
 		}
-		off += rawHead
-		if w1&rawLong != 0 {
+		dt := le.Uint64(r[16:])
+		v.T1 = v.T0 + dt
+		if v.T1 < v.T0 {
+			v.T1 = v.T0
+		}
+		off += rawFull
+		if h&2 != 0 {
 			if len(b)-off < rawTail {
 				return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, errShort)
 			}
 			x := b[off:]
 			off += rawTail
-			v.T1 = le.Uint64(x[0:])
-			if v.Flags&FReq != 0 || v.Kind == KComplete {
-				v.Req = le.Uint64(x[8:])
-			}
-			if v.Flags&(FSend|FColl) != 0 {
-				v.SPeer, v.STag, v.SBytes = int32(le.Uint32(x[32:])), int32(le.Uint32(x[36:])), int64(le.Uint64(x[16:]))
-			}
-			if v.Flags&FRecv != 0 {
-				v.RPeer, v.RTag, v.RBytes = int32(le.Uint32(x[40:])), int32(le.Uint32(x[44:])), int64(le.Uint64(x[24:]))
-			}
-		}
-		if v.T1 < v.T0 {
-			v.T1 = v.T0
+			v.Req = le.Uint64(x[0:])
+			v.SBytes, v.RBytes = int64(le.Uint64(x[8:])), int64(le.Uint64(x[16:]))
+			v.SPeer, v.STag = int32(le.Uint32(x[24:])), int32(le.Uint32(x[28:]))
+			v.RPeer, v.RTag = int32(le.Uint32(x[32:])), int32(le.Uint32(x[36:]))
 		}
 		evs = append(evs, v)
+		v.Req = 0
+		dict[slot], have[slot] = v, true
 	}
 	if off != len(b) {
 		return evs, fmt.Errorf("%d bytes after the last of %d events", len(b)-off, n)
@@ -112,39 +137,81 @@ func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
 	return evs, nil
 }
 
+// rawShape is what the dictionary compares: an event without its times
+// and request, with the fields its flags do not announce set to the
+// recorder's defaults.
+func rawShape(v Event) Event {
+	s := Event{Kind: v.Kind, Flags: v.Flags, Fn: v.Fn, Comm: v.Comm, PC: v.PC, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+	if v.Flags&(FSend|FColl) != 0 {
+		s.SPeer, s.STag, s.SBytes = v.SPeer, v.STag, v.SBytes
+	}
+	if v.Flags&FRecv != 0 {
+		s.RPeer, s.RTag, s.RBytes = v.RPeer, v.RTag, v.RBytes
+	}
+	return s
+}
+
 // AppendRaw encodes events as a raw block's payload, as the C recorder
-// does (tests, tools).
+// does (tests, tools), with a dictionary of its own: repeated shapes take
+// short records.
 func AppendRaw(dst []byte, tid int, evs []Event) []byte {
 	le := binary.LittleEndian
 	var body []byte
+	slots := map[Event]uint32{}
+	var owner [rawSlots]Event
+	next := uint32(0)
 	for i := range evs {
 		v := &evs[i]
-		var r [rawMaxLen]byte
 		dt := v.T1 - v.T0
-		long := v.Flags != 0 || v.Kind == KComplete || dt > math.MaxUint32
-		le.PutUint64(r[0:], v.T0)
-		le.PutUint64(r[8:], v.PC)
-		le.PutUint32(r[16:], uint32(dt))
-		w1 := v.Fn&0x3ff | uint16(v.Kind&7)<<10
-		if long {
-			w1 |= rawLong
+		shape := rawShape(*v)
+		hasReq := v.Flags&FReq != 0 || v.Kind == KComplete || v.Kind == KPost
+		req := uint64(0)
+		if hasReq {
+			req = v.Req
 		}
-		le.PutUint16(r[20:], w1)
-		le.PutUint16(r[22:], uint16(v.Comm+1)&0x7ff|uint16(v.Flags)<<11)
-		if !long {
-			body = append(body, r[:rawHead]...)
+		if slot, ok := slots[shape]; ok && dt < 1<<20 {
+			h := 1 | slot<<2 | uint32(dt)<<12
+			if hasReq {
+				h |= 2
+			}
+			body = le.AppendUint32(body, h)
+			body = le.AppendUint64(body, v.T0)
+			if hasReq {
+				body = le.AppendUint64(body, req)
+			}
 			continue
 		}
-		x := r[rawHead:]
-		le.PutUint64(x[0:], v.T1)
-		le.PutUint64(x[8:], v.Req)
-		le.PutUint64(x[16:], uint64(v.SBytes))
-		le.PutUint64(x[24:], uint64(v.RBytes))
-		le.PutUint32(x[32:], uint32(v.SPeer))
-		le.PutUint32(x[36:], uint32(v.STag))
-		le.PutUint32(x[40:], uint32(v.RPeer))
-		le.PutUint32(x[44:], uint32(v.RTag))
-		body = append(body, r[:]...)
+		slot, ok := slots[shape]
+		if !ok {
+			slot = next % rawSlots
+			next++
+			if next > rawSlots {
+				delete(slots, owner[slot])
+			}
+			owner[slot] = shape
+			slots[shape] = slot
+		}
+		long := hasReq || shape.Flags != 0 || shape.SPeer != -1 || shape.STag != -1 || shape.RPeer != -1 ||
+			shape.RTag != -1 || shape.SBytes != 0 || shape.RBytes != 0
+		h := slot<<2 | uint32(v.Kind&7)<<12
+		if long {
+			h |= 2
+		}
+		body = le.AppendUint32(body, h)
+		body = le.AppendUint16(body, v.Fn&0x3ff)
+		body = le.AppendUint16(body, uint16(v.Comm+1)&0x7ff|uint16(v.Flags)<<11)
+		body = le.AppendUint64(body, v.T0)
+		body = le.AppendUint64(body, dt)
+		body = le.AppendUint64(body, v.PC)
+		if long {
+			body = le.AppendUint64(body, req)
+			body = le.AppendUint64(body, uint64(shape.SBytes))
+			body = le.AppendUint64(body, uint64(shape.RBytes))
+			body = le.AppendUint32(body, uint32(shape.SPeer))
+			body = le.AppendUint32(body, uint32(shape.STag))
+			body = le.AppendUint32(body, uint32(shape.RPeer))
+			body = le.AppendUint32(body, uint32(shape.RTag))
+		}
 	}
 	dst = RawHeader(dst, tid, uint64(len(evs)), len(body))
 	return append(dst, body...)

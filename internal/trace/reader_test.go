@@ -2,10 +2,12 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -235,13 +237,25 @@ func TestRawAndPack(t *testing.T) {
 	}
 }
 
-// TestRawCorrupt: a raw block whose length does not fit its count, or an
-// event of an unknown kind, is reported with file and offset.
+// TestRawCorrupt: a raw block whose length does not fit its count, an
+// event of an unknown kind, or a reference to a dictionary slot the block
+// did not define, is reported with file and offset.
 func TestRawCorrupt(t *testing.T) {
 	for name, p := range map[string][]byte{
 		"short": AppendRaw(nil, 1, manyEvents(3))[:50],
-		"kind":  func() []byte { b := AppendRaw(nil, 1, manyEvents(3)); b[4+21] |= 7 << 2; return b }(),
+		"kind": func() []byte {
+			b := AppendRaw(nil, 1, manyEvents(3))
+			_, _, body, _ := rawHeader(b)
+			b[len(b)-len(body)+1] |= 7 << 4 // the first record's kind
+			return b
+		}(),
+		// A short record whose slot no full record of the block defined.
+		"slot": RawHeader(nil, 1, 1, 12), // followed by the record below
 	} {
+		if name == "slot" {
+			p = binary.LittleEndian.AppendUint32(p, 1|5<<2|10<<12)
+			p = binary.LittleEndian.AppendUint64(p, 1000)
+		}
 		path := filepath.Join(t.TempDir(), "r0.mst")
 		f, _ := os.Create(path)
 		bw, _ := NewBlockWriter(f)
@@ -266,4 +280,50 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// TestRawDictionary: repeated event shapes take short records (12 bytes,
+// 20 with a request), a new shape a full record (32, or 72 with message
+// fields), and a block with more shapes than dictionary slots still
+// decodes to the events it was made of.
+func TestRawDictionary(t *testing.T) {
+	send := Event{Kind: KCall, Flags: FSend | FReq, Fn: 3, Comm: 0, PC: 0x401000, SPeer: 1, STag: 7, SBytes: 8, RPeer: -1, RTag: -1}
+	plain := Event{Kind: KCall, Fn: 2, Comm: -1, PC: 0x402000, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+	var evs []Event
+	for i := 0; i < 100; i++ {
+		s, p := send, plain
+		s.T0, s.T1, s.Req = uint64(1000*i), uint64(1000*i+50), uint64(0x7000+i%3)
+		p.T0, p.T1 = uint64(1000*i+100), uint64(1000*i+120)
+		evs = append(evs, s, p)
+	}
+	b := AppendRaw(nil, 4, evs)
+	_, n, body, err := rawHeader(b)
+	if err != nil || n != 200 {
+		t.Fatalf("header: %d events, %v", n, err)
+	}
+	if want := 72 + 32 + 99*(20+12); len(body) != want {
+		t.Errorf("200 events take %d bytes, want %d", len(body), want)
+	}
+	tid, got, err := DecodeRaw(b, nil)
+	if err != nil || tid != 4 || !reflect.DeepEqual(got, evs) {
+		t.Fatalf("decoded tid %d, %d events, %v; differs: %v", tid, len(got), err, !reflect.DeepEqual(got, evs))
+	}
+	// 3,000 shapes cycling through 1,024 slots, each seen twice.
+	evs = evs[:0]
+	for r := 0; r < 2; r++ {
+		for i := 0; i < 3000; i++ {
+			p := plain
+			p.PC = uint64(0x500000 + 16*i)
+			p.T0, p.T1 = uint64(10*i), uint64(10*i+5)
+			evs = append(evs, p)
+		}
+	}
+	got, err = DecodeRawRecords(b[len(b)-len(body):][:0], 0, nil)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty block: %v", err)
+	}
+	b = AppendRaw(nil, 4, evs)
+	if _, got, err = DecodeRaw(b, nil); err != nil || !reflect.DeepEqual(got, evs) {
+		t.Fatalf("many shapes: %d events, %v", len(got), err)
+	}
 }

@@ -53,10 +53,13 @@ type Call struct {
 	Send         *Msg  // blocking send, or a nonblocking send's post (Req set)
 	Recv         *Msg  // blocking receive, completed
 	RecvPost     *Msg  // nonblocking receive posted (Req set; Peer may be -1 for any source)
+	StartSend    []Msg // persistent sends started in this call (MPI_Start, MPI_Startall; Req set)
+	StartRecv    []Msg // persistent receives started in this call (Req set; Peer may be -1)
 	SendDone     []Msg // nonblocking sends completed in this call
 	RecvDone     []Msg // nonblocking receives completed in this call
 	Coll         bool
 	CollBytes    int64
+	Root         int // a rooted collective's root in Comm; -1 none
 }
 
 // Visitor receives a job's events rank by rank, thread by thread in time
@@ -156,10 +159,10 @@ func flowID(k chanKey, seq uint64) uint64 {
 	return h.Sum64()
 }
 
+// post is what a request handle stands for until it completes: a send, a
+// receive, or both (MPI_Isendrecv), each with its own request id.
 type post struct {
-	id   uint64
-	send bool
-	msg  Msg
+	send, recv *Msg
 }
 
 // Walk visits every event of every rank.
@@ -204,6 +207,19 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		recvSeq[k]++
 		return flowID(k, recvSeq[k])
 	}
+	// postMsg follows a nonblocking operation's message until it completes.
+	postMsg := func(h uint64, m *Msg, send bool) {
+		nextReq++
+		m.Req = nextReq
+		po := posts[h]
+		if send {
+			po.send = m
+		} else {
+			po.recv = m
+		}
+		posts[h] = po
+	}
+	starts := map[int][]Event{}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
 		for i := range evs {
@@ -211,6 +227,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			switch e.Kind {
 			case KComplete:
 				pending[tid] = append(pending[tid], *e)
+			case KPost:
+				starts[tid] = append(starts[tid], *e)
 			case KEnter, KLeave:
 				name := r.Regions[int(e.Fn)]
 				if name == "" {
@@ -229,52 +247,76 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 			case KCall:
 				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Comm: comm(e.Comm)}
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Comm: comm(e.Comm), Root: -1}
 				if c.T1 > w.End {
 					w.End = c.T1
 				}
 				if e.Flags&FColl != 0 {
-					c.Coll, c.CollBytes = true, e.SBytes
+					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
 				}
+				nb := e.Flags&FReq != 0 && e.Req != 0
 				if e.Flags&FSend != 0 && e.SPeer >= 0 {
 					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
-					if e.Flags&FReq != 0 && e.Req != 0 {
-						nextReq++
-						m.Req = nextReq
-						posts[e.Req] = post{id: nextReq, send: true, msg: *m}
+					if nb {
+						postMsg(e.Req, m, true)
 					}
 					c.Send = m
 				}
 				if e.Flags&FRecv != 0 && e.RPeer != -1 {
 					m := &Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
-					if e.Flags&FReq != 0 && e.Req != 0 {
+					if nb {
 						if m.Peer < 0 {
 							m.Peer = -1
 						}
-						nextReq++
-						m.Req = nextReq
-						posts[e.Req] = post{id: nextReq, msg: *m}
+						postMsg(e.Req, m, false)
 						c.RecvPost = m
 					} else if m.Peer >= 0 {
 						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag)
 						c.Recv = m
 					}
 				}
-				for _, p := range pending[tid] {
+				for _, p := range starts[tid] {
+					g := comm(p.Comm)
+					if p.Flags&FSend != 0 {
+						if p.SPeer < 0 {
+							continue // MPI_PROC_NULL
+						}
+						m := &Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
+						m.Flow = sendFlow(g, m.Peer, m.Tag)
+						postMsg(p.Req, m, true)
+						c.StartSend = append(c.StartSend, *m)
+					} else if p.Flags&FRecv != 0 && p.RPeer != -1 {
+						m := &Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
+						postMsg(p.Req, m, false)
+						c.StartRecv = append(c.StartRecv, *m)
+					}
+				}
+				starts[tid] = starts[tid][:0]
+				// Completions in the order the requests were posted (MPI
+				// matches receives in that order), not in array order.
+				cpl := pending[tid]
+				sort.SliceStable(cpl, func(a, b int) bool { return firstReq(posts[cpl[a].Req]) < firstReq(posts[cpl[b].Req]) })
+				for _, p := range cpl {
 					po, ok := posts[p.Req]
 					if !ok {
 						w.Unmatched++
 						continue
 					}
 					delete(posts, p.Req)
-					m := po.msg
-					m.Req = po.id
-					if po.send {
-						c.SendDone = append(c.SendDone, m)
+					if po.send != nil {
+						c.SendDone = append(c.SendDone, *po.send)
+					}
+					if po.recv == nil {
 						continue
 					}
-					if p.Flags&FRecv != 0 && p.RPeer >= 0 {
+					m := *po.recv
+					// The status tells a receive's source, tag and size,
+					// except for MPI_Isendrecv, whose status MPICH 4.0
+					// leaves unset: there the posted source and tag stand,
+					// and the posted size.
+					isr := po.send != nil && m.Peer >= 0 && m.Tag >= 0
+					if p.Flags&FRecv != 0 && p.RPeer >= 0 && !isr {
 						src := int(p.RPeer)
 						if p.Flags&FLocal != 0 {
 							src = -1
@@ -302,6 +344,19 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		return nil
 	})
+}
+
+// firstReq orders posts by the id of their first message (unknown last).
+func firstReq(p post) uint64 {
+	switch {
+	case p.send != nil && p.recv != nil:
+		return min(p.send.Req, p.recv.Req)
+	case p.send != nil:
+		return p.send.Req
+	case p.recv != nil:
+		return p.recv.Req
+	}
+	return math.MaxUint64
 }
 
 // repair makes the clocks agree with the messages: after the offset and
@@ -365,6 +420,11 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 		v := callVisitor(func(c *Call) error {
 			if c.Send != nil && c.Send.Flow != 0 {
 				note(c.Send.Flow, end{c.T0, n, true})
+			}
+			for _, m := range c.StartSend {
+				if m.Flow != 0 {
+					note(m.Flow, end{c.T0, n, true})
+				}
 			}
 			if c.Recv != nil && c.Recv.Flow != 0 {
 				note(c.Recv.Flow, end{c.T1, n, false})

@@ -184,7 +184,7 @@ func checkSem(name string, s *Sem, pr *mpih.Proto) error {
 		{"comm", s.Comm, func(t string) bool { return t == "MPI_Comm" }},
 		{"status", s.Status, func(t string) bool { return t == "MPI_Status *" }},
 		{"request", s.Req, func(t string) bool { return t == "MPI_Request *" }},
-		{"recv count", s.RecvCount, isInt}, {"recv type", s.RecvType, isType},
+		{"recv count", s.RecvCount, isInt}, {"recv tag", s.RecvTag, isInt}, {"recv type", s.RecvType, isType},
 		{"newcomm", s.NewComm, func(t string) bool { return t == "MPI_Comm *" }},
 		{"freecomm", s.FreeComm, func(t string) bool { return t == "MPI_Comm *" }},
 		{"typefree", s.TypeFree, func(t string) bool { return t == "MPI_Datatype *" }},
@@ -345,13 +345,17 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 			if s.RecvPeer >= 0 {
 				recvPeer = a(s.RecvPeer)
 			}
-			w("\t\tms_preq_init(*%s, ms_cm, ms_bytes, %s, %s);\n\t\tms_bytes = 0;\n", a(s.Req), sendPeer, recvPeer)
+			tag := "-1"
+			if s.Tag >= 0 {
+				tag = a(s.Tag)
+			}
+			w("\t\tms_preq_init(*%s, ms_cm, ms_bytes, %s, %s, %s);\n\t\tms_bytes = 0;\n", a(s.Req), sendPeer, recvPeer, tag)
 		}
 		if s.Start >= 0 {
-			w("\t\tms_bytes = ms_preq_start(ms_t, %s, 1);\n", a(s.Start))
+			w("\t\tms_bytes = ms_preq_start(ms_t, MS_FN_%s, ms_t0, %s, 1);\n", pr.Name, a(s.Start))
 		}
 		if s.StartAllCount >= 0 {
-			w("\t\tms_bytes = ms_preq_start(ms_t, %s, %s);\n", a(s.StartAllReqs), a(s.StartAllCount))
+			w("\t\tms_bytes = ms_preq_start(ms_t, MS_FN_%s, ms_t0, %s, %s);\n", pr.Name, a(s.StartAllReqs), a(s.StartAllCount))
 		}
 		if s.NewComm >= 0 {
 			w("\t\tms_comm_created(*%s, MS_FN_%s);\n", a(s.NewComm), pr.Name)
@@ -373,7 +377,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	}
 	targs := "0, -1, -1, -1, -1, ms_bytes, NULL, NULL"
 	if isInt {
-		targs = traceArgs(s)
+		targs = traceArgs(pr, s)
 	}
 	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_trace_call(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, targs)
 	w("\tms_leave(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", pr.Name)
@@ -391,11 +395,11 @@ const (
 )
 
 // traceArgs renders the last arguments of ms_trace_call (trace.h): flags,
-// send peer and tag, receive peer and tag (as posted, in the call's
-// communicator), posted receive bytes, the status telling the received
-// message, and the request a nonblocking post creates. ms_trace_call
-// translates peers to MPI_COMM_WORLD ranks.
-func traceArgs(s Sem) string {
+// send peer and tag (a collective's root instead), receive peer and tag (as
+// posted, in the call's communicator), posted receive bytes, the status
+// telling the received message, and the request a nonblocking post
+// creates. ms_trace_call translates peers to MPI_COMM_WORLD ranks.
+func traceArgs(pr *mpih.Proto, s Sem) string {
 	a := func(i int) string {
 		if i < 0 {
 			return "-1"
@@ -404,9 +408,6 @@ func traceArgs(s Sem) string {
 	}
 	flags := 0
 	msg := s.Class == P2P && s.HasBytes() && !s.Persist && s.Comm >= 0
-	if msg && s.SendPeer >= 0 && s.RecvPeer >= 0 && s.Req >= 0 {
-		msg = false // Isendrecv: one request for two messages, not followed
-	}
 	if msg && s.SendPeer >= 0 {
 		flags |= tfSend
 	}
@@ -419,14 +420,25 @@ func traceArgs(s Sem) string {
 	if s.Class == Coll && s.Req < 0 && !s.Persist && s.Comm >= 0 {
 		flags |= tfColl
 	}
-	stag, rtag, st, req := "-1", "-1", "NULL", "NULL"
+	stag, rtag, st, req, rbytes := "-1", "-1", "NULL", "NULL", "ms_bytes"
 	if flags&tfSend != 0 {
 		stag = a(s.Tag)
 	}
+	if flags&tfColl != 0 {
+		if r := collRoot(pr, s); r >= 0 {
+			stag = a(r) // on an intercommunicator MPI_ROOT or MPI_PROC_NULL, or a remote rank
+		}
+	}
 	if flags&tfRecv != 0 {
 		rtag = a(s.Tag)
+		if s.RecvTag >= 0 {
+			rtag = a(s.RecvTag)
+		}
 		if s.Status >= 0 {
 			st = a(s.Status)
+		}
+		if flags&tfSend != 0 && s.RecvCount >= 0 {
+			rbytes = fmt.Sprintf("(int64_t)(%s) * ms_tsize(ms_t, %s)", a(s.RecvCount), a(s.RecvType))
 		}
 	}
 	if flags&tfReq != 0 {
@@ -443,7 +455,23 @@ func traceArgs(s Sem) string {
 	if flags != 0 {
 		f = fmt.Sprintf("ms_rc == MPI_SUCCESS ? %d : 0", flags)
 	}
-	return fmt.Sprintf("%s, %s, %s, %s, %s, ms_bytes, %s, %s", f, speer, stag, rpeer, rtag, st, req)
+	return fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s", f, speer, stag, rpeer, rtag, rbytes, st, req)
+}
+
+// collRoot returns the argument holding a rooted collective's root (the
+// one before the communicator in MPI_Bcast, MPI_Reduce, MPI_Gather(v),
+// MPI_Scatter(v) and their _c forms), or -1.
+func collRoot(pr *mpih.Proto, s Sem) int {
+	base := strings.TrimSuffix(pr.Name, "_c")
+	switch base {
+	case "MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv":
+	default:
+		return -1
+	}
+	if s.Comm < 1 || !strings.Contains(pr.Params[s.Comm-1], "int") {
+		return -1
+	}
+	return s.Comm - 1
 }
 
 // genBytes computes ms_bytes, the primary byte count (see docs/format.md).

@@ -49,6 +49,7 @@ type Sem struct {
 	AltTypes                           int
 	AltRank, AltSum                    bool
 	SendPeer, RecvPeer, Tag, Comm      int
+	RecvTag                            int // the receive's tag when it has its own (Sendrecv)
 	Status, Req                        int
 	RecvCount, RecvType                int // receive part of Sendrecv-like calls
 	Persist                            bool
@@ -74,7 +75,7 @@ const (
 
 func newSem() Sem {
 	return Sem{Count: -1, Type: -1, Counts: -1, Types: -1, InPlace: -1, AltCount: -1, AltType: -1,
-		AltCounts: -1, AltTypes: -1, SendPeer: -1, RecvPeer: -1, Tag: -1, Comm: -1, Status: -1, Req: -1,
+		AltCounts: -1, AltTypes: -1, SendPeer: -1, RecvPeer: -1, Tag: -1, RecvTag: -1, Comm: -1, Status: -1, Req: -1,
 		RecvCount: -1, RecvType: -1, NewComm: -1, FreeComm: -1, TypeFree: -1, Start: -1,
 		StartAllCount: -1, StartAllReqs: -1, ReqFree: -1,
 		CplReqs: -1, CplCount: -1, CplIndex: -1, CplIndices: -1, CplFlag: -1}
@@ -122,10 +123,10 @@ var semTable = map[string]string{
 	"MPI_Recv_init":         "p2p count=1 type=2 recv=3 tag=4 comm=5 req=6 persist",
 	"MPI_Mrecv":             "p2p count=1 type=2 status=4",
 	"MPI_Imrecv":            "p2p count=1 type=2 req=4",
-	"MPI_Sendrecv":          "p2p count=1 type=2 send=3 tag=4 rcount=6 rtype=7 recv=8 comm=10 status=11",
-	"MPI_Isendrecv":         "p2p count=1 type=2 send=3 tag=4 rcount=6 rtype=7 recv=8 comm=10 req=11",
-	"MPI_Sendrecv_replace":  "p2p count=1 type=2 send=3 tag=4 rcount=1 rtype=2 recv=5 comm=7 status=8",
-	"MPI_Isendrecv_replace": "p2p count=1 type=2 send=3 tag=4 rcount=1 rtype=2 recv=5 comm=7 req=8",
+	"MPI_Sendrecv":          "p2p count=1 type=2 send=3 tag=4 rcount=6 rtype=7 recv=8 rtag=9 comm=10 status=11",
+	"MPI_Isendrecv":         "p2p count=1 type=2 send=3 tag=4 rcount=6 rtype=7 recv=8 rtag=9 comm=10 req=11",
+	"MPI_Sendrecv_replace":  "p2p count=1 type=2 send=3 tag=4 rcount=1 rtype=2 recv=5 rtag=6 comm=7 status=8",
+	"MPI_Isendrecv_replace": "p2p count=1 type=2 send=3 tag=4 rcount=1 rtype=2 recv=5 rtag=6 comm=7 req=8",
 	"MPI_Probe":             "p2p recv=0 tag=1 comm=2",
 	"MPI_Iprobe":            "p2p recv=0 tag=1 comm=2",
 	"MPI_Mprobe":            "p2p recv=0 tag=1 comm=2",
@@ -321,6 +322,8 @@ func parseSem(spec string) (Sem, error) {
 			s.RecvType = n
 		case "tag":
 			s.Tag = n
+		case "rtag":
+			s.RecvTag = n
 		case "comm":
 			s.Comm = n
 		case "status":

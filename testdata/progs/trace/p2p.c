@@ -53,6 +53,38 @@ int main(int argc, char **argv)
 	else if (rank == 0)
 		MPI_Recv(buf, 5, MPI_INT, 1, 3, even, MPI_STATUS_IGNORE);
 	MPI_Comm_free(&even);
+	/* persistent ring: to rank+1, from rank-1, 1 double, tag 10, 4 rounds
+	 * (MPI_Startall, then MPI_Start receive first), then MPI_Test on the
+	 * inactive send request, which completes nothing */
+	{
+		MPI_Request p[2];
+		double ps = rank, pr = 0;
+		int flag;
+		MPI_Send_init(&ps, 1, MPI_DOUBLE, (rank + 1) % size, 10, MPI_COMM_WORLD, &p[0]);
+		MPI_Recv_init(&pr, 1, MPI_DOUBLE, (rank + size - 1) % size, 10, MPI_COMM_WORLD, &p[1]);
+		for (int k = 0; k < 4; k++) {
+			if (k % 2 == 0) {
+				MPI_Startall(2, p);
+			} else {
+				MPI_Start(&p[1]);
+				MPI_Start(&p[0]);
+			}
+			MPI_Waitall(2, p, MPI_STATUSES_IGNORE);
+		}
+		MPI_Test(&p[0], &flag, MPI_STATUS_IGNORE);
+		MPI_Request_free(&p[0]);
+		MPI_Request_free(&p[1]);
+	}
+#if MPI_VERSION >= 4
+	/* MPI_Isendrecv (MPI 4): 0 <-> 1, 2 ints each way, tag 11 */
+	if (rank < 2) {
+		MPI_Request r;
+		MPI_Isendrecv(buf, 2, MPI_INT, 1 - rank, 11, buf + 8, 2, MPI_INT, 1 - rank, 11, MPI_COMM_WORLD, &r);
+		MPI_Wait(&r, MPI_STATUS_IGNORE);
+	}
+#endif
+	/* a rooted collective: root 1 */
+	MPI_Bcast(d, 2, MPI_DOUBLE, 1, MPI_COMM_WORLD);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Allreduce(d, d + 1, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	MPI_Pcontrol(-4);
