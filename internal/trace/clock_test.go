@@ -59,6 +59,19 @@ func TestRepair(t *testing.T) {
 			t.Errorf("message %x: received %v (found %v), sent %v", id, r, ok, s)
 		}
 	}
+	// The repair holds at most MaxOpen messages open: with 1, the second
+	// of two messages 0 -> 1 (the one received "early") is not seen.
+	job3 := t.TempDir()
+	synthRank(t, job3, 0, 2, []Event{send(0, 1000, 1300, 1, 1, 8), send(0, 3000, 3100, 1, 1, 8)}, 10, nil, true)
+	synthRank(t, job3, 1, 2, []Event{recv(1, 1200, 1500, 0, 1, 8), recv(1, 2500, 2900, 0, 1, 8)}, 10, nil, true)
+	j3, _ := OpenJob(job3)
+	j3.Ranks[1].Header.Host = "b"
+	if w := NewWalker(j3, WalkOptions{}); w.Clocks[1].Shift != 100 {
+		t.Errorf("two messages: shift %v, want 100", w.Clocks[1].Shift)
+	}
+	if w := NewWalker(j3, WalkOptions{MaxOpen: 1}); w.Clocks[1].Shift != 0 {
+		t.Errorf("MaxOpen 1: shift %v, want 0 (the second message not held)", w.Clocks[1].Shift)
+	}
 	// On one host nothing moves: the clock is shared.
 	j.Ranks[1].Header.Host = "h"
 	if w := NewWalker(j, WalkOptions{}); w.Clocks[1].Shift != 0 {

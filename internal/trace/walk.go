@@ -73,6 +73,7 @@ type Visitor interface {
 // WalkOptions tune a walk.
 type WalkOptions struct {
 	NoClock  bool                          // skip clock correction
+	MaxOpen  int                           // clock repair: messages held open at most (0: DefaultMaxOpen)
 	Progress func(rank int, events uint64) // called after each block
 }
 
@@ -367,10 +368,13 @@ func firstReq(p post) uint64 {
 // messages; each host's clock is then shifted by a constant, rank 0's host
 // staying put, so that every slack is at least zero (difference
 // constraints, Bellman-Ford). Ranks on one host keep one clock. Memory: one
-// entry per message whose other end has not been read yet.
+// entry per message between hosts whose other end has not been read yet,
+// at most MaxOpen (later messages are then used only when they close an
+// entry), so that memory stays bounded however long the trace.
 func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 	node := map[*Rank]int{} // host representative -> node
 	of := make([]int, len(w.Job.Ranks))
+	nodeOf := map[int]int{} // world rank -> node
 	anchor := 0
 	for i, r := range w.Job.Ranks {
 		h := hostClock[r]
@@ -380,6 +384,7 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 			node[h] = n
 		}
 		of[i] = n
+		nodeOf[r.Header.Rank] = n
 		if r.Header.Rank == 0 {
 			anchor = n
 		}
@@ -394,10 +399,15 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 	}
 	open := map[uint64]end{}
 	slack := map[[2]int]float64{} // (sender node, receiver node) -> min slack
-	note := func(flow uint64, e end) {
+	note := func(flow uint64, e end, peer int) {
+		if pn, ok := nodeOf[peer]; ok && pn == e.node {
+			return // both ends on one host: one clock, nothing to repair
+		}
 		o, ok := open[flow]
 		if !ok {
-			open[flow] = e
+			if len(open) < w.maxOpen() {
+				open[flow] = e
+			}
 			return
 		}
 		delete(open, flow)
@@ -419,19 +429,19 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 		n := of[i]
 		v := callVisitor(func(c *Call) error {
 			if c.Send != nil && c.Send.Flow != 0 {
-				note(c.Send.Flow, end{c.T0, n, true})
+				note(c.Send.Flow, end{c.T0, n, true}, c.Send.Peer)
 			}
 			for _, m := range c.StartSend {
 				if m.Flow != 0 {
-					note(m.Flow, end{c.T0, n, true})
+					note(m.Flow, end{c.T0, n, true}, m.Peer)
 				}
 			}
 			if c.Recv != nil && c.Recv.Flow != 0 {
-				note(c.Recv.Flow, end{c.T1, n, false})
+				note(c.Recv.Flow, end{c.T1, n, false}, c.Recv.Peer)
 			}
 			for _, m := range c.RecvDone {
 				if m.Flow != 0 {
-					note(m.Flow, end{c.T1, n, false})
+					note(m.Flow, end{c.T1, n, false}, m.Peer)
 				}
 			}
 			return nil
@@ -462,6 +472,17 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 	for i := range w.Job.Ranks {
 		w.Clocks[i].Shift = d[of[i]] - d[anchor]
 	}
+}
+
+// DefaultMaxOpen is the clock repair's bound on open messages: about
+// 50 MB.
+const DefaultMaxOpen = 1 << 20
+
+func (w *Walker) maxOpen() int {
+	if w.opt.MaxOpen > 0 {
+		return w.opt.MaxOpen
+	}
+	return DefaultMaxOpen
 }
 
 // callVisitor is a Visitor that sees calls only.
