@@ -148,6 +148,44 @@ static inline void ms_troom(ms_tbuf *tb)
 		ms_trace_swap(tb);
 }
 
+/* ms_trace_ev stores any event of a measured call (ms_trace_call): the
+ * message fields in their canonical form, then the record. */
+void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes, const ms_comm *cm,
+		 int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes, const MPI_Status *st,
+		 const MPI_Request *req)
+{
+	unsigned c = 0;
+	if (cm) {
+		c = (unsigned)cm->id + 1;
+		if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
+			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
+	}
+	int64_t sb = 0, rb = 0;
+	int32_t sp = -1, stg = -1, rp = -1, rtg = -1;
+	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
+		sb = bytes;
+		stg = stag;
+		if (flags & MS_TF_SEND)
+			sp = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
+	}
+	if (flags & MS_TF_RECV) {
+		if (st && rpeer != MPI_PROC_NULL) {
+			rpeer = st->MPI_SOURCE;
+			rtag = st->MPI_TAG;
+			rbytes = ms_status_bytes(st);
+		}
+		rp = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
+		rtg = rtag;
+		rb = rbytes;
+	}
+	uint64_t rq = 0;
+	int hasreq = (flags & MS_TF_REQ) != 0;
+	if (hasreq)
+		rq = req ? (uint64_t)(uintptr_t)*req : 0;
+	ms_tput(tb, t0, t1 - t0, (uint64_t)(uintptr_t)pc, fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16,
+		hasreq, rq, sb, rb, sp, stg, rp, rtg);
+}
+
 int64_t ms_trace_get_count(const MPI_Status *st)
 {
 	int n = 0;

@@ -153,6 +153,19 @@ static inline int ms_tfull(const ms_tbuf *tb)
 	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
 }
 
+/* ms_tkey and ms_tslot hash a shape to its dictionary slot; fields at
+ * their defaults (-1 peers and tags, 0 bytes) add nothing, so a plain
+ * call's slot comes from its call site and function word alone. */
+static inline uint64_t ms_tkey(uint64_t pc, uint32_t w)
+{
+	return pc * 0x9E3779B97F4A7C15ull ^ (uint64_t)w * 0xC2B2AE3D27D4EB4Full;
+}
+
+static inline unsigned ms_tslot(uint64_t k)
+{
+	return (unsigned)((k ^ k >> 29) * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
+}
+
 /* ms_tput stores one event: a short record when its shape is in the
  * dictionary, else a full record that puts it there. The caller has made
  * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
@@ -160,11 +173,10 @@ static inline int ms_tfull(const ms_tbuf *tb)
 static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
 			   int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag, int32_t rpeer, int32_t rtag)
 {
-	uint64_t k = pc * 0x9E3779B97F4A7C15ull ^ (uint64_t)w * 0xC2B2AE3D27D4EB4Full ^
-		     ((uint64_t)(uint32_t)speer << 32 | (uint32_t)stag) * 0x165667B19E3779F9ull ^
-		     ((uint64_t)(uint32_t)rpeer << 32 | (uint32_t)rtag) * 0x27D4EB2F165667C5ull ^
+	uint64_t k = ms_tkey(pc, w) ^ ((uint64_t)(uint32_t)(speer + 1) << 32 | (uint32_t)(stag + 1)) * 0x165667B19E3779F9ull ^
+		     ((uint64_t)(uint32_t)(rpeer + 1) << 32 | (uint32_t)(rtag + 1)) * 0x27D4EB2F165667C5ull ^
 		     (uint64_t)sbytes * 0x85EBCA77C2B2AE63ull ^ (uint64_t)rbytes * 0xFF51AFD7ED558CCDull;
-	unsigned slot = (unsigned)((k ^ k >> 29) * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
+	unsigned slot = ms_tslot(k);
 	ms_tshape *d = &tb->dict[slot];
 	char *p = tb->cur_ev + tb->n;
 	tb->total++;
@@ -204,16 +216,21 @@ static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, u
 	tb->n += MS_TMAX;
 }
 
-/* ms_trace_call stores the event of a measured call. flags, and the
- * arguments they announce, are mostly constants of the generated wrapper,
- * so the compiler keeps only what a function needs: a plain call hashes
- * its function and call site and, when the dictionary knows it, stores a
- * 12-byte record. Peers arrive as ranks of cm and are stored as
+MS_HIDDEN void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
+			  const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+			  const MPI_Status *st, const MPI_Request *req);
+
+/* ms_trace_call stores the event of a measured call. It is inlined into
+ * each wrapper, where flags are mostly constants: a call without message
+ * fields whose shape (function, call site, communicator) the dictionary
+ * holds stores a 12-byte record right here; anything else goes to
+ * ms_trace_ev (trace.c). Peers arrive as ranks of cm and are stored as
  * MPI_COMM_WORLD ranks; a receive's real source, tag and size come from
  * its status. For a collective, stag is the root (-1: none). */
-static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
-				 const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag,
-				 int64_t rbytes, const MPI_Status *st, const MPI_Request *req)
+static inline __attribute__((always_inline)) void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0,
+								uint64_t t1, int64_t bytes, const ms_comm *cm, int flags,
+								int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+								const MPI_Status *st, const MPI_Request *req)
 {
 	ms_tbuf *tb = t->tb;
 	if (__builtin_expect(tb == NULL || ms_tfull(tb), 0)) {
@@ -221,36 +238,24 @@ static inline void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t
 		if (tb == NULL)
 			return;
 	}
-	unsigned c = 0;
-	if (cm) {
-		c = (unsigned)cm->id + 1;
-		if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
-			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
-	}
-	int64_t sb = 0, rb = 0;
-	int32_t sp = -1, stg = -1, rp = -1, rtg = -1;
-	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
-		sb = bytes;
-		stg = stag;
-		if (flags & MS_TF_SEND)
-			sp = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
-	}
-	if (flags & MS_TF_RECV) {
-		if (st && rpeer != MPI_PROC_NULL) {
-			rpeer = st->MPI_SOURCE;
-			rtag = st->MPI_TAG;
-			rbytes = ms_status_bytes(st);
+	uint64_t dt = t1 - t0;
+	if (flags == 0 && dt < MS_TSHORT_DT) {
+		unsigned c = cm ? (unsigned)cm->id + 1 : 0;
+		uint32_t w = fn | MS_TK_CALL << 10 | c << 16;
+		uint64_t k = (uint64_t)(uintptr_t)pc;
+		unsigned slot = ms_tslot(ms_tkey(k, w));
+		const ms_tshape *d = &tb->dict[slot];
+		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w, 1)) {
+			char *p = tb->cur_ev + tb->n;
+			uint32_t h = 1u | slot << 2 | (uint32_t)dt << 12;
+			__builtin_memcpy(p, &h, 4);
+			__builtin_memcpy(p + 4, &t0, 8);
+			tb->n += 12;
+			tb->total++;
+			return;
 		}
-		rp = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
-		rtg = rtag;
-		rb = rbytes;
 	}
-	uint64_t rq = 0;
-	int hasreq = (flags & MS_TF_REQ) != 0;
-	if (hasreq)
-		rq = req ? (uint64_t)(uintptr_t)*req : 0;
-	ms_tput(tb, t0, t1 - t0, (uint64_t)(uintptr_t)pc, fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16,
-		hasreq, rq, sb, rb, sp, stg, rp, rtg);
+	ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, flags, speer, stag, rpeer, rtag, rbytes, st, req);
 }
 
 #endif

@@ -755,8 +755,11 @@ func synth() error {
 
 // callgrind counts instructions per call of the cheap program's loops under
 // each configuration: (Ir of a run with 2N iterations - Ir with N) / (N x 5
-// repetitions), whole process. The program runs as an MPI singleton (no
-// mpirun) under valgrind --tool=callgrind.
+// repetitions), counted inside the program's cheap_loops (the application's
+// thread: the trace writer's work on its own thread is not counted, and
+// trace runs keep raw blocks, MPISCOPE_TRACE_COMPRESS=off, so that packing
+// at finalize is not counted either). The program runs as an MPI
+// singleton (no mpirun) under valgrind --tool=callgrind.
 func (b *bench) callgrind() error {
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		md("\ncallgrind: valgrind not installed.\n")
@@ -764,17 +767,31 @@ func (b *bench) callgrind() error {
 	}
 	const n = 100000
 	md("\n## Instructions per call (%s, valgrind --tool=callgrind)\n\n", b.f.Name)
-	md("Instructions executed per call, whole process: (Ir(2N iterations) - Ir(N)) / (5 N), N = %d, cheap program as an MPI singleton:\n\n", n)
-	md("| loop | none | passthrough | profile | pcontrol0 | trace | profile - none | trace - none |\n|---|---|---|---|---|---|---|---|\n")
+	md("Instructions executed per call on the application's thread (callgrind --toggle-collect=cheap_loops): (Ir(2N iterations) - Ir(N)) / (5 N), N = %d, cheap program as an MPI singleton; trace with MPISCOPE_TRACE_COMPRESS=off:\n\n", n)
+	var cgConfigs []config
+	for _, c := range configs {
+		if c.Name != "trace-run" { // the same hot path as trace
+			cgConfigs = append(cgConfigs, c)
+		}
+	}
+	md("| loop |")
+	for _, c := range cgConfigs {
+		md(" %s |", c.Name)
+	}
+	md(" profile - none | trace - none |\n|---|")
+	for range cgConfigs {
+		md("---|")
+	}
+	md("---|---|\n")
 	res := map[string]map[string]float64{}
 	for _, loop := range []string{"comm_rank", "iprobe", "test_done"} {
 		res[loop] = map[string]float64{}
 		md("| %s |", loop)
-		for _, c := range configs {
+		for _, c := range cgConfigs {
 			var ir [2]float64
 			for i, iters := range []int{n, 2 * n} {
 				out := filepath.Join(b.dir, "callgrind.out")
-				cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+out,
+				cmd := exec.Command("valgrind", "--tool=callgrind", "--toggle-collect=cheap_loops", "--callgrind-out-file="+out,
 					filepath.Join(b.bin, "cheap"), strconv.Itoa(iters), loop)
 				cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 					"MPISCOPE_OUT="+filepath.Join(b.jobs, "callgrind"), "MPISCOPE_SUMMARY=0",
@@ -782,6 +799,9 @@ func (b *bench) callgrind() error {
 					"GODEBUG=asyncpreemptoff=1")
 				for k, v := range c.Env {
 					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+				if c.Env["MPISCOPE_TRACE"] != "" {
+					cmd.Env = append(cmd.Env, "MPISCOPE_TRACE_COMPRESS=off")
 				}
 				if lib := c.Lib(b); lib != "" {
 					cmd.Env = append(cmd.Env, "LD_PRELOAD="+lib)
