@@ -54,11 +54,41 @@ func Decode(r io.Reader, name string) (*Profile, error) {
 // proportional to len(data) at most.
 func Unmarshal(data []byte, name string) (*Profile, error) {
 	d := &decoder{data: data, end: len(data), file: name, ctx: "header"}
-	p := d.profile()
-	if d.err != nil {
+	p := &Profile{}
+	if !d.profile(p) {
 		return nil, d.err
 	}
 	return p, nil
+}
+
+// reusingDecoder decodes many profiles in turn with few allocations: each
+// decode overwrites the previous result, reusing its slices, and strings
+// equal to the previous input's string at the same string-table position are
+// shared instead of allocated again (rank files of one job have nearly the
+// same string table). Not safe for concurrent use.
+type reusingDecoder struct {
+	d decoder
+	p Profile
+}
+
+// unmarshal decodes data like Unmarshal. The result is valid until the next
+// call: callers must copy what they keep, except strings and the Meta slices
+// (Command, Hosts, Settings), which are never reused.
+func (r *reusingDecoder) unmarshal(data []byte, name string) (*Profile, error) {
+	r.d = decoder{data: data, end: len(data), file: name, ctx: "header", strs: r.d.strs[:0]}
+	if !r.d.profile(&r.p) {
+		return nil, r.d.err
+	}
+	return &r.p, nil
+}
+
+// reuse returns a slice of length n, from dst's storage when it is large
+// enough (the caller overwrites every element), else newly allocated.
+func reuse[T any](dst []T, n int) []T {
+	if cap(dst) >= n {
+		return dst[:n]
+	}
+	return make([]T, n)
 }
 
 type decoder struct {
@@ -248,24 +278,29 @@ var sectionNames = [...]string{
 	secEvents:  "events section",
 }
 
-func (d *decoder) profile() *Profile {
+// profile decodes the profile into p, which it first resets; p's slices are
+// reused as storage (see reuse). It reports whether decoding succeeded (else
+// d.err is set and p holds garbage).
+func (d *decoder) profile(p *Profile) bool {
+	spare := *p
+	*p = Profile{}
 	if len(d.data) < len(magic) {
 		if string(d.data) == magic[:len(d.data)] {
 			d.fail(len(d.data), "truncated header")
 		} else {
 			d.fail(0, "not an mpiscope profile (bad magic)")
 		}
-		return nil
+		return false
 	}
 	if string(d.data[:len(magic)]) != magic {
 		d.fail(0, "not an mpiscope profile (bad magic)")
-		return nil
+		return false
 	}
 	d.pos = len(magic)
 	verOff := d.pos
 	ver := d.uvarint()
 	if d.err != nil {
-		return nil
+		return false
 	}
 	if ver == 0 || ver > FormatVersion {
 		if ver > FormatVersion {
@@ -273,30 +308,29 @@ func (d *decoder) profile() *Profile {
 		} else {
 			d.fail(verOff, "invalid format version %d", ver)
 		}
-		return nil
+		return false
 	}
 	lenOff := d.pos
 	bodyLen := d.uvarint()
 	if d.err != nil {
-		return nil
+		return false
 	}
 	rest := uint64(len(d.data) - d.pos)
 	if rest < crcSize || bodyLen > rest-crcSize {
 		d.fail(len(d.data), "truncated file: header at offset %d declares %d body bytes plus a %d byte checksum, only %d bytes follow", lenOff, bodyLen, crcSize, rest)
-		return nil
+		return false
 	}
 	bodyEnd := d.pos + int(bodyLen)
 	if extra := rest - crcSize - bodyLen; extra > 0 {
 		d.fail(bodyEnd+crcSize, "%d bytes of trailing data after the checksum", extra)
-		return nil
+		return false
 	}
 	stored := binary.LittleEndian.Uint32(d.data[bodyEnd:])
 	if sum := crc32.ChecksumIEEE(d.data[:bodyEnd]); sum != stored {
 		d.fail(bodyEnd, "checksum mismatch: stored %08x, computed %08x (file corrupt)", stored, sum)
-		return nil
+		return false
 	}
 
-	p := &Profile{}
 	last := uint64(0)
 	for d.err == nil && d.pos < bodyEnd {
 		d.end = bodyEnd
@@ -328,21 +362,21 @@ func (d *decoder) profile() *Profile {
 		case secMeta:
 			d.meta(&p.Meta)
 		case secRanks:
-			p.Ranks = d.ranks()
+			p.Ranks = d.ranks(spare.Ranks)
 		case secFuncs:
-			p.Funcs = d.funcs()
+			p.Funcs = d.funcs(spare.Funcs)
 		case secSites:
-			p.Sites = d.sites()
+			p.Sites = d.sites(spare.Sites)
 		case secHists:
-			p.Hists = d.hists()
+			p.Hists = d.hists(spare.Hists)
 		case secComms:
-			p.Comms = d.comms()
+			p.Comms = d.comms(spare.Comms)
 		case secPeers:
-			p.Peers = d.peers()
+			p.Peers = d.peers(spare.Peers)
 		case secRegions:
-			p.Regions = d.regions()
+			p.Regions = d.regions(spare.Regions)
 		case secEvents:
-			p.Events = d.events()
+			p.Events = d.events(spare.Events)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.
@@ -352,7 +386,7 @@ func (d *decoder) profile() *Profile {
 			d.fail(d.pos, "%d unexpected bytes at end of %s", d.end-d.pos, name)
 		}
 	}
-	return p
+	return d.err == nil
 }
 
 func (d *decoder) strings() {
@@ -360,7 +394,14 @@ func (d *decoder) strings() {
 	if n == 0 {
 		return
 	}
-	d.strs = make([]string, n)
+	// Beyond its length, d.strs may hold the string table of a previous
+	// input (see reusingDecoder): an entry equal to the new one is kept
+	// rather than allocated again.
+	if cap(d.strs) >= n {
+		d.strs = d.strs[:n]
+	} else {
+		d.strs = append(d.strs[:cap(d.strs)], make([]string, n-cap(d.strs))...)
+	}
 	for i := range d.strs {
 		off := d.pos
 		l := d.uvarint()
@@ -371,7 +412,9 @@ func (d *decoder) strings() {
 			d.fail(off, "truncated string table: string %d declares %d bytes, %d left", i+1, l, d.left())
 			return
 		}
-		d.strs[i] = string(d.data[d.pos : d.pos+int(l)])
+		if b := d.data[d.pos : d.pos+int(l)]; d.strs[i] != string(b) {
+			d.strs[i] = string(b)
+		}
 		d.pos += int(l)
 	}
 }
@@ -404,12 +447,12 @@ func (d *decoder) meta(m *Meta) {
 	}
 }
 
-func (d *decoder) ranks() []Rank {
+func (d *decoder) ranks(dst []Rank) []Rank {
 	n := d.count("rank", 9)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Rank, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		r := &l[i]
 		r.Rank = d.int()
@@ -425,12 +468,12 @@ func (d *decoder) ranks() []Rank {
 	return l
 }
 
-func (d *decoder) funcs() []Func {
+func (d *decoder) funcs(dst []Func) []Func {
 	n := d.count("func", 8)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Func, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		f := &l[i]
 		f.Name = d.str()
@@ -445,12 +488,12 @@ func (d *decoder) funcs() []Func {
 	return l
 }
 
-func (d *decoder) sites() []Site {
+func (d *decoder) sites(dst []Site) []Site {
 	n := d.count("site", 13)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Site, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		s := &l[i]
 		s.Func = d.str()
@@ -470,20 +513,21 @@ func (d *decoder) sites() []Site {
 	return l
 }
 
-func (d *decoder) hists() []Hist {
+func (d *decoder) hists(dst []Hist) []Hist {
 	n := d.count("hist", 2)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Hist, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		h := &l[i]
 		h.Func = d.str()
 		nb := d.count("bin", 4)
 		if nb == 0 {
+			h.Bins = nil
 			continue
 		}
-		h.Bins = make([]Bin, nb)
+		h.Bins = reuse(h.Bins, nb)
 		for j := 0; j < nb && d.err == nil; j++ {
 			b := &h.Bins[j]
 			b.Log2 = d.int()
@@ -495,12 +539,12 @@ func (d *decoder) hists() []Hist {
 	return l
 }
 
-func (d *decoder) comms() []Comm {
+func (d *decoder) comms(dst []Comm) []Comm {
 	n := d.count("comm", 8)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Comm, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		c := &l[i]
 		c.Key = d.str()
@@ -515,12 +559,12 @@ func (d *decoder) comms() []Comm {
 	return l
 }
 
-func (d *decoder) peers() []Peer {
+func (d *decoder) peers(dst []Peer) []Peer {
 	n := d.count("peer", 6)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Peer, n)
+	l := reuse(dst, n)
 	prev := int64(0)
 	for i := 0; i < n && d.err == nil; i++ {
 		q := &l[i]
@@ -541,12 +585,12 @@ func (d *decoder) peers() []Peer {
 	return l
 }
 
-func (d *decoder) regions() []Region {
+func (d *decoder) regions(dst []Region) []Region {
 	n := d.count("region", 6)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Region, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		r := &l[i]
 		r.Path = d.str()
@@ -559,12 +603,12 @@ func (d *decoder) regions() []Region {
 	return l
 }
 
-func (d *decoder) events() []Event {
+func (d *decoder) events(dst []Event) []Event {
 	n := d.count("event", 3)
 	if n == 0 {
 		return nil
 	}
-	l := make([]Event, n)
+	l := reuse(dst, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		ev := &l[i]
 		ev.Text = d.str()

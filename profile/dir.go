@@ -190,45 +190,57 @@ func Load(path string) (*Profile, *LoadInfo, error) {
 // readFile decodes the profile file at path, refusing files larger than
 // MaxEncodedSize before reading them.
 func readFile(path string) (*Profile, error) {
-	f, err := os.Open(path)
+	data, err := appendFile(nil, path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	return Unmarshal(data, path)
+}
+
+// appendFile appends the contents of the file at path to buf, refusing files
+// larger than MaxEncodedSize before reading them. On error buf is returned
+// unchanged.
+func appendFile(buf []byte, path string) ([]byte, error) {
+	f, err := openReadOnly(path)
 	if err != nil {
-		return nil, err
+		return buf, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+	defer f.close()
+	size, regular, err := f.stat()
+	if err != nil {
+		return buf, err
+	}
+	if !regular {
+		return buf, fmt.Errorf("%s: not a regular file", path)
 	}
 	tooBig := func(n int64) error {
 		return &FormatError{File: path, Offset: decodeLimit,
 			Msg: fmt.Sprintf("file of %d bytes exceeds the %d byte limit", n, decodeLimit)}
 	}
-	if fi.Size() > decodeLimit {
-		return nil, tooBig(fi.Size())
+	if size > decodeLimit {
+		return buf, tooBig(size)
 	}
-	// Read into a buffer of the file's size (plus room to see EOF), growing
+	// Read into room for the file's size (plus room to see EOF), growing
 	// only if the file grew meanwhile.
-	data := make([]byte, 0, fi.Size()+512)
+	start := len(buf)
+	data := slices.Grow(buf, int(size)+512)
 	for {
-		n, err := f.Read(data[len(data):cap(data)])
+		n, err := f.read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return buf, err
 		}
 		if len(data) == cap(data) {
-			if int64(len(data)) > decodeLimit {
-				return nil, tooBig(int64(len(data)))
+			if int64(len(data)-start) > decodeLimit {
+				return buf, tooBig(int64(len(data) - start))
 			}
 			data = append(data, 0)[:len(data)]
 		}
 	}
-	return Unmarshal(data, path)
+	return data, nil
 }
 
 type rankFile struct {
@@ -415,68 +427,162 @@ func latestSnapshot(dir string) int {
 
 // loadChunk is the number of consecutive rank files merged by one task.
 // It is fixed (not derived from the CPU count) so that the merge tree, and
-// hence floating-point rounding, does not depend on the machine.
+// hence floating-point rounding, does not depend on the machine: each chunk
+// is merged in file order, then the chunks' merges in chunk order.
 const loadChunk = 256
 
-// loadRankFiles reads and merges files with runtime.NumCPU() workers. It
-// returns the merge, the number of files merged, one warning per file that
-// could not be used, in file order, and the first such file's error.
+// loadReaders is the number of goroutines reading rank files ahead of the
+// decoding workers, so that the workers rarely wait for a file, and reading
+// from disk overlaps decoding when the files are not in the page cache.
+const loadReaders = 4
+
+// chunkData is the contents of the files of one chunk, read by a reader.
+type chunkData struct {
+	c    int     // chunk number
+	buf  []byte  // the files' contents, concatenated
+	ends []int   // ends[i]: end of file i in buf
+	errs []error // errs[i]: why file i could not be read
+}
+
+// loadRankFiles reads and merges files: loadReaders goroutines read chunks of
+// loadChunk files, GOMAXPROCS workers decode and merge each chunk, and the
+// chunks' merges are merged in chunk order as soon as they are done (so only
+// the running total and the few chunks in flight are held). It returns the
+// merge, the number of files merged, one warning per file that could not be
+// used, in file order, and the first such file's error.
 func loadRankFiles(files []rankFile) (*Profile, int, []string, error) {
 	nchunks := (len(files) + loadChunk - 1) / loadChunk
+	workers := max(1, min(runtime.GOMAXPROCS(0), nchunks))
+	readers := max(1, min(loadReaders, nchunks))
+
+	// Buffers circulate between readers and workers: their number bounds
+	// how far reading runs ahead of decoding, and so the memory.
+	free := make(chan *chunkData, readers+workers+2)
+	for range cap(free) {
+		free <- &chunkData{}
+	}
+	full := make(chan *chunkData, cap(free))
+	var next atomic.Int64
+	var rwg sync.WaitGroup
+	for range readers {
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			for {
+				cd := <-free
+				c := int(next.Add(1) - 1)
+				if c >= nchunks {
+					free <- cd
+					return
+				}
+				cd.c = c
+				cd.buf, cd.ends, cd.errs = cd.buf[:0], cd.ends[:0], cd.errs[:0]
+				chunk := files[c*loadChunk : min(len(files), (c+1)*loadChunk)]
+				if canAdvise && len(chunk) > 1 && !inPageCache(chunk[0].path) {
+					// The files are on disk, not in the page cache: ask
+					// for all of them at once, which lets the kernel
+					// issue and merge their reads rather than wait for
+					// one file at a time (on a virtual disk, 100,000
+					// uncached 10 kB files were read in 0.9 s instead of
+					// 3.2 s, with half the system time).
+					for _, f := range chunk {
+						adviseWillNeed(f.path)
+					}
+				}
+				for _, f := range chunk {
+					var err error
+					cd.buf, err = appendFile(cd.buf, f.path)
+					cd.ends = append(cd.ends, len(cd.buf))
+					cd.errs = append(cd.errs, err)
+				}
+				full <- cd
+			}
+		}()
+	}
+	go func() {
+		rwg.Wait()
+		close(full)
+	}()
+
 	type chunkResult struct {
+		done  bool
 		p     *Profile
 		n     int
 		warns []string
 		err   error
 	}
-	results := make([]chunkResult, nchunks)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	workers := min(runtime.NumCPU(), nchunks)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1) - 1)
-				if c >= nchunks {
-					return
+	var (
+		mu      sync.Mutex
+		results = make([]chunkResult, nchunks)
+		merged  int // chunks 0..merged-1 are in total
+		total   = newMerger()
+		n       int
+		warns   []string
+		first   error
+	)
+	// collect records chunk c's result and merges every chunk that is now
+	// next in order into total.
+	collect := func(c int, res chunkResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		res.done = true
+		results[c] = res
+		for merged < nchunks && results[merged].done {
+			r := &results[merged]
+			if r.n > 0 {
+				if merged == 0 && nchunks > 1 {
+					total.reserve(r.p, nchunks)
 				}
+				total.add(r.p)
+			}
+			n += r.n
+			warns = append(warns, r.warns...)
+			if first == nil {
+				first = r.err
+			}
+			*r = chunkResult{done: true}
+			merged++
+		}
+	}
+
+	var wwg sync.WaitGroup
+	for range workers {
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			var dec reusingDecoder
+			for cd := range full {
 				m := newMerger()
-				res := &results[c]
-				for _, f := range files[c*loadChunk : min(len(files), (c+1)*loadChunk)] {
-					p, err := readFile(f.path)
+				var res chunkResult
+				chunk := files[cd.c*loadChunk : min(len(files), (cd.c+1)*loadChunk)]
+				start := 0
+				for i, f := range chunk {
+					err := cd.errs[i]
+					if err == nil {
+						var p *Profile
+						p, err = dec.unmarshal(cd.buf[start:cd.ends[i]], f.path)
+						if err == nil {
+							m.add(p)
+							res.n++
+						}
+					}
+					start = cd.ends[i]
 					if err != nil {
 						res.warns = append(res.warns, err.Error()+" (skipped)")
 						if res.err == nil {
 							res.err = err
 						}
-						continue
 					}
-					m.add(p)
-					res.n++
 				}
+				c := cd.c
+				free <- cd
 				res.p = m.result()
+				collect(c, res)
 			}
 		}()
 	}
-	wg.Wait()
-
-	m := newMerger()
-	n := 0
-	var warns []string
-	var first error
-	for _, r := range results {
-		if r.n > 0 {
-			m.add(r.p)
-		}
-		n += r.n
-		warns = append(warns, r.warns...)
-		if first == nil {
-			first = r.err
-		}
-	}
-	return m.result(), n, warns, first
+	wwg.Wait()
+	return total.result(), n, warns, first
 }
 
 // WriteFile writes p to path atomically: it encodes into a new temporary file

@@ -476,6 +476,23 @@ func (m *merger) add(q *Profile) {
 	}
 }
 
+// maxReserve bounds the entries reserve makes room for in one table, so that
+// an unusual first part cannot make it allocate much memory that the other
+// parts do not fill.
+const maxReserve = 1 << 22
+
+// reserve makes room for the ranks and peers of about parts profiles like q
+// (for example the merges of equal-sized chunks of rank files, of which q is
+// the first), so that the largest tables are not copied as they grow.
+func (m *merger) reserve(q *Profile, parts int) {
+	if n := len(q.Ranks) * parts; n <= maxReserve {
+		m.ranks.list = slices.Grow(m.ranks.list, n)
+	}
+	if n := len(q.Peers) * parts; n <= maxReserve {
+		m.peers.list = slices.Grow(m.peers.list, n)
+	}
+}
+
 // fitHint returns h with length n, new positions set to -1 (no hint).
 func fitHint(h []int, n int) []int {
 	for len(h) < n {

@@ -192,14 +192,60 @@ func regionFuncs(p *profile.Profile) map[string][]regionFunc {
 	return out
 }
 
-// sortedIdx returns the indices 0..n-1 ordered by less-style cmp.
+// sortedIdx returns the indices 0..n-1 ordered by cmp, ties by index (the
+// order of a stable sort).
 func sortedIdx(n int, c func(i, j int) int) []int {
 	idx := make([]int, n)
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, c)
+	slices.SortFunc(idx, func(i, j int) int { return cmp.Or(c(i, j), cmp.Compare(i, j)) })
 	return idx
+}
+
+// topK selects the first k of the indices passed to add, in the order of a
+// total order cmp. For small k it holds k of them at most, kept sorted by
+// insertion: O(n log k) comparisons for n indices rather than a sort of all
+// n. For large k it sorts them all.
+type topK struct {
+	k   int
+	cmp func(i, j int) int
+	idx []int // small k: the best so far, sorted by cmp; else all
+}
+
+// topKInsert is the largest k for which topK keeps a sorted selection.
+const topKInsert = 256
+
+func newTopK(k int, c func(i, j int) int) *topK {
+	return &topK{k: k, cmp: c}
+}
+
+func (t *topK) add(i int) {
+	if t.k <= 0 {
+		return
+	}
+	if t.k > topKInsert {
+		t.idx = append(t.idx, i)
+		return
+	}
+	n := len(t.idx)
+	if n == t.k && t.cmp(i, t.idx[n-1]) >= 0 {
+		return
+	}
+	at, _ := slices.BinarySearchFunc(t.idx, i, t.cmp)
+	if n == t.k {
+		t.idx = t.idx[:n-1]
+	}
+	t.idx = slices.Insert(t.idx, at, i)
+}
+
+// sorted returns the selected indices, best first.
+func (t *topK) sorted() []int {
+	if t.k > topKInsert {
+		slices.SortFunc(t.idx, t.cmp)
+		t.idx = t.idx[:min(t.k, len(t.idx))]
+	}
+	return t.idx
 }
 
 // commandLine joins argv, quoting arguments that need it.

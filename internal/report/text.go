@@ -309,40 +309,54 @@ func textComms(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	t.render(b, "")
 }
 
-// senders returns the indices of peers that sent something, by bytes sent
-// (descending), then messages (descending), then (Rank, Peer).
-func senders(p *profile.Profile) []int {
-	var idx []int
-	for i, pr := range p.Peers {
-		if pr.SentMsgs > 0 || pr.SentBytes > 0 {
-			idx = append(idx, i)
+// cmpSent orders peers by bytes sent (descending), then messages
+// (descending), then (Rank, Peer).
+func cmpSent(a, c *profile.Peer) int {
+	return cmp.Or(cmp.Compare(c.SentBytes, a.SentBytes), cmp.Compare(c.SentMsgs, a.SentMsgs),
+		cmp.Compare(a.Rank, c.Rank), cmp.Compare(a.Peer, c.Peer))
+}
+
+// senders returns the number of peers that sent something, the bytes they
+// sent, and the indices of the first limit of them in cmpSent order (ties by
+// index, as a stable sort gives), or of all of them if limit < 0.
+func senders(p *profile.Profile, limit int) (count int, total int64, idx []int) {
+	for i := range p.Peers {
+		if pr := &p.Peers[i]; pr.SentMsgs > 0 || pr.SentBytes > 0 {
+			count++
+			total += pr.SentBytes
 		}
 	}
-	slices.SortStableFunc(idx, func(i, j int) int {
-		a, c := p.Peers[i], p.Peers[j]
-		return cmp.Or(cmp.Compare(c.SentBytes, a.SentBytes), cmp.Compare(c.SentMsgs, a.SentMsgs),
-			cmp.Compare(a.Rank, c.Rank), cmp.Compare(a.Peer, c.Peer))
+	if limit < 0 || limit > count {
+		limit = count
+	}
+	sel := newTopK(limit, func(i, j int) int {
+		return cmp.Or(cmpSent(&p.Peers[i], &p.Peers[j]), cmp.Compare(i, j))
 	})
-	return idx
+	for i := range p.Peers {
+		if pr := &p.Peers[i]; pr.SentMsgs > 0 || pr.SentBytes > 0 {
+			sel.add(i)
+		}
+	}
+	return count, total, sel.sorted()
 }
 
 func textPeers(b *strings.Builder, p *profile.Profile, o Options) {
-	idx := senders(p)
-	if len(idx) == 0 {
-		return
+	limit := -1
+	if !o.All {
+		limit = o.top()
 	}
-	var total int64
-	for _, i := range idx {
-		total += p.Peers[i].SentBytes
+	count, total, idx := senders(p, limit)
+	if count == 0 {
+		return
 	}
 	section(b, "Point-to-point (top sender pairs by bytes sent)")
 	t := newTable(R("Rank"), L("->"), R("Peer"), R("Msgs"), R("Bytes"), R("%Bytes"))
-	n := o.limit(len(idx))
+	n := o.limit(count)
 	for _, i := range idx[:n] {
 		pr := p.Peers[i]
 		t.add(strconv.Itoa(pr.Rank), "->", strconv.Itoa(pr.Peer), itoa(pr.SentMsgs), itoa(pr.SentBytes), pctStr(pct(pr.SentBytes, total)))
 	}
-	more(t, n, len(idx))
+	more(t, n, count)
 	t.render(b, "")
 }
 

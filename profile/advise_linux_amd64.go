@@ -1,0 +1,3 @@
+package profile
+
+const sysPreadv2 = 327
