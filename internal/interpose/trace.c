@@ -148,18 +148,24 @@ static inline void ms_troom(ms_tbuf *tb)
 		ms_trace_swap(tb);
 }
 
+/* ms_tcomm returns the id + 1 a record stores for communicator cm (0:
+ * none) and publishes cm for the communicator definitions at finalize. */
+static inline unsigned ms_tcomm(const ms_comm *cm)
+{
+	if (cm == NULL)
+		return 0;
+	if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
+		MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
+	return (unsigned)cm->id + 1;
+}
+
 /* ms_trace_ev stores any event of a measured call (ms_trace_call): the
  * message fields in their canonical form, then the record. */
 void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes, const ms_comm *cm,
 		 int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes, const MPI_Status *st,
 		 const MPI_Request *req)
 {
-	unsigned c = 0;
-	if (cm) {
-		c = (unsigned)cm->id + 1;
-		if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
-			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
-	}
+	unsigned c = ms_tcomm(cm);
 	int64_t sb = 0, rb = 0;
 	int32_t sp = -1, stg = -1, rp = -1, rtg = -1;
 	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
@@ -270,12 +276,7 @@ void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, int send, int pe
 	if (tb == NULL)
 		return;
 	ms_troom(tb);
-	unsigned c = 0;
-	if (cm) {
-		c = (unsigned)cm->id + 1;
-		if (MS_LOAD(ms_trace_cms[cm->id]) != cm)
-			MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
-	}
+	unsigned c = ms_tcomm(cm);
 	int32_t w = peer == MPI_PROC_NULL ? -1 : ms_tworld(cm, peer);
 	unsigned flags = (send ? MS_TF_SEND : MS_TF_RECV) | MS_TF_REQ;
 	uint32_t k = fn | MS_TK_POST << 10 | (c | flags << 11) << 16;
