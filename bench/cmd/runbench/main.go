@@ -485,15 +485,8 @@ func (b *bench) overhead() error {
 	md("1-minute load average after each round (2 = both CPUs busy with the benchmark; more = other work on the machine): %s.\n\n", summarize(loads))
 	md("Timestamp reads measured in the same runs (%d runs): rdtsc %s ns, clock_gettime %s ns; "+
 		"two rdtsc reads (the profile's timer here) = %.1f ns.\n\n", len(tsc), T, C, 2*T.Med)
-	md("Time per iteration (ns):\n\n| benchmark | calls/iter |")
-	for _, c := range all {
-		md(" %s |", c.Name)
-	}
-	md("\n|---|---|")
-	for range all {
-		md("---|")
-	}
-	md("\n")
+	md("Time per iteration (ns):\n\n")
+	mdHead(append([]string{"benchmark", "calls/iter"}, names(all)...))
 	for _, n := range benchOrder {
 		md("| %s | %g |", n, calls[n])
 		for _, c := range all {
@@ -506,15 +499,11 @@ func (b *bench) overhead() error {
 		md("\n")
 	}
 	md("\nOverhead per call: (time per iteration - same round's `none`) / calls on the critical path, in ns, and as a ratio to two timestamp reads of the same run:\n\n")
-	md("| benchmark |")
+	cols := []string{"benchmark"}
 	for _, c := range all[1:] {
-		md(" %s ns | %s ratio |", c.Name, c.Name)
+		cols = append(cols, c.Name+" ns", c.Name+" ratio")
 	}
-	md("\n|---|")
-	for range all[1:] {
-		md("---|---|")
-	}
-	md("\n")
+	mdHead(cols)
 	for _, n := range benchOrder {
 		md("| %s |", n)
 		for _, c := range all[1:] {
@@ -529,15 +518,8 @@ func (b *bench) overhead() error {
 	// On a shared machine a round's two-rank runs can lose their CPUs to
 	// other work; the best round of each configuration estimates the cost
 	// without such interference.
-	md("\nOverhead per call from the best round of each configuration ((min config - min none) / calls, ns) and as a ratio to two median rdtsc reads (%.1f ns):\n\n| benchmark |", 2*T.Med)
-	for _, c := range all[1:] {
-		md(" %s |", c.Name)
-	}
-	md("\n|---|")
-	for range all[1:] {
-		md("---|")
-	}
-	md("\n")
+	md("\nOverhead per call from the best round of each configuration ((min config - min none) / calls, ns) and as a ratio to two median rdtsc reads (%.1f ns):\n\n", 2*T.Med)
+	mdHead(append([]string{"benchmark"}, names(all[1:])...))
 	best := map[string]map[string]float64{}
 	for _, n := range benchOrder {
 		md("| %s |", n)
@@ -774,15 +756,7 @@ func (b *bench) callgrind() error {
 			cgConfigs = append(cgConfigs, c)
 		}
 	}
-	md("| loop |")
-	for _, c := range cgConfigs {
-		md(" %s |", c.Name)
-	}
-	md(" profile - none | trace - none |\n|---|")
-	for range cgConfigs {
-		md("---|")
-	}
-	md("---|---|\n")
+	mdHead(append(append([]string{"loop"}, names(cgConfigs)...), "profile - none", "trace - none"))
 	res := map[string]map[string]float64{}
 	for _, loop := range []string{"comm_rank", "iprobe", "test_done"} {
 		res[loop] = map[string]float64{}
@@ -824,6 +798,20 @@ func (b *bench) callgrind() error {
 	}
 	raw[b.f.Name+"/callgrind"] = res
 	return nil
+}
+
+// mdHead writes a Markdown table's header row and separator.
+func mdHead(cols []string) {
+	md("| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+}
+
+// names returns the configurations' names.
+func names(cs []config) []string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.Name)
+	}
+	return n
 }
 
 func callgrindTotal(path string) (float64, error) {
