@@ -300,12 +300,13 @@ typedef struct {
 	uintptr_t req; /* 0 = empty, 1 = freed */
 	const ms_comm *cm;
 	int64_t bytes;
-	int speer, rpeer, tag;
+	int speer, rpeer, tag; /* a collective: tag = root */
+	int cfn; /* a persistent collective: its MS_FN_ (the _init function); -1 point-to-point */
 	int active; /* atomic: started and not yet seen complete (traces) */
 } ms_preq;
 static ms_preq ms_ptab[1 << MS_PTAB_BITS];
 
-void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer, int tag)
+void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer, int tag, int cfn)
 {
 	uintptr_t h = (uintptr_t)r;
 	if (h <= 1)
@@ -320,6 +321,7 @@ void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpee
 			e->speer = speer;
 			e->rpeer = rpeer;
 			e->tag = tag;
+			e->cfn = cfn;
 			e->active = 0;
 			__atomic_store_n(&e->req, h, __ATOMIC_RELEASE);
 			break;
@@ -355,8 +357,12 @@ int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Request *r, in
 			continue;
 		if (tracing) {
 			__atomic_store_n(&e->active, 1, __ATOMIC_RELAXED);
-			int send = e->speer != MPI_PROC_NULL;
-			ms_trace_post(fn, t0, e->cm, send, send ? e->speer : e->rpeer, e->tag, e->bytes, (uintptr_t)r[k]);
+			if (e->cfn >= 0)
+				ms_trace_post((unsigned)e->cfn, t0, e->cm, MS_TF_COLL, -1, e->tag, e->bytes, (uintptr_t)r[k]);
+			else if (e->speer != MPI_PROC_NULL)
+				ms_trace_post(fn, t0, e->cm, MS_TF_SEND, e->speer, e->tag, e->bytes, (uintptr_t)r[k]);
+			else
+				ms_trace_post(fn, t0, e->cm, MS_TF_RECV, e->rpeer, e->tag, e->bytes, (uintptr_t)r[k]);
 		}
 		if (total < 0)
 			total = 0;

@@ -118,7 +118,7 @@ MS_HIDDEN void ms_comm_freed(MPI_Comm c);
 MS_HIDDEN void ms_types_changed(void);
 MS_HIDDEN int64_t ms_sum_w(ms_thread *t, const int *counts, const MPI_Datatype *types, int n);
 MS_HIDDEN int64_t ms_sum_wc(ms_thread *t, const MPI_Count *counts, const MPI_Datatype *types, int n);
-MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer, int tag);
+MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer, int tag, int cfn);
 MS_HIDDEN int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Request *r, int n);
 MS_HIDDEN int ms_preq_done(uintptr_t h);
 MS_HIDDEN void ms_preq_free(MPI_Request r);

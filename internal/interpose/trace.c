@@ -268,19 +268,24 @@ void ms_trace_mark(int kind, unsigned id)
 }
 
 /* ms_trace_post records a persistent request started by the call that
- * follows (MPI_Start, MPI_Startall): a send or a receive as it was set up,
- * peers as MPI_COMM_WORLD ranks. */
-void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, int send, int peer, int tag, int64_t bytes, uintptr_t req)
+ * follows (MPI_Start, MPI_Startall): kind MS_TF_SEND or MS_TF_RECV, a
+ * message as it was set up (peer as an MPI_COMM_WORLD rank); or
+ * MS_TF_COLL, a persistent collective, fn its _init function, tag its
+ * root in cm, bytes its byte count. */
+void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, int peer, int tag, int64_t bytes, uintptr_t req)
 {
 	ms_tbuf *tb = ms_tb();
 	if (tb == NULL)
 		return;
 	ms_troom(tb);
 	unsigned c = ms_tcomm(cm);
+	uint32_t k = fn | MS_TK_POST << 10 | (c | (kind | MS_TF_REQ) << 11) << 16;
+	if (kind == MS_TF_COLL) {
+		ms_tput(tb, t0, 0, 0, k, 1, req, bytes, 0, -1, tag, -1, -1);
+		return;
+	}
 	int32_t w = peer == MPI_PROC_NULL ? -1 : ms_tworld(cm, peer);
-	unsigned flags = (send ? MS_TF_SEND : MS_TF_RECV) | MS_TF_REQ;
-	uint32_t k = fn | MS_TK_POST << 10 | (c | flags << 11) << 16;
-	if (send)
+	if (kind == MS_TF_SEND)
 		ms_tput(tb, t0, 0, 0, k, 1, req, bytes, 0, w, tag, -1, -1);
 	else
 		ms_tput(tb, t0, 0, 0, k, 1, req, 0, bytes, -1, -1, w, tag);

@@ -122,7 +122,7 @@ MS_HIDDEN int64_t ms_trace_get_count(const MPI_Status *st);
 MS_HIDDEN int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st);
 MS_HIDDEN void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st);
 MS_HIDDEN void ms_trace_mark(int kind, unsigned id);
-MS_HIDDEN void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, int send, int peer, int tag, int64_t bytes, uintptr_t req);
+MS_HIDDEN void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, int peer, int tag, int64_t bytes, uintptr_t req);
 void ms_trace_set(int on);
 
 /* ms_status_bytes is the size in bytes of the message a status describes:

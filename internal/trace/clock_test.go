@@ -88,3 +88,49 @@ func TestRepair(t *testing.T) {
 		t.Errorf("inconsistent: shift %v, warning %q", w.Clocks[1].Shift, w.Warning)
 	}
 }
+
+// TestRecvOrder checks that received messages are numbered per channel in
+// posting order, whatever the completion order.
+func TestRecvOrder(t *testing.T) {
+	a := chanKey{1, 0, "world", 5}
+	b := chanKey{2, 0, "world", 5}
+	o := newRecvOrder()
+	r1 := o.post(a)        // Irecv from 1 tag 5
+	r2 := o.post(wildcard) // Irecv any source
+	r3 := o.post(a)        // Irecv from 1 tag 5
+	// Completed in reverse order: r3 still takes the second message of a
+	// (r1 posted before it on a), the wildcard r2 the first of b, a
+	// blocking receive on a then the third, r1 the first.
+	for i, c := range []struct {
+		pi   uint64
+		k    chanKey
+		want uint64
+	}{{r3, a, 2}, {r2, b, 1}, {0, a, 3}, {r1, a, 1}, {0, a, 4}, {0, b, 2}} {
+		if got := o.complete(c.pi, c.k); got != c.want {
+			t.Errorf("completion %d: seq %d, want %d", i, got, c.want)
+		}
+	}
+	if ca := o.chans[a]; len(o.pending) != 0 || len(ca.done) > 1 || ca.base+uint64(len(ca.done)) != 4 {
+		t.Errorf("state kept after every receive completed: %d pending, %v done, base %d", len(o.pending), o.chans[a].done, o.chans[a].base)
+	}
+	// A receive never completed stops holding the others after max posts.
+	o = newRecvOrder()
+	o.max = 10
+	o.post(a)
+	for i := 0; i < 100; i++ {
+		o.complete(0, b)
+	}
+	if n := len(o.chans[b].done); n > 10 {
+		t.Errorf("%d completed receives held by one never completed", n)
+	}
+	if got := o.complete(0, b); got != 101 {
+		t.Errorf("seq %d, want 101", got)
+	}
+	// A cancelled receive is forgotten.
+	o = newRecvOrder()
+	r := o.post(a)
+	o.cancel(r)
+	if got := o.complete(0, a); got != 1 {
+		t.Errorf("after a cancelled receive: seq %d, want 1", got)
+	}
+}

@@ -154,19 +154,24 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 	if f.Name == "mpich" && isr != 1 {
 		t.Errorf("rank 0: %d MPI_Isendrecv calls, want 1 with MPICH", isr)
 	}
+	// MPI 4 parts (MPICH): MPI_Isendrecv on ranks 0 and 1, and the
+	// persistent MPI_Allreduce_init started and waited for twice.
 	want := map[[2]any]int{
-		{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 3, {0, "MPI_Wait"}: 1 + isr, {0, "MPI_Waitall"}: 5,
+		{0, "MPI_Send"}: 1, {0, "MPI_Recv"}: 2, {0, "MPI_Irecv"}: 5, {0, "MPI_Wait"}: 3 + 3*isr, {0, "MPI_Waitall"}: 6,
 		{0, "MPI_Sendrecv"}: 1, {0, "MPI_Barrier"}: 1, {0, "MPI_Allreduce"}: 1, {0, "MPI_Isend"}: 0,
-		{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1 + isr, {1, "MPI_Waitall"}: 5, {1, "MPI_Sendrecv"}: 1,
-		{1, "MPI_Send"}: 0, {1, "MPI_Barrier"}: 1, {1, "MPI_Isendrecv"}: isr,
-		{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 5, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
-		{2, "MPI_Allreduce"}: 1, {2, "MPI_Wait"}: 0, {2, "MPI_Isendrecv"}: 0,
+		{1, "MPI_Recv"}: 1, {1, "MPI_Isend"}: 2, {1, "MPI_Wait"}: 1 + 3*isr, {1, "MPI_Waitall"}: 6, {1, "MPI_Sendrecv"}: 1,
+		{1, "MPI_Send"}: 2, {1, "MPI_Barrier"}: 1, {1, "MPI_Isendrecv"}: isr,
+		{2, "MPI_Send"}: 2, {2, "MPI_Isend"}: 1, {2, "MPI_Waitall"}: 6, {2, "MPI_Sendrecv"}: 1, {2, "MPI_Recv"}: 0,
+		{2, "MPI_Allreduce"}: 1, {2, "MPI_Wait"}: 2 * isr, {2, "MPI_Isendrecv"}: 0,
 	}
 	for r := 0; r < 3; r++ {
 		want[[2]any{r, "MPI_Startall"}] = 2
-		want[[2]any{r, "MPI_Start"}] = 4
+		want[[2]any{r, "MPI_Start"}] = 4 + 2*isr
 		want[[2]any{r, "MPI_Test"}] = 1
 		want[[2]any{r, "MPI_Bcast"}] = 1
+		want[[2]any{r, "MPI_Ibcast"}] = 1
+		want[[2]any{r, "MPI_Ibarrier"}] = 1
+		want[[2]any{r, "MPI_Allreduce_init"}] = isr
 	}
 	for k, n := range want {
 		if c.calls[k] != n {
@@ -174,9 +179,9 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 		}
 	}
 	// Every message: 0->1 (5), 1->0 (6), ring (7) x3, 2->0 (8), 1,2->0 (9),
-	// 2->0 on the split comm (3), the persistent ring (10) 3 x 4, and
-	// MPI_Isendrecv 0<->1 (11).
-	nmsg := 9 + 12 + 2*isr
+	// 1->0 twice, waited for in reverse (12), 2->0 on the split comm (3),
+	// the persistent ring (10) 3 x 4, and MPI_Isendrecv 0<->1 (11).
+	nmsg := 11 + 12 + 2*isr
 	if len(c.sends) != nmsg || len(c.recvs) != nmsg {
 		t.Errorf("%d sends, %d receives; want %d and %d", len(c.sends), len(c.recvs), nmsg, nmsg)
 	}
@@ -201,7 +206,7 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 		got[m{s.Rank, r.Rank, sm.Tag, rm.Bytes}]++
 	}
 	wantMsg := map[m]int{{0, 1, 5, 40}: 1, {1, 0, 6, 24}: 1, {0, 1, 7, 4}: 1, {1, 2, 7, 4}: 1, {2, 0, 7, 4}: 1,
-		{2, 0, 8, 8}: 1, {1, 0, 9, 16}: 1, {2, 0, 9, 16}: 1, {2, 0, 3, 20}: 1,
+		{2, 0, 8, 8}: 1, {1, 0, 9, 16}: 1, {2, 0, 9, 16}: 1, {2, 0, 3, 20}: 1, {1, 0, 12, 4}: 1, {1, 0, 12, 8}: 1,
 		{0, 1, 10, 8}: 4, {1, 2, 10, 8}: 4, {2, 0, 10, 8}: 4, {0, 1, 11, 8}: isr, {1, 0, 11, 8}: isr}
 	for x, n := range wantMsg {
 		if got[x] != n {
@@ -230,15 +235,18 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 	}
 	text := otf2Print(t, out)
 	lines := map[string][]string{}
-	re := regexp.MustCompile(`^(MPI_[A-Z_]+)\s+(\d+)\s+\d+\s*(.*)$`)
+	re := regexp.MustCompile(`^((?:MPI|NON_BLOCKING)_[A-Z_]+)\s+(\d+)\s+\d+\s*(.*)$`)
 	for _, l := range strings.Split(text, "\n") {
 		if g := re.FindStringSubmatch(l); g != nil {
 			lines[g[1]] = append(lines[g[1]], g[2]+" "+g[3])
 		}
 	}
 	nb := 3 + 12 + isr*2 // Isend/Irecv, persistent, Isendrecv
-	for rec, n := range map[string]int{"MPI_SEND": 6, "MPI_RECV": 6, "MPI_ISEND": nb, "MPI_ISEND_COMPLETE": nb,
-		"MPI_IRECV_REQUEST": nb, "MPI_IRECV": nb, "MPI_COLLECTIVE_BEGIN": 9, "MPI_COLLECTIVE_END": 9} {
+	for rec, n := range map[string]int{"MPI_SEND": 8, "MPI_RECV": 6, "MPI_ISEND": nb, "MPI_ISEND_COMPLETE": nb,
+		"MPI_IRECV_REQUEST": nb + 2, "MPI_IRECV": nb + 2, "MPI_COLLECTIVE_BEGIN": 9, "MPI_COLLECTIVE_END": 9,
+		// Ibcast and Ibarrier on 3 ranks, and the persistent Allreduce
+		// twice on 3 ranks (MPI 4).
+		"NON_BLOCKING_COLLECTIVE_REQUEST": 6 + 6*isr, "NON_BLOCKING_COLLECTIVE_COMPLETE": 6 + 6*isr} {
 		if len(lines[rec]) != n {
 			t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
 		}
@@ -259,6 +267,27 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 		}
 		if !found {
 			t.Errorf("otf2-print: no line %q", l)
+		}
+	}
+	// Nonblocking collectives complete with their operation, root and
+	// bytes (request ids depend on each rank's earlier posts).
+	nbc := []string{
+		`NON_BLOCKING_COLLECTIVE_COMPLETE 0 Operation: BCAST, Communicator: "MPI_COMM_WORLD" <0>, Root: 2 ("thread 0" <2>), Sent: 16, Received: 16`,
+		`NON_BLOCKING_COLLECTIVE_COMPLETE 1 Operation: BARRIER, Communicator: "MPI_COMM_WORLD" <0>, Root: NONE, Sent: 0, Received: 0`,
+	}
+	if isr == 1 {
+		nbc = append(nbc, `NON_BLOCKING_COLLECTIVE_COMPLETE 2 Operation: ALLREDUCE, Communicator: "MPI_COMM_WORLD" <0>, Root: NONE, Sent: 8, Received: 8`)
+	}
+	for _, l := range nbc {
+		rec, rest, _ := strings.Cut(l, " ")
+		n := 0
+		for _, x := range lines[rec] {
+			if strings.HasPrefix(x, rest+", Request: ") {
+				n++
+			}
+		}
+		if want := 1 + strings.Count(l, "ALLREDUCE"); n != want {
+			t.Errorf("otf2-print: %d lines %q, want %d", n, l, want)
 		}
 	}
 	if t.Failed() {

@@ -15,6 +15,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 )
 
 // Magic starts every trace file; the last byte is the format version.
@@ -27,7 +28,7 @@ const (
 	KEnter    = 3 // region enter (Pcontrol 4): Fn = region id
 	KLeave    = 4 // region leave (Pcontrol -4): Fn = region id
 	KMark     = 5 // user event (Pcontrol 5): Fn = text id
-	KPost     = 6 // a persistent request started inside the call that follows (MPI_Start, MPI_Startall): FSend or FRecv, FReq
+	KPost     = 6 // a persistent request started inside the call that follows (MPI_Start, MPI_Startall): FSend or FRecv, FReq; or FColl|FReq, a persistent collective: Fn its _init function, STag its root, SBytes its bytes
 )
 
 // Event flags.
@@ -35,7 +36,7 @@ const (
 	FSend  = 1  // SPeer, STag, SBytes describe a message sent (or posted)
 	FRecv  = 2  // RPeer, RTag, RBytes describe a message received (or posted)
 	FReq   = 4  // nonblocking: Req is the request handle the post created
-	FColl  = 8  // collective: SBytes is the call's byte count
+	FColl  = 8  // collective: SBytes is the call's byte count, STag its root (-1 none); with FReq nonblocking
 	FLocal = 16 // KComplete: RPeer is a rank of the posting communicator, not of MPI_COMM_WORLD
 )
 
@@ -418,6 +419,7 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
 	r := dec{b: raw}
+	evs = slices.Grow(evs, n) // n <= len(raw)/8+1: what the data holds
 	var pt, ppc uint64
 	for i := 0; i < n; i++ {
 		if len(r.b) < 2 {

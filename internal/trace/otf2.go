@@ -38,6 +38,8 @@ const (
 	otf2MpiIrecv        = 0x13
 	otf2CollBegin       = 0x16
 	otf2CollEnd         = 0x17
+	otf2NBCRequest      = 0x55 // NonBlockingCollectiveRequest (OTF2 3.0)
+	otf2NBCComplete     = 0x56 // NonBlockingCollectiveComplete (OTF2 3.0)
 
 	// Global definition records.
 	otf2DefClock     = 0x05
@@ -249,8 +251,17 @@ var collOps = map[string]byte{
 	"Reduce_scatter_block": 16,
 }
 
+// collName returns a collective's operation name: without MPI_, _c, the
+// I of a nonblocking form and the _init of a persistent one ("MPI_Ibcast",
+// "MPI_Bcast_init_c" -> "Bcast").
 func collName(fn string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(fn, "MPI_"), "_c")
+	n := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(fn, "MPI_"), "_c"), "_init")
+	if rest, ok := strings.CutPrefix(n, "I"); ok && rest != "" {
+		if c := strings.ToUpper(rest[:1]) + rest[1:]; collOps[c] != 0 || c == "Barrier" {
+			return c
+		}
+	}
+	return n
 }
 
 func fnRole(fn, class string) byte {
@@ -312,6 +323,24 @@ func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
 	return d
 }
 
+// collData renders the fields MpiCollectiveEnd and
+// NonBlockingCollectiveComplete share: operation, communicator, root, bytes
+// sent and received (the call's byte count for both).
+func (o *OTF2Writer) collData(op byte, g *GComm, root int, bytes int64) []byte {
+	b := uint64(max(bytes, 0))
+	d := append(o.d[:0], op)
+	d = cu32(d, uint32(g.ID))
+	r := uint32(otf2Undef32)
+	if root >= 0 {
+		r = uint32(root)
+	}
+	d = cu32(d, r)
+	d = cu64(d, b)
+	d = cu64(d, b)
+	o.d = d
+	return d
+}
+
 // Call implements Visitor.
 func (o *OTF2Writer) Call(c *Call) error {
 	l, err := o.loc(c.Rank, c.Thread)
@@ -322,9 +351,15 @@ func (o *OTF2Writer) Call(c *Call) error {
 	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
 	o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
 	op, isColl := collOps[collName(c.Fn)]
-	isColl = isColl && c.Coll && c.Comm != nil && !c.Comm.Inter
+	isColl = isColl && c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter
 	if isColl {
 		o.ev(l, otf2CollBegin, t0, true, nil)
+	}
+	if c.CollReq != 0 {
+		o.ev(l, otf2NBCRequest, t0, true, cu64(o.d[:0], c.CollReq))
+	}
+	for i := range c.StartColl {
+		o.ev(l, otf2NBCRequest, t0, true, cu64(o.d[:0], c.StartColl[i].Req))
 	}
 	if m := c.Send; m != nil {
 		if comm, peer, ok := msgComm(m); ok {
@@ -361,19 +396,14 @@ func (o *OTF2Writer) Call(c *Call) error {
 			o.ev(l, otf2MpiRecv, t1, true, o.msgData(m, peer, comm, false))
 		}
 	}
-	if isColl {
-		b := max(c.CollBytes, 0)
-		d := append(o.d[:0], op)
-		d = cu32(d, uint32(c.Comm.ID))
-		root := uint32(otf2Undef32)
-		if c.Root >= 0 {
-			root = uint32(c.Root)
+	for i := range c.CollDone {
+		x := &c.CollDone[i]
+		if op, ok := collOps[collName(x.Fn)]; ok && x.Comm != nil && !x.Comm.Inter {
+			o.ev(l, otf2NBCComplete, t1, true, cu64(o.collData(op, x.Comm, x.Root, x.Bytes), x.Req))
 		}
-		d = cu32(d, root)
-		d = cu64(d, uint64(b))
-		d = cu64(d, uint64(b))
-		o.d = d
-		o.ev(l, otf2CollEnd, t1, true, d)
+	}
+	if isColl {
+		o.ev(l, otf2CollEnd, t1, true, o.collData(op, c.Comm, c.Root, c.CollBytes))
 	}
 	o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
 	return l.file.err

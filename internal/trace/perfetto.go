@@ -20,13 +20,14 @@ type PerfettoWriter struct {
 	w       *bufio.Writer
 	n       int
 	named   map[[2]int]bool
+	q       map[string]string
 	Records uint64
-	b       []byte
+	b, h    []byte
 }
 
 // NewPerfettoWriter starts the JSON array.
 func NewPerfettoWriter(w io.Writer) *PerfettoWriter {
-	p := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), named: map[[2]int]bool{}}
+	p := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), named: map[[2]int]bool{}, q: map[string]string{}}
 	p.w.WriteString("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")
 	return p
 }
@@ -76,7 +77,16 @@ func (p *PerfettoWriter) flow(ph string, c *Call, m *Msg, t float64) {
 	if m.Flow == 0 {
 		return
 	}
-	b := fmt.Appendf(p.b[:0], `{"ph":"%s","cat":"msg","name":"message","id":"0x%016x","pid":%d,"tid":%d,"ts":%s`, ph, m.Flow, c.Rank, c.Thread, us(t))
+	b := append(p.b[:0], `{"ph":"`...)
+	b = append(b, ph...)
+	b = append(b, `","cat":"msg","name":"message","id":"0x`...)
+	h := strconv.AppendUint(p.h[:0], m.Flow, 16)
+	for i := len(h); i < 16; i++ {
+		b = append(b, '0')
+	}
+	p.h = h
+	b = append(b, h...)
+	b = p.where(b, c.Rank, c.Thread, t)
 	if ph == "f" {
 		b = append(b, `,"bp":"e"`...)
 	}
@@ -84,63 +94,138 @@ func (p *PerfettoWriter) flow(ph string, c *Call, m *Msg, t float64) {
 	p.emit(p.b)
 }
 
+// where appends `","pid":R,"tid":T,"ts":US` (after a quoted value).
+func (p *PerfettoWriter) where(b []byte, rank, thread int, t float64) []byte {
+	b = append(b, `","pid":`...)
+	b = strconv.AppendInt(b, int64(rank), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(thread), 10)
+	b = append(b, `,"ts":`...)
+	return appendUs(b, t)
+}
+
+// appendUs appends nanoseconds t as microseconds with 3 decimals.
+func appendUs(b []byte, t float64) []byte { return strconv.AppendFloat(b, t/1000, 'f', 3, 64) }
+
+// quote returns s as a JSON string, cached (function and communicator
+// names repeat on every event).
+func (p *PerfettoWriter) quote(s string) string {
+	q, ok := p.q[s]
+	if !ok {
+		q = jq(s)
+		p.q[s] = q
+	}
+	return q
+}
+
+// args appends the arguments of a slice: "key":value pairs.
+type args struct {
+	b   []byte
+	sep bool
+}
+
+func (a *args) key(k string) {
+	if a.sep {
+		a.b = append(a.b, ',')
+	}
+	a.sep = true
+	a.b = append(a.b, '"')
+	a.b = append(a.b, k...)
+	a.b = append(a.b, `":`...)
+}
+
+func (a *args) int(k string, v int64) {
+	a.key(k)
+	a.b = strconv.AppendInt(a.b, v, 10)
+}
+
+func (a *args) quoted(k, q string) {
+	a.key(k)
+	a.b = append(a.b, q...)
+}
+
+// msgs appends one argument per message: "<what>_<i>": "request R
+// to/from P tag T[ B bytes]".
+func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
+	for i := range ms {
+		m := &ms[i]
+		a.key(what + "_" + strconv.Itoa(i))
+		a.b = append(a.b, `"request `...)
+		a.b = strconv.AppendUint(a.b, m.Req, 10)
+		a.b = append(a.b, dir...)
+		a.b = strconv.AppendInt(a.b, int64(m.Peer), 10)
+		a.b = append(a.b, " tag "...)
+		a.b = strconv.AppendInt(a.b, int64(m.Tag), 10)
+		if bytes {
+			a.b = append(a.b, ' ')
+			a.b = strconv.AppendInt(a.b, m.Bytes, 10)
+			a.b = append(a.b, " bytes"...)
+		}
+		a.b = append(a.b, '"')
+	}
+}
+
 // Call implements Visitor.
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
-	b := fmt.Appendf(p.b[:0], `{"ph":"X","cat":"%s","name":%s,"pid":%d,"tid":%d,"ts":%s,"dur":%s,"args":{`,
-		c.Class, jq(c.Fn), c.Rank, c.Thread, us(c.T0), us(c.T1-c.T0))
-	sep := ""
-	arg := func(k string, v any) {
-		b = fmt.Appendf(b, "%s%s:", sep, jq(k))
-		switch x := v.(type) {
-		case string:
-			b = append(b, jq(x)...)
-		default:
-			b = fmt.Appendf(b, "%v", x)
-		}
-		sep = ","
-	}
+	b := append(p.b[:0], `{"ph":"X","cat":"`...)
+	b = append(b, c.Class...)
+	b = append(b, `","name":`...)
+	b = append(b, p.quote(c.Fn)...)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(c.Rank), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(c.Thread), 10)
+	b = append(b, `,"ts":`...)
+	b = appendUs(b, c.T0)
+	b = append(b, `,"dur":`...)
+	b = appendUs(b, c.T1-c.T0)
+	b = append(b, `,"args":{`...)
+	a := args{b: b}
 	if c.Comm != nil {
-		arg("comm", commName(c.Comm))
+		a.quoted("comm", p.quote(commName(c.Comm)))
 	}
 	if m := c.Send; m != nil {
-		arg("dest", m.Peer)
-		arg("tag", m.Tag)
-		arg("bytes", m.Bytes)
+		a.int("dest", int64(m.Peer))
+		a.int("tag", int64(m.Tag))
+		a.int("bytes", m.Bytes)
 		if m.Req != 0 {
-			arg("request", m.Req)
+			a.int("request", int64(m.Req))
 		}
 	}
 	if m := c.Recv; m != nil {
-		arg("source", m.Peer)
-		arg("recv_tag", m.Tag)
-		arg("recv_bytes", m.Bytes)
+		a.int("source", int64(m.Peer))
+		a.int("recv_tag", int64(m.Tag))
+		a.int("recv_bytes", m.Bytes)
 	}
 	if m := c.RecvPost; m != nil {
-		arg("source", m.Peer)
-		arg("tag", m.Tag)
-		arg("request", m.Req)
+		a.int("source", int64(m.Peer))
+		a.int("tag", int64(m.Tag))
+		a.int("request", int64(m.Req))
 	}
-	for i, m := range c.StartSend {
-		arg(fmt.Sprintf("started_send_%d", i), fmt.Sprintf("request %d to %d tag %d %d bytes", m.Req, m.Peer, m.Tag, m.Bytes))
-	}
-	for i, m := range c.StartRecv {
-		arg(fmt.Sprintf("started_recv_%d", i), fmt.Sprintf("request %d from %d tag %d", m.Req, m.Peer, m.Tag))
-	}
-	for i, m := range c.RecvDone {
-		arg(fmt.Sprintf("completed_recv_%d", i), fmt.Sprintf("request %d from %d tag %d %d bytes", m.Req, m.Peer, m.Tag, m.Bytes))
-	}
-	for i, m := range c.SendDone {
-		arg(fmt.Sprintf("completed_send_%d", i), fmt.Sprintf("request %d to %d tag %d %d bytes", m.Req, m.Peer, m.Tag, m.Bytes))
-	}
+	a.msgs("started_send", " to ", c.StartSend, true)
+	a.msgs("started_recv", " from ", c.StartRecv, false)
+	a.msgs("completed_recv", " from ", c.RecvDone, true)
+	a.msgs("completed_send", " to ", c.SendDone, true)
 	if c.Coll {
-		arg("bytes", c.CollBytes)
+		a.int("bytes", c.CollBytes)
 		if c.Root >= 0 {
-			arg("root", c.Root)
+			a.int("root", int64(c.Root))
+		}
+		if c.CollReq != 0 {
+			a.int("request", int64(c.CollReq))
 		}
 	}
-	arg("callsite", fmt.Sprintf("0x%x", c.PC))
-	p.b = append(b, "}}"...)
+	for i, x := range c.StartColl {
+		a.quoted("started_coll_"+strconv.Itoa(i), jq(collDesc(&x)))
+	}
+	for i, x := range c.CollDone {
+		a.quoted("completed_coll_"+strconv.Itoa(i), jq(collDesc(&x)))
+	}
+	a.key("callsite")
+	a.b = append(a.b, `"0x`...)
+	a.b = strconv.AppendUint(a.b, c.PC, 16)
+	p.b = append(a.b, `"}}`...)
 	p.emit(p.b)
 	// Flow ends bind to the enclosing slice: place them inside it.
 	mid := c.T0 + (c.T1-c.T0)/2
@@ -157,6 +242,15 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		p.flow("f", c, &c.RecvDone[i], mid)
 	}
 	return nil
+}
+
+// collDesc describes a nonblocking or persistent collective.
+func collDesc(x *CollOp) string {
+	s := fmt.Sprintf("request %d %s on %s, %d bytes", x.Req, x.Fn, commName(x.Comm), x.Bytes)
+	if x.Root >= 0 {
+		s += fmt.Sprintf(", root %d", x.Root)
+	}
+	return s
 }
 
 // Region implements Visitor.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // Raw (W) blocks hold a thread's buffer as the C recorder wrote it
@@ -75,6 +76,7 @@ func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
 	le := binary.LittleEndian
 	var dict [rawSlots]Event
 	var have [rawSlots]bool
+	evs = slices.Grow(evs, min(n, len(b)/rawShort+1)) // what the data can hold
 	off := 0
 	for i := 0; i < n; i++ {
 		if len(b)-off < rawShort {

@@ -41,6 +41,17 @@ type Msg struct {
 	Comm  *GComm
 	Req   uint64 // per-rank request id of a nonblocking operation, 0 blocking
 	Flow  uint64 // the same at both ends of one message
+	pi    uint64 // a pending receive's post index (recvOrder)
+}
+
+// CollOp is a nonblocking or persistent collective operation, from its
+// post to its completion.
+type CollOp struct {
+	Fn    string // the posting function (MPI_Ibcast, MPI_Bcast_init)
+	Comm  *GComm
+	Root  int // in Comm; -1 none
+	Bytes int64
+	Req   uint64 // per-rank request id
 }
 
 // Call is one MPI call, resolved: job times, names, peers.
@@ -59,7 +70,10 @@ type Call struct {
 	RecvDone     []Msg // nonblocking receives completed in this call
 	Coll         bool
 	CollBytes    int64
-	Root         int // a rooted collective's root in Comm; -1 none
+	Root         int      // a rooted collective's root in Comm; -1 none
+	CollReq      uint64   // a nonblocking collective's request id (0: blocking)
+	StartColl    []CollOp // persistent collectives started in this call
+	CollDone     []CollOp // nonblocking and persistent collectives completed in this call
 }
 
 // Visitor receives a job's events rank by rank, thread by thread in time
@@ -161,9 +175,11 @@ func flowID(k chanKey, seq uint64) uint64 {
 }
 
 // post is what a request handle stands for until it completes: a send, a
-// receive, or both (MPI_Isendrecv), each with its own request id.
+// receive, or both (MPI_Isendrecv), each with its own request id; or a
+// collective.
 type post struct {
 	send, recv *Msg
+	coll       *CollOp
 }
 
 // Walk visits every event of every rank.
@@ -187,7 +203,6 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return nil
 	}
 	sendSeq := map[chanKey]uint64{}
-	recvSeq := map[chanKey]uint64{}
 	posts := map[uint64]post{}
 	var nextReq uint64
 	pending := map[int][]Event{}
@@ -200,13 +215,23 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		sendSeq[k]++
 		return flowID(k, sendSeq[k])
 	}
-	recvFlow := func(g *GComm, peer, tag int) uint64 {
+	ord := newRecvOrder()
+	// recvFlow numbers a received message on its channel in matching
+	// order; pi is its receive's post index (0: a blocking receive).
+	recvFlow := func(g *GComm, peer, tag int, pi uint64) uint64 {
 		if g == nil || peer < 0 {
 			return 0
 		}
 		k := chanKey{peer, me, g.Key, tag}
-		recvSeq[k]++
-		return flowID(k, recvSeq[k])
+		return flowID(k, ord.complete(pi, k))
+	}
+	// recvPost registers a nonblocking receive with the matching order.
+	recvPost := func(m *Msg) {
+		k := wildcard
+		if m.Comm != nil && m.Peer >= 0 && m.Tag >= 0 {
+			k = chanKey{m.Peer, me, m.Comm.Key, m.Tag}
+		}
+		m.pi = ord.post(k)
 	}
 	// postMsg follows a nonblocking operation's message until it completes.
 	postMsg := func(h uint64, m *Msg, send bool) {
@@ -216,9 +241,15 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		if send {
 			po.send = m
 		} else {
+			recvPost(m)
 			po.recv = m
 		}
 		posts[h] = po
+	}
+	postColl := func(h uint64, op *CollOp) {
+		nextReq++
+		op.Req = nextReq
+		posts[h] = post{coll: op}
 	}
 	starts := map[int][]Event{}
 	return r.Scan(func(tid int, evs []Event) error {
@@ -252,10 +283,15 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if c.T1 > w.End {
 					w.End = c.T1
 				}
+				nb := e.Flags&FReq != 0 && e.Req != 0
 				if e.Flags&FColl != 0 {
 					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
+					if nb {
+						op := &CollOp{Fn: c.Fn, Comm: c.Comm, Root: c.Root, Bytes: c.CollBytes}
+						postColl(e.Req, op)
+						c.CollReq = op.Req
+					}
 				}
-				nb := e.Flags&FReq != 0 && e.Req != 0
 				if e.Flags&FSend != 0 && e.SPeer >= 0 {
 					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
@@ -273,13 +309,17 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						postMsg(e.Req, m, false)
 						c.RecvPost = m
 					} else if m.Peer >= 0 {
-						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag)
+						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag, 0)
 						c.Recv = m
 					}
 				}
 				for _, p := range starts[tid] {
 					g := comm(p.Comm)
-					if p.Flags&FSend != 0 {
+					if p.Flags&FColl != 0 {
+						op := &CollOp{Fn: r.FnName(int(p.Fn)), Comm: g, Root: int(p.STag), Bytes: p.SBytes}
+						postColl(p.Req, op)
+						c.StartColl = append(c.StartColl, *op)
+					} else if p.Flags&FSend != 0 {
 						if p.SPeer < 0 {
 							continue // MPI_PROC_NULL
 						}
@@ -305,6 +345,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						continue
 					}
 					delete(posts, p.Req)
+					if po.coll != nil {
+						c.CollDone = append(c.CollDone, *po.coll)
+						continue
+					}
 					if po.send != nil {
 						c.SendDone = append(c.SendDone, *po.send)
 					}
@@ -328,9 +372,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						m.Peer, m.Tag, m.Bytes = src, int(p.RTag), p.RBytes
 					}
 					if m.Peer < 0 {
+						ord.cancel(m.pi)
 						continue // MPI_PROC_NULL or cancelled
 					}
-					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag)
+					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag, m.pi)
 					c.RecvDone = append(c.RecvDone, m)
 				}
 				pending[tid] = pending[tid][:0]
@@ -356,6 +401,8 @@ func firstReq(p post) uint64 {
 		return p.send.Req
 	case p.recv != nil:
 		return p.recv.Req
+	case p.coll != nil:
+		return p.coll.Req
 	}
 	return math.MaxUint64
 }

@@ -345,11 +345,20 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 			if s.RecvPeer >= 0 {
 				recvPeer = a(s.RecvPeer)
 			}
-			tag := "-1"
+			tag, cfn := "-1", "-1"
 			if s.Tag >= 0 {
 				tag = a(s.Tag)
 			}
-			w("\t\tms_preq_init(*%s, ms_cm, ms_bytes, %s, %s, %s);\n\t\tms_bytes = 0;\n", a(s.Req), sendPeer, recvPeer, tag)
+			if s.Class == Coll {
+				// A persistent collective: its root stands in the tag
+				// slot, and its function names the operation when
+				// MPI_Start begins it (traces).
+				cfn = "MS_FN_" + pr.Name
+				if r := collRoot(pr, s); r >= 0 {
+					tag = a(r)
+				}
+			}
+			w("\t\tms_preq_init(*%s, ms_cm, ms_bytes, %s, %s, %s, %s);\n\t\tms_bytes = 0;\n", a(s.Req), sendPeer, recvPeer, tag, cfn)
 		}
 		if s.Start >= 0 {
 			w("\t\tms_bytes = ms_preq_start(ms_t, MS_FN_%s, ms_t0, %s, 1);\n", pr.Name, a(s.Start))
@@ -417,8 +426,11 @@ func traceArgs(pr *mpih.Proto, s Sem) string {
 	if msg && s.Req >= 0 {
 		flags |= tfReq
 	}
-	if s.Class == Coll && s.Req < 0 && !s.Persist && s.Comm >= 0 {
+	if s.Class == Coll && !s.Persist && s.Comm >= 0 {
 		flags |= tfColl
+		if s.Req >= 0 {
+			flags |= tfReq // a nonblocking collective: completed by a Wait/Test
+		}
 	}
 	stag, rtag, st, req, rbytes := "-1", "-1", "NULL", "NULL", "ms_bytes"
 	if flags&tfSend != 0 {
@@ -460,9 +472,13 @@ func traceArgs(pr *mpih.Proto, s Sem) string {
 
 // collRoot returns the argument holding a rooted collective's root (the
 // one before the communicator in MPI_Bcast, MPI_Reduce, MPI_Gather(v),
-// MPI_Scatter(v) and their _c forms), or -1.
+// MPI_Scatter(v) and their _c, nonblocking (MPI_I...) and persistent
+// (..._init) forms), or -1.
 func collRoot(pr *mpih.Proto, s Sem) int {
-	base := strings.TrimSuffix(pr.Name, "_c")
+	base := strings.TrimSuffix(strings.TrimSuffix(pr.Name, "_c"), "_init")
+	if rest, ok := strings.CutPrefix(base, "MPI_I"); ok && rest != "" {
+		base = "MPI_" + strings.ToUpper(rest[:1]) + rest[1:]
+	}
 	switch base {
 	case "MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv":
 	default:

@@ -45,6 +45,19 @@ int main(int argc, char **argv)
 		MPI_Isend(buf, 4, MPI_INT, 0, 9, MPI_COMM_WORLD, &r);
 		MPI_Waitall(1, &r, MPI_STATUSES_IGNORE);
 	}
+	/* receives completed out of posting order: 1 -> 0, tag 12, 1 int then
+	 * 2 ints; rank 0 waits for its second receive first (MPI matches in
+	 * posting order: the first receive gets the first message) */
+	if (rank == 1) {
+		MPI_Send(buf, 1, MPI_INT, 0, 12, MPI_COMM_WORLD);
+		MPI_Send(buf, 2, MPI_INT, 0, 12, MPI_COMM_WORLD);
+	} else if (rank == 0) {
+		MPI_Request r[2];
+		MPI_Irecv(buf, 1, MPI_INT, 1, 12, MPI_COMM_WORLD, &r[0]);
+		MPI_Irecv(buf + 4, 2, MPI_INT, 1, 12, MPI_COMM_WORLD, &r[1]);
+		MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+		MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+	}
 	/* a split communicator: ranks 0 and 2 (even), message 2 -> 0 on it, tag 3 */
 	MPI_Comm even;
 	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &even);
@@ -87,6 +100,27 @@ int main(int argc, char **argv)
 	MPI_Bcast(d, 2, MPI_DOUBLE, 1, MPI_COMM_WORLD);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Allreduce(d, d + 1, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	/* nonblocking collectives: MPI_Ibcast of 4 ints from root 2 and
+	 * MPI_Ibarrier, completed by one MPI_Waitall */
+	{
+		MPI_Request r[2];
+		MPI_Ibcast(buf, 4, MPI_INT, 2, MPI_COMM_WORLD, &r[0]);
+		MPI_Ibarrier(MPI_COMM_WORLD, &r[1]);
+		MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+	}
+#if MPI_VERSION >= 4
+	/* a persistent collective (MPI 4): MPI_Allreduce_init of 1 double,
+	 * started and waited for twice */
+	{
+		MPI_Request r;
+		MPI_Allreduce_init(d, d + 2, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+		for (int k = 0; k < 2; k++) {
+			MPI_Start(&r);
+			MPI_Wait(&r, MPI_STATUS_IGNORE);
+		}
+		MPI_Request_free(&r);
+	}
+#endif
 	MPI_Pcontrol(-4);
 	MPI_Pcontrol(5, "done");
 	MPI_Finalize();

@@ -1,0 +1,132 @@
+package trace
+
+import "sort"
+
+// recvOrder numbers a rank's received messages per channel (source,
+// communicator, tag) in the order MPI matches them, so that the n-th
+// receive of a channel pairs with the n-th send of it (a flow id both ends
+// compute alone).
+//
+// MPI matches receives in the order they were posted, not the order they
+// complete: of two receives that both take messages of one channel, the
+// one posted first gets the message sent first (the non-overtaking rule).
+// A receive's number is therefore 1 + the receives of its channel posted
+// before it: those already completed on the channel, and those still
+// pending whose source and tag fix the channel at posting. A wildcard
+// receive posted earlier that is still pending when a later one completes
+// cannot be placed (its channel is not known yet); this order then
+// assumes it takes a later message.
+//
+// Memory: completed receives are kept per channel only while a receive
+// posted before them is pending; a receive left pending for more than
+// maxPending later posts (never waited for) stops holding them back.
+type recvOrder struct {
+	next    uint64 // post index of the next receive (1-based)
+	pending map[uint64]chanKey
+	fifo    []uint64 // pending post indices, oldest first (lazily pruned)
+	chans   map[chanKey]*chanOrder
+	max     uint64
+}
+
+type chanOrder struct {
+	base    uint64   // completed receives no longer held
+	done    []uint64 // post indices of completed receives, sorted
+	waiting []uint64 // post indices of pending receives bound to this channel, sorted
+}
+
+// maxPending bounds how long a pending receive holds completed ones.
+const maxPending = 1 << 16
+
+// wildcard marks a pending receive whose channel is not known at posting.
+var wildcard = chanKey{src: -1}
+
+func newRecvOrder() *recvOrder {
+	return &recvOrder{pending: map[uint64]chanKey{}, chans: map[chanKey]*chanOrder{}, max: maxPending}
+}
+
+func (o *recvOrder) ch(k chanKey) *chanOrder {
+	c := o.chans[k]
+	if c == nil {
+		c = &chanOrder{}
+		o.chans[k] = c
+	}
+	return c
+}
+
+// post registers a receive; k is its channel when source and tag are
+// given (else wildcard). It returns the receive's post index.
+func (o *recvOrder) post(k chanKey) uint64 {
+	o.next++
+	pi := o.next
+	o.pending[pi] = k
+	o.fifo = append(o.fifo, pi)
+	if k != wildcard {
+		c := o.ch(k)
+		c.waiting = append(c.waiting, pi)
+	}
+	return pi
+}
+
+// watermark is the oldest post index still pending (next+1 when none).
+func (o *recvOrder) watermark() uint64 {
+	for len(o.fifo) > 0 {
+		h := o.fifo[0]
+		_, ok := o.pending[h]
+		if ok && o.next-h < o.max {
+			return h
+		}
+		if ok {
+			o.drop(h) // never completed: stop holding the others back
+		}
+		o.fifo = o.fifo[1:]
+	}
+	if cap(o.fifo) > 1024 {
+		o.fifo = nil
+	}
+	return o.next + 1
+}
+
+func (o *recvOrder) drop(pi uint64) {
+	k, ok := o.pending[pi]
+	if !ok {
+		return
+	}
+	delete(o.pending, pi)
+	if k != wildcard {
+		c := o.chans[k]
+		if i := search(c.waiting, pi); i < len(c.waiting) && c.waiting[i] == pi {
+			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
+		}
+	}
+}
+
+func search(a []uint64, x uint64) int {
+	return sort.Search(len(a), func(i int) bool { return a[i] >= x })
+}
+
+// complete gives the receive posted as pi, completed on channel k, its
+// sequence number on k (1-based). pi 0 is a receive posted and completed
+// at once (blocking).
+func (o *recvOrder) complete(pi uint64, k chanKey) uint64 {
+	if pi == 0 {
+		pi = o.post(wildcard)
+	}
+	c := o.ch(k)
+	// Completed receives older than every pending one (this one
+	// included) count for every later query: fold them into base.
+	w := o.watermark()
+	if n := search(c.done, w); n > 0 {
+		c.base += uint64(n)
+		c.done = append(c.done[:0], c.done[n:]...)
+	}
+	o.drop(pi)
+	seq := c.base + uint64(search(c.done, pi)) + uint64(search(c.waiting, pi)) + 1
+	i := search(c.done, pi)
+	c.done = append(c.done, 0)
+	copy(c.done[i+1:], c.done[i:])
+	c.done[i] = pi
+	return seq
+}
+
+// cancel forgets a receive that completed without a message.
+func (o *recvOrder) cancel(pi uint64) { o.drop(pi) }
