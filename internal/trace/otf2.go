@@ -257,7 +257,8 @@ var collOps = map[string]byte{
 func collName(fn string) string {
 	n := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(fn, "MPI_"), "_c"), "_init")
 	if rest, ok := strings.CutPrefix(n, "I"); ok && rest != "" {
-		if c := strings.ToUpper(rest[:1]) + rest[1:]; collOps[c] != 0 || c == "Barrier" {
+		c := strings.ToUpper(rest[:1]) + rest[1:]
+		if _, ok := collOps[c]; ok {
 			return c
 		}
 	}

@@ -92,3 +92,17 @@ func TestOTF2Synthetic(t *testing.T) {
 		t.Logf("%s", text)
 	}
 }
+
+// TestCollName: nonblocking, persistent and large-count forms map to the
+// blocking collective's OTF2 operation; other I... functions stay as they are.
+func TestCollName(t *testing.T) {
+	for fn, want := range map[string]string{
+		"MPI_Bcast": "Bcast", "MPI_Ibcast": "Bcast", "MPI_Ibarrier": "Barrier", "MPI_Bcast_init_c": "Bcast",
+		"MPI_Ireduce_scatter_block": "Reduce_scatter_block", "MPI_Allreduce_init": "Allreduce",
+		"MPI_Iprobe": "Iprobe", "MPI_Ineighbor_alltoall": "Ineighbor_alltoall",
+	} {
+		if got := collName(fn); got != want {
+			t.Errorf("collName(%s) = %s, want %s", fn, got, want)
+		}
+	}
+}
