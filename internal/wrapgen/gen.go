@@ -475,10 +475,7 @@ func traceArgs(pr *mpih.Proto, s Sem) string {
 // MPI_Scatter(v) and their _c, nonblocking (MPI_I...) and persistent
 // (..._init) forms), or -1.
 func collRoot(pr *mpih.Proto, s Sem) int {
-	base := strings.TrimSuffix(strings.TrimSuffix(pr.Name, "_c"), "_init")
-	if rest, ok := strings.CutPrefix(base, "MPI_I"); ok && rest != "" {
-		base = "MPI_" + strings.ToUpper(rest[:1]) + rest[1:]
-	}
+	base, _ := blockingForm(strings.TrimSuffix(strings.TrimSuffix(pr.Name, "_c"), "_init"))
 	switch base {
 	case "MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv":
 	default:

@@ -231,11 +231,11 @@ func Lookup(name string) (Sem, error) {
 		}
 	}
 	// Nonblocking collectives: MPI_I<coll>(..., request).
-	if rest, ok := strings.CutPrefix(name, "MPI_I"); ok {
-		if s, err := parseKnown("MPI_" + strings.ToUpper(rest[:1]) + rest[1:]); err == nil && s.Class == Coll {
+	if blocking, ok := blockingForm(name); ok {
+		if s, err := parseKnown(blocking); err == nil && s.Class == Coll {
 			return s, nil // Req is the last argument.
 		}
-		if s, err := parseKnown("MPI_" + rest); err == nil && s.Class == Coll {
+		if s, err := parseKnown("MPI_" + strings.TrimPrefix(name, "MPI_I")); err == nil && s.Class == Coll {
 			return s, nil
 		}
 	}
@@ -367,4 +367,14 @@ func parseSem(spec string) (Sem, error) {
 		}
 	}
 	return s, nil
+}
+
+// blockingForm returns the blocking function a nonblocking name stands
+// for ("MPI_Ibcast" -> "MPI_Bcast"), and whether name has the MPI_I form.
+func blockingForm(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "MPI_I")
+	if !ok || rest == "" {
+		return name, false
+	}
+	return "MPI_" + strings.ToUpper(rest[:1]) + rest[1:], true
 }
