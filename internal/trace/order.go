@@ -120,8 +120,8 @@ func (o *recvOrder) complete(pi uint64, k chanKey) uint64 {
 		c.done = append(c.done[:0], c.done[n:]...)
 	}
 	o.drop(pi)
-	seq := c.base + uint64(search(c.done, pi)) + uint64(search(c.waiting, pi)) + 1
 	i := search(c.done, pi)
+	seq := c.base + uint64(i) + uint64(search(c.waiting, pi)) + 1
 	c.done = append(c.done, 0)
 	copy(c.done[i+1:], c.done[i:])
 	c.done[i] = pi
