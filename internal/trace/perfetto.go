@@ -38,7 +38,7 @@ func jq(s string) string {
 	return string(b)
 }
 
-func us(t float64) string { return strconv.FormatFloat(t/1000, 'f', 3, 64) }
+func us(t float64) string { return string(appendUs(nil, t)) }
 
 func (p *PerfettoWriter) emit(b []byte) {
 	if p.n > 0 {
