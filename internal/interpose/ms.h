@@ -19,6 +19,9 @@
 #endif
 
 #define MS_HIDDEN __attribute__((visibility("hidden")))
+/* MS_INLINE: inlined into every wrapper even where the compiler's unit
+ * growth limit would keep an out-of-line copy (the generated file is big). */
+#define MS_INLINE static inline __attribute__((always_inline))
 
 #define MS_MAXFUNCS 1024  /* function ids; the generator checks the count */
 #define MS_SITE_BITS 13   /* 8192 (function, callsite, region) slots per thread */

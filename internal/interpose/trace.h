@@ -148,7 +148,7 @@ static inline int ms_tworld(const ms_comm *cm, int peer)
 
 /* ms_tfull: the current buffer has no room for a largest record, or a
  * flush asked every thread to hand its buffer over. */
-static inline int ms_tfull(const ms_tbuf *tb)
+MS_INLINE int ms_tfull(const ms_tbuf *tb)
 {
 	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
 }
@@ -156,12 +156,12 @@ static inline int ms_tfull(const ms_tbuf *tb)
 /* ms_tkey and ms_tslot hash a shape to its dictionary slot; fields at
  * their defaults (-1 peers and tags, 0 bytes) add nothing, so a plain
  * call's slot comes from its call site and function word alone. */
-static inline uint64_t ms_tkey(uint64_t pc, uint32_t w)
+MS_INLINE uint64_t ms_tkey(uint64_t pc, uint32_t w)
 {
 	return pc * 0x9E3779B97F4A7C15ull ^ (uint64_t)w * 0xC2B2AE3D27D4EB4Full;
 }
 
-static inline unsigned ms_tslot(uint64_t k)
+MS_INLINE unsigned ms_tslot(uint64_t k)
 {
 	return (unsigned)((k ^ k >> 29) * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
 }
@@ -170,30 +170,43 @@ static inline unsigned ms_tslot(uint64_t k)
  * dictionary, else a full record that puts it there. The caller has made
  * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
  * (bytes), so that equal events have equal shapes. */
+MS_INLINE uint64_t ms_tshkey(uint64_t pc, uint32_t w, int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag,
+				 int32_t rpeer, int32_t rtag)
+{
+	return ms_tkey(pc, w) ^ ((uint64_t)(uint32_t)(speer + 1) << 32 | (uint32_t)(stag + 1)) * 0x165667B19E3779F9ull ^
+	       ((uint64_t)(uint32_t)(rpeer + 1) << 32 | (uint32_t)(rtag + 1)) * 0x27D4EB2F165667C5ull ^
+	       (uint64_t)sbytes * 0x85EBCA77C2B2AE63ull ^ (uint64_t)rbytes * 0xFF51AFD7ED558CCDull;
+}
+
+/* ms_tshort stores the short record of an event whose shape is in slot. */
+MS_INLINE void ms_tshort(ms_tbuf *tb, unsigned slot, uint64_t t0, uint64_t dt, int hasreq, uint64_t req)
+{
+	char *p = tb->cur_ev + tb->n;
+	uint32_t h = 1u | (unsigned)hasreq << 1 | slot << 2 | (uint32_t)dt << 12;
+	tb->total++;
+	__builtin_memcpy(p, &h, 4);
+	__builtin_memcpy(p + 4, &t0, 8);
+	if (hasreq) {
+		__builtin_memcpy(p + 12, &req, 8);
+		tb->n += 20;
+	} else {
+		tb->n += 12;
+	}
+}
+
 static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
 			   int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag, int32_t rpeer, int32_t rtag)
 {
-	uint64_t k = ms_tkey(pc, w) ^ ((uint64_t)(uint32_t)(speer + 1) << 32 | (uint32_t)(stag + 1)) * 0x165667B19E3779F9ull ^
-		     ((uint64_t)(uint32_t)(rpeer + 1) << 32 | (uint32_t)(rtag + 1)) * 0x27D4EB2F165667C5ull ^
-		     (uint64_t)sbytes * 0x85EBCA77C2B2AE63ull ^ (uint64_t)rbytes * 0xFF51AFD7ED558CCDull;
-	unsigned slot = ms_tslot(k);
+	unsigned slot = ms_tslot(ms_tshkey(pc, w, sbytes, rbytes, speer, stag, rpeer, rtag));
 	ms_tshape *d = &tb->dict[slot];
-	char *p = tb->cur_ev + tb->n;
-	tb->total++;
 	if (__builtin_expect(d->gen == tb->dgen && d->pc == pc && d->w == w && dt < MS_TSHORT_DT &&
 			     d->speer == speer && d->stag == stag && d->rpeer == rpeer && d->rtag == rtag &&
 			     d->sbytes == sbytes && d->rbytes == rbytes, 1)) {
-		uint32_t h = 1u | (unsigned)hasreq << 1 | slot << 2 | (uint32_t)dt << 12;
-		__builtin_memcpy(p, &h, 4);
-		__builtin_memcpy(p + 4, &t0, 8);
-		if (hasreq) {
-			__builtin_memcpy(p + 12, &req, 8);
-			tb->n += 20;
-		} else {
-			tb->n += 12;
-		}
+		ms_tshort(tb, slot, t0, dt, hasreq, req);
 		return;
 	}
+	char *p = tb->cur_ev + tb->n;
+	tb->total++;
 	d->gen = tb->dgen;
 	d->pc = pc;
 	d->w = w;
@@ -222,15 +235,15 @@ MS_HIDDEN void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint
 
 /* ms_trace_call stores the event of a measured call. It is inlined into
  * each wrapper, where flags are mostly constants: a call without message
- * fields whose shape (function, call site, communicator) the dictionary
- * holds stores a 12-byte record right here; anything else goes to
- * ms_trace_ev (trace.c). Peers arrive as ranks of cm and are stored as
+ * fields, or a blocking collective, whose shape (function, call site,
+ * communicator; a collective's bytes and root) the dictionary holds
+ * stores a 12-byte record right here; anything else goes to ms_trace_ev
+ * (trace.c). Peers arrive as ranks of cm and are stored as
  * MPI_COMM_WORLD ranks; a receive's real source, tag and size come from
  * its status. For a collective, stag is the root (-1: none). */
-static inline __attribute__((always_inline)) void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0,
-								uint64_t t1, int64_t bytes, const ms_comm *cm, int flags,
-								int speer, int stag, int rpeer, int rtag, int64_t rbytes,
-								const MPI_Status *st, const MPI_Request *req)
+MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
+			     const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+			     const MPI_Status *st, const MPI_Request *req)
 {
 	ms_tbuf *tb = t->tb;
 	if (__builtin_expect(tb == NULL || ms_tfull(tb), 0)) {
@@ -246,12 +259,19 @@ static inline __attribute__((always_inline)) void ms_trace_call(ms_thread *t, un
 		unsigned slot = ms_tslot(ms_tkey(k, w));
 		const ms_tshape *d = &tb->dict[slot];
 		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w, 1)) {
-			char *p = tb->cur_ev + tb->n;
-			uint32_t h = 1u | slot << 2 | (uint32_t)dt << 12;
-			__builtin_memcpy(p, &h, 4);
-			__builtin_memcpy(p + 4, &t0, 8);
-			tb->n += 12;
-			tb->total++;
+			ms_tshort(tb, slot, t0, dt, 0, 0);
+			return;
+		}
+	} else if (flags == MS_TF_COLL && cm && dt < MS_TSHORT_DT) {
+		/* A blocking collective: its shape adds the bytes and the root
+		 * (the rest at their defaults) and hashes as in ms_tput. */
+		uint32_t w = fn | MS_TK_CALL << 10 | (((unsigned)cm->id + 1) | MS_TF_COLL << 11) << 16;
+		uint64_t k = (uint64_t)(uintptr_t)pc;
+		unsigned slot = ms_tslot(ms_tshkey(k, w, bytes, 0, -1, stag, -1, -1));
+		const ms_tshape *d = &tb->dict[slot];
+		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w && d->sbytes == bytes && d->stag == stag &&
+				     d->rbytes == 0 && d->speer == -1 && d->rpeer == -1 && d->rtag == -1, 1)) {
+			ms_tshort(tb, slot, t0, dt, 0, 0);
 			return;
 		}
 	}

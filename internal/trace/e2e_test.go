@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,7 +169,7 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 		want[[2]any{r, "MPI_Startall"}] = 2
 		want[[2]any{r, "MPI_Start"}] = 4 + 2*isr
 		want[[2]any{r, "MPI_Test"}] = 1
-		want[[2]any{r, "MPI_Bcast"}] = 1
+		want[[2]any{r, "MPI_Bcast"}] = 7
 		want[[2]any{r, "MPI_Ibcast"}] = 1
 		want[[2]any{r, "MPI_Ibarrier"}] = 1
 		want[[2]any{r, "MPI_Allreduce_init"}] = isr
@@ -243,7 +244,7 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 	}
 	nb := 3 + 12 + isr*2 // Isend/Irecv, persistent, Isendrecv
 	for rec, n := range map[string]int{"MPI_SEND": 8, "MPI_RECV": 6, "MPI_ISEND": nb, "MPI_ISEND_COMPLETE": nb,
-		"MPI_IRECV_REQUEST": nb + 2, "MPI_IRECV": nb + 2, "MPI_COLLECTIVE_BEGIN": 9, "MPI_COLLECTIVE_END": 9,
+		"MPI_IRECV_REQUEST": nb + 2, "MPI_IRECV": nb + 2, "MPI_COLLECTIVE_BEGIN": 27, "MPI_COLLECTIVE_END": 27,
 		// Ibcast and Ibarrier on 3 ranks, and the persistent Allreduce
 		// twice on 3 ranks (MPI 4).
 		"NON_BLOCKING_COLLECTIVE_REQUEST": 6 + 6*isr, "NON_BLOCKING_COLLECTIVE_COMPLETE": 6 + 6*isr} {
@@ -267,6 +268,19 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 		}
 		if !found {
 			t.Errorf("otf2-print: no line %q", l)
+		}
+	}
+	// The loop of 6 MPI_Bcast from root 0 alternates 8 and 16 bytes.
+	for _, b := range []int{8, 16} {
+		l := fmt.Sprintf(`Operation: BCAST, Communicator: "MPI_COMM_WORLD" <0>, Root: 0 ("thread 0" <0>), Sent: %d, Received: %d`, b, b)
+		n := 0
+		for _, x := range lines["MPI_COLLECTIVE_END"] {
+			if _, rest, _ := strings.Cut(x, " "); rest == l {
+				n++
+			}
+		}
+		if n != 9 {
+			t.Errorf("otf2-print: %d MPI_COLLECTIVE_END lines %q, want 9 (3 ranks x 3)", n, l)
 		}
 	}
 	// Nonblocking collectives complete with their operation, root and

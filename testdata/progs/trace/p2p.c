@@ -98,6 +98,10 @@ int main(int argc, char **argv)
 #endif
 	/* a rooted collective: root 1 */
 	MPI_Bcast(d, 2, MPI_DOUBLE, 1, MPI_COMM_WORLD);
+	/* one call site, two shapes: 6 MPI_Bcast from root 0 of 1, 2, 1, 2,
+	 * 1, 2 doubles (the repeats take the wrapper's short-record path) */
+	for (int k = 0; k < 6; k++)
+		MPI_Bcast(d, 1 + k % 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Allreduce(d, d + 1, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	/* nonblocking collectives: MPI_Ibcast of 4 ints from root 2 and
