@@ -168,7 +168,7 @@ static inline int ms_comm_size(const ms_comm *cm) { return cm ? cm->size : 0; }
 static inline int ms_comm_rsize(const ms_comm *cm) { return cm ? cm->rsize : 0; }
 static inline int ms_comm_rank(const ms_comm *cm) { return cm ? cm->rank : 0; }
 
-static inline int ms_world_of(const ms_comm *cm, int peer)
+MS_INLINE int ms_world_of(const ms_comm *cm, int peer)
 {
 	if (cm == NULL || peer < 0 || peer >= cm->rsize)
 		return -1;

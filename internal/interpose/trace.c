@@ -169,30 +169,13 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
 		 const MPI_Request *req)
 {
 	unsigned c = ms_tcomm(cm);
-	int64_t sb = 0, rb = 0;
-	int32_t sp = -1, stg = -1, rp = -1, rtg = -1;
-	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
-		sb = bytes;
-		stg = stag;
-		if (flags & MS_TF_SEND)
-			sp = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
-	}
-	if (flags & MS_TF_RECV) {
-		if (st && rpeer != MPI_PROC_NULL) {
-			rpeer = st->MPI_SOURCE;
-			rtag = st->MPI_TAG;
-			rbytes = ms_status_bytes(st);
-		}
-		rp = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
-		rtg = rtag;
-		rb = rbytes;
-	}
+	ms_tmsg m = ms_tcanon(cm, flags, bytes, speer, stag, rpeer, rtag, rbytes, st);
 	uint64_t rq = 0;
 	int hasreq = (flags & MS_TF_REQ) != 0;
 	if (hasreq)
 		rq = req ? (uint64_t)(uintptr_t)*req : 0;
 	ms_tput(tb, t0, t1 - t0, (uint64_t)(uintptr_t)pc, fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16,
-		hasreq, rq, sb, rb, sp, stg, rp, rtg);
+		hasreq, rq, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag);
 }
 
 int64_t ms_trace_get_count(const MPI_Status *st)

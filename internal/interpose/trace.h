@@ -128,7 +128,7 @@ void ms_trace_set(int on);
 /* ms_status_bytes is the size in bytes of the message a status describes:
  * read from the status where the implementation's layout is known (what
  * MPI_Get_count divides by the type size), else from PMPI_Get_count. */
-static inline int64_t ms_status_bytes(const MPI_Status *st)
+MS_INLINE int64_t ms_status_bytes(const MPI_Status *st)
 {
 #if defined(OPEN_MPI) && OPEN_MPI
 	return (int64_t)st->_ucount;
@@ -139,7 +139,7 @@ static inline int64_t ms_status_bytes(const MPI_Status *st)
 #endif
 }
 
-static inline int ms_tworld(const ms_comm *cm, int peer)
+MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
 {
 	if (peer == MPI_ANY_SOURCE)
 		return -2;
@@ -194,6 +194,41 @@ MS_INLINE void ms_tshort(ms_tbuf *tb, unsigned slot, uint64_t t0, uint64_t dt, i
 	}
 }
 
+/* ms_tmsg holds an event's message fields in their canonical form: peers
+ * as MPI_COMM_WORLD ranks (-1 none, -2 any source), -1 for the tags and 0
+ * for the bytes a kind does not use, so that equal events have equal
+ * shapes. */
+typedef struct ms_tmsg {
+	int64_t sbytes, rbytes;
+	int32_t speer, stag, rpeer, rtag;
+} ms_tmsg;
+
+/* ms_tcanon puts a measured call's arguments in canonical form: a receive's
+ * real source, tag and size come from its status; a collective's stag is
+ * its root. */
+MS_INLINE ms_tmsg ms_tcanon(const ms_comm *cm, int flags, int64_t bytes, int speer, int stag, int rpeer, int rtag,
+			     int64_t rbytes, const MPI_Status *st)
+{
+	ms_tmsg m = {0, 0, -1, -1, -1, -1};
+	if (flags & (MS_TF_SEND | MS_TF_COLL)) {
+		m.sbytes = bytes;
+		m.stag = stag;
+		if (flags & MS_TF_SEND)
+			m.speer = speer == MPI_PROC_NULL ? -1 : ms_tworld(cm, speer);
+	}
+	if (flags & MS_TF_RECV) {
+		if (st && rpeer != MPI_PROC_NULL) {
+			rpeer = st->MPI_SOURCE;
+			rtag = st->MPI_TAG;
+			rbytes = ms_status_bytes(st);
+		}
+		m.rpeer = rpeer == MPI_PROC_NULL ? -1 : ms_tworld(cm, rpeer);
+		m.rtag = rtag;
+		m.rbytes = rbytes;
+	}
+	return m;
+}
+
 static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
 			   int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag, int32_t rpeer, int32_t rtag)
 {
@@ -234,15 +269,15 @@ MS_HIDDEN void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint
 			  const MPI_Status *st, const MPI_Request *req);
 
 /* ms_trace_call stores the event of a measured call. It is inlined into
- * each wrapper, where flags are mostly constants: a call without message
- * fields, or a blocking collective, whose shape (function, call site,
- * communicator; a collective's bytes and root) the dictionary holds
- * stores a 12-byte record right here; anything else goes to ms_trace_ev
- * (trace.c). Peers arrive as ranks of cm and are stored as
- * MPI_COMM_WORLD ranks; a receive's real source, tag and size come from
- * its status. For a collective, stag is the root (-1: none). */
+ * each wrapper, where flags are mostly constants: an event whose shape
+ * (function, call site, communicator, message fields) the dictionary holds
+ * stores its short record right here; a new shape goes to ms_trace_ev
+ * (trace.c), which writes the full record. Peers arrive as ranks of cm
+ * and are stored as MPI_COMM_WORLD ranks; a receive's real source, tag and
+ * size come from its status. For a collective, stag is the root (-1:
+ * none). A failed call (ok 0) is recorded as a plain call. */
 MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
-			     const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+			     const ms_comm *cm, int ok, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
 			     const MPI_Status *st, const MPI_Request *req)
 {
 	ms_tbuf *tb = t->tb;
@@ -251,27 +286,26 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 		if (tb == NULL)
 			return;
 	}
+	if (__builtin_expect(!ok, 0)) {
+		ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
+		return;
+	}
 	uint64_t dt = t1 - t0;
-	if (flags == 0 && dt < MS_TSHORT_DT) {
+	if (__builtin_expect(dt < MS_TSHORT_DT, 1)) {
+		/* flags is a constant in most wrappers: what a kind does not
+		 * use folds away (a plain call hashes its call site and
+		 * function word alone). */
+		ms_tmsg m = ms_tcanon(cm, flags, bytes, speer, stag, rpeer, rtag, rbytes, st);
 		unsigned c = cm ? (unsigned)cm->id + 1 : 0;
-		uint32_t w = fn | MS_TK_CALL << 10 | c << 16;
+		uint32_t w = fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16;
 		uint64_t k = (uint64_t)(uintptr_t)pc;
-		unsigned slot = ms_tslot(ms_tkey(k, w));
+		unsigned slot = ms_tslot(ms_tshkey(k, w, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag));
 		const ms_tshape *d = &tb->dict[slot];
-		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w, 1)) {
-			ms_tshort(tb, slot, t0, dt, 0, 0);
-			return;
-		}
-	} else if (flags == MS_TF_COLL && cm && dt < MS_TSHORT_DT) {
-		/* A blocking collective: its shape adds the bytes and the root
-		 * (the rest at their defaults) and hashes as in ms_tput. */
-		uint32_t w = fn | MS_TK_CALL << 10 | (((unsigned)cm->id + 1) | MS_TF_COLL << 11) << 16;
-		uint64_t k = (uint64_t)(uintptr_t)pc;
-		unsigned slot = ms_tslot(ms_tshkey(k, w, bytes, 0, -1, stag, -1, -1));
-		const ms_tshape *d = &tb->dict[slot];
-		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w && d->sbytes == bytes && d->stag == stag &&
-				     d->rbytes == 0 && d->speer == -1 && d->rpeer == -1 && d->rtag == -1, 1)) {
-			ms_tshort(tb, slot, t0, dt, 0, 0);
+		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w && d->sbytes == m.sbytes &&
+				     d->rbytes == m.rbytes && d->speer == m.speer && d->stag == m.stag &&
+				     d->rpeer == m.rpeer && d->rtag == m.rtag, 1)) {
+			int hasreq = (flags & MS_TF_REQ) != 0;
+			ms_tshort(tb, slot, t0, dt, hasreq, hasreq && req ? (uint64_t)(uintptr_t)*req : 0);
 			return;
 		}
 	}

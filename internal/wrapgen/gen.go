@@ -384,7 +384,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		}
 		w("\t}\n")
 	}
-	targs := "0, -1, -1, -1, -1, ms_bytes, NULL, NULL"
+	targs := "1, 0, -1, -1, -1, -1, ms_bytes, NULL, NULL"
 	if isInt {
 		targs = traceArgs(pr, s)
 	}
@@ -403,7 +403,8 @@ const (
 	tfColl = 8
 )
 
-// traceArgs renders the last arguments of ms_trace_call (trace.h): flags,
+// traceArgs renders the last arguments of ms_trace_call (trace.h): ok (the
+// call succeeded) and flags,
 // send peer and tag (a collective's root instead), receive peer and tag (as
 // posted, in the call's communicator), posted receive bytes, the status
 // telling the received message, and the request a nonblocking post
@@ -463,9 +464,11 @@ func traceArgs(pr *mpih.Proto, s Sem) string {
 	if flags&tfRecv != 0 {
 		rpeer = a(s.RecvPeer)
 	}
-	f := "0"
+	// ok, flags: a failed call is recorded as a plain call; flags stays a
+	// constant, so that the inlined ms_trace_call folds to its kind.
+	f := "1, 0"
 	if flags != 0 {
-		f = fmt.Sprintf("ms_rc == MPI_SUCCESS ? %d : 0", flags)
+		f = fmt.Sprintf("ms_rc == MPI_SUCCESS, %d", flags)
 	}
 	return fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s", f, speer, stag, rpeer, rtag, rbytes, st, req)
 }

@@ -125,6 +125,12 @@ int main(int argc, char **argv)
 		MPI_Request_free(&r);
 	}
 #endif
+	/* a failed call (a rank that does not exist): traced as a plain
+	 * call, not as a message */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (MPI_Send(buf, 1, MPI_INT, size + 5, 13, MPI_COMM_WORLD) == MPI_SUCCESS)
+		fprintf(stderr, "p2p: MPI_Send to rank %d succeeded\n", size + 5);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 	MPI_Pcontrol(-4);
 	MPI_Pcontrol(5, "done");
 	MPI_Finalize();
