@@ -25,6 +25,7 @@ type Config struct {
 	TraceBuffer  int64         // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
 	TraceSkewNs  int64         // MPISCOPE_TRACE_SKEW_NS: testing, shifts rank r's clock by r x this
 	TracePack    string        // MPISCOPE_TRACE_COMPRESS: when events are compressed: finalize, run or off
+	TraceDirect  bool          // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
 	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY: periodic snapshots (0 = none)
 	// SnapshotSignal is MPISCOPE_SNAPSHOT_SIGNAL: the signal (a name from
 	// snapshotSignals, without SIG) on which a rank writes a snapshot; ""
@@ -118,6 +119,8 @@ var Settings = []setting{
 			}
 			return fmt.Errorf("want finalize, run or off")
 		}},
+	{"MPISCOPE_TRACE_DIRECT", "1", "1: raw trace buffers go to the file in direct (O_DIRECT) writes, bypassing the page cache, which takes far less CPU from the rank's core; 0, or a file system that refuses them: ordinary writes",
+		func(c *Config, v string) (err error) { c.TraceDirect, err = parseBool(v); return }},
 	{"MPISCOPE_TRACE_SKEW_NS", "0", "testing only: pretend rank r's clock is r x this many ns ahead, as if each rank ran on its own host (checks clock correction)",
 		func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)

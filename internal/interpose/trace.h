@@ -78,6 +78,10 @@ typedef struct ms_ttail {
 } ms_ttail;
 
 #define MS_TMAX (sizeof(ms_tfull_rec) + sizeof(ms_ttail)) /* largest record: 72 bytes */
+/* Room the writer may use before and after a buffer's events (a page
+ * each side, plus one for the padding after the last partial page). */
+#define MS_TBUF_HEAD 4096
+#define MS_TBUF_TAIL 8192
 
 struct ms_tbuf;
 

@@ -25,11 +25,16 @@ import "C"
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
@@ -54,6 +59,8 @@ var tr struct {
 	synced   bool // clock sampled at MPI_Init
 	path     string
 	f        *os.File
+	direct   *os.File // the same file opened O_DIRECT (nil: ordinary writes)
+	dhead    []byte
 	bw       *trace.BlockWriter
 	done     chan struct{}
 	fw       *flate.Writer
@@ -146,6 +153,10 @@ func traceOpen() bool {
 	tr.f = f
 	tr.path = path
 	tr.bw, _ = trace.NewBlockWriter(f)
+	if state.cfg.TraceDirect && state.cfg.TracePack != "run" {
+		// Refused by some file systems (tmpfs): ordinary writes then.
+		tr.direct, _ = os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
+	}
 	tr.fw, _ = flate.NewWriter(nil, flate.BestSpeed)
 	tr.comms = map[int]bool{}
 	tr.nregions = 1
@@ -223,13 +234,68 @@ func traceWrite(tb *C.ms_tbuf, idx, n, bytes int) {
 		}
 	} else {
 		tr.head = trace.RawHeader(tr.head[:0], int(tb.tid), uint64(n), bytes)
-		err = tr.bw.Block(trace.BRaw, tr.head, raw)
+		if tr.direct != nil {
+			if err = traceWriteDirect(raw); errors.Is(err, syscall.EINVAL) {
+				// The file system does not take direct writes
+				// (alignment): nothing was written.
+				tr.direct.Close()
+				tr.direct = nil
+			}
+		}
+		if tr.direct == nil {
+			err = tr.bw.Block(trace.BRaw, tr.head, raw)
+		}
 	}
 	if err != nil && tr.err == nil {
 		tr.err = err
 		traceWarn(fmt.Sprintf("rank %d: writing the trace: %v", state.rank, err))
 	}
 	tr.written += uint64(n)
+}
+
+// traceDirectAlign is the alignment of direct writes: file offset, memory
+// and length.
+const traceDirectAlign = 4096
+
+// traceWriteDirect writes the W block of raw (a buffer's events, tr.head
+// its header) in one direct write, which takes the data from the buffer
+// itself (no copy into the page cache, the CPU cost of an ordinary write).
+// The block is framed in place: the page before the events gets a padding
+// block and the block's head, the room after them its CRC and a padding
+// block up to the next page (MS_TBUF_HEAD, MS_TBUF_TAIL in trace.h); the
+// file is padded to a page boundary before it (tr locked).
+func traceWriteDirect(raw []byte) error {
+	const page = traceDirectAlign
+	head := int(C.MS_TBUF_HEAD)
+	full := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(raw)), -head)), head+len(raw)+int(C.MS_TBUF_TAIL))
+	tr.dhead = append(tr.dhead[:0], trace.BRaw)
+	tr.dhead = binary.AppendUvarint(tr.dhead, uint64(len(tr.head)+len(raw)))
+	tr.dhead = append(tr.dhead, tr.head...)
+	h := len(tr.dhead)
+	trace.PadBlock(full[:head-h])
+	copy(full[head-h:head], tr.dhead)
+	crc := crc32.Update(crc32.ChecksumIEEE([]byte{trace.BRaw}), crc32.IEEETable, tr.head)
+	crc = crc32.Update(crc, crc32.IEEETable, raw)
+	end := head + len(raw)
+	binary.LittleEndian.PutUint32(full[end:], crc)
+	end += 4
+	if r := -end & (page - 1); r != 0 {
+		if r < trace.MinPad {
+			r += page
+		}
+		trace.PadBlock(full[end : end+r])
+		end += r
+	}
+	if err := tr.bw.Align(page); err != nil {
+		return err
+	}
+	off := tr.bw.Offset()
+	if _, err := tr.direct.WriteAt(full[:end], off); err != nil {
+		return err
+	}
+	tr.bw.Skip(int64(end))
+	_, err := tr.f.Seek(tr.bw.Offset(), io.SeekStart)
+	return err
 }
 
 // traceDefs writes definitions added since the last block (tr locked).
@@ -356,6 +422,10 @@ func traceFinish() {
 	}
 	if err := tr.f.Close(); err != nil && tr.err == nil {
 		tr.err = err
+	}
+	if tr.direct != nil {
+		tr.direct.Close()
+		tr.direct = nil
 	}
 	if tr.err == nil && state.cfg.TracePack == "finalize" {
 		if err := trace.Pack(tr.path); err != nil {

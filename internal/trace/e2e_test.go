@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/mpitest"
 	"github.com/mpiscope/mpiscope/internal/trace"
@@ -137,14 +140,91 @@ func TestTraceP2P(t *testing.T) {
 // leaves) the raw blocks convert to the same trace.
 func TestTraceRaw(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
-		job, _ := run(t, f, "p2p.c", 3, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "off"})
-		for r := 0; r < 3; r++ {
-			if k := blockKinds(t, job, r); k[trace.BRaw] == 0 || k[trace.BEvents] != 0 {
-				t.Errorf("rank %d: blocks %v, want W blocks only", r, k)
+		// Direct writes (the default) and ordinary ones.
+		for _, direct := range []string{"1", "0"} {
+			job, _ := run(t, f, "p2p.c", 3, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "off",
+				"MPISCOPE_TRACE_DIRECT": direct})
+			for r := 0; r < 3; r++ {
+				if k := blockKinds(t, job, r); k[trace.BRaw] == 0 || k[trace.BEvents] != 0 {
+					t.Errorf("rank %d: blocks %v, want W blocks only", r, k)
+				}
+				checkDirect(t, trace.RankPath(job, r), direct == "1" && directWorks(t, filepath.Dir(job)))
+			}
+			checkP2P(t, f, job)
+		}
+	})
+}
+
+// directWorks tells whether the file system of dir takes direct writes
+// (some refuse them: mpiscope then writes ordinarily).
+func directWorks(t *testing.T, dir string) bool {
+	path := filepath.Join(dir, "direct-probe")
+	defer os.Remove(path)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|syscall.O_DIRECT, 0o666)
+	if err != nil {
+		t.Logf("%s: no direct writes (%v)", dir, err)
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 3*4096)
+	off := int(-uintptr(unsafe.Pointer(&buf[0])) & 4095) // a page-aligned page of buf
+	if _, err := f.WriteAt(buf[off:off+4096], 0); err != nil {
+		t.Logf("%s: no direct writes (%v)", dir, err)
+		return false
+	}
+	return true
+}
+
+// checkDirect checks the framing of W blocks in a raw trace file: written
+// directly, each is one page-aligned run of pages (a padding block from a
+// page boundary, the W block, a padding block to the next one); written
+// ordinarily, the file has no padding. It reads the block framing itself,
+// since BlockReader skips padding.
+func checkDirect(t *testing.T, path string, direct bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type blk struct {
+		kind       byte
+		start, end int
+	}
+	var bs []blk
+	for off := len(trace.Magic); off < len(b); {
+		ln, n := binary.Uvarint(b[off+1:])
+		if n <= 0 {
+			t.Fatalf("%s: bad block length at %d", path, off)
+		}
+		end := off + 1 + n + int(ln) + 4
+		bs = append(bs, blk{b[off], off, end})
+		off = end
+	}
+	w, pads := 0, 0
+	for i, x := range bs {
+		switch x.kind {
+		case trace.BPad:
+			pads++
+		case trace.BRaw:
+			w++
+			if !direct {
+				continue
+			}
+			if i == 0 || bs[i-1].kind != trace.BPad || bs[i-1].start%4096 != 0 {
+				t.Errorf("%s: W block at %d does not follow a padding block at a page boundary", path, x.start)
+			}
+			if end := x.end; i+1 < len(bs) && bs[i+1].kind == trace.BPad {
+				if end = bs[i+1].end; end%4096 != 0 {
+					t.Errorf("%s: W block at %d: padding after it ends at %d, not a page boundary", path, x.start, end)
+				}
+			} else if end%4096 != 0 {
+				t.Errorf("%s: W block at %d ends at %d, not a page boundary", path, x.start, end)
 			}
 		}
-		checkP2P(t, f, job)
-	})
+	}
+	if w == 0 || direct != (pads > 0) {
+		t.Errorf("%s: %d W blocks, %d padding blocks (direct writes %v)", path, w, pads, direct)
+	}
 }
 
 // checkP2P checks the trace of p2p.c on 3 ranks: events, messages, OTF2

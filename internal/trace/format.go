@@ -71,6 +71,7 @@ const (
 	BRaw    = 'W' // one thread's buffer as recorded (24- or 72-byte records, raw.go), packed into E at finalize
 	BGap    = 'G' // events dropped on one thread (writer behind)
 	BFinal  = 'F' // clean end
+	BPad    = 'P' // padding (zeros) that aligns the next block for a direct write; readers skip it
 )
 
 // Header is the first block of a rank's file.
@@ -460,13 +461,53 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 type BlockWriter struct {
 	w   *bufio.Writer
 	hdr []byte
+	off int64 // bytes written, with Skip
 }
 
 // NewBlockWriter writes the magic and returns a writer.
 func NewBlockWriter(w io.Writer) (*BlockWriter, error) {
 	bw := &BlockWriter{w: bufio.NewWriterSize(w, 1<<16)}
-	_, err := bw.w.WriteString(Magic)
+	n, err := bw.w.WriteString(Magic)
+	bw.off = int64(n)
 	return bw, err
+}
+
+// Offset is the file offset of the next block (buffered blocks included).
+func (bw *BlockWriter) Offset() int64 { return bw.off }
+
+// Skip counts n bytes written to the file past the writer (a direct write
+// at Offset; the caller moves the file's position).
+func (bw *BlockWriter) Skip(n int64) { bw.off += n }
+
+// MinPad is the size of the smallest padding block.
+const MinPad = 7
+
+// PadBlock fills b (at least MinPad and at most 16,390 bytes) with one
+// padding block of exactly len(b) bytes: kind, a two-byte length, zeros
+// and the CRC.
+func PadBlock(b []byte) {
+	ln := len(b) - MinPad
+	b[0] = BPad
+	b[1] = byte(ln&0x7f) | 0x80
+	b[2] = byte(ln >> 7)
+	z := b[3 : 3+ln]
+	clear(z)
+	binary.LittleEndian.PutUint32(b[3+ln:], crc32.Update(crc32.ChecksumIEEE([]byte{BPad}), crc32.IEEETable, z))
+}
+
+// Align writes a padding block so that the next block starts at a multiple
+// of align bytes, and flushes.
+func (bw *BlockWriter) Align(align int64) error {
+	if r := -bw.off & (align - 1); r != 0 {
+		if r < MinPad {
+			r += align
+		}
+		p := make([]byte, r)
+		PadBlock(p)
+		bw.w.Write(p)
+		bw.off += r
+	}
+	return bw.w.Flush()
 }
 
 // Block writes one block: kind, uvarint length, payload, CRC-32 (IEEE) of
@@ -488,6 +529,7 @@ func (bw *BlockWriter) Block(kind byte, parts ...[]byte) error {
 	var c [4]byte
 	binary.LittleEndian.PutUint32(c[:], crc)
 	_, err := bw.w.Write(c[:])
+	bw.off += int64(len(bw.hdr) + n + 4)
 	return err
 }
 
@@ -524,10 +566,11 @@ func (e *TruncatedError) Error() string {
 
 // BlockReader reads blocks.
 type BlockReader struct {
-	r    *bufio.Reader
-	name string
-	off  int64
-	buf  []byte
+	r     *bufio.Reader
+	name  string
+	off   int64
+	start int64 // of the block Next returned last
+	buf   []byte
 }
 
 // NewBlockReader checks the magic.
@@ -556,10 +599,23 @@ func NewBlockReader(r io.Reader, name string) (*BlockReader, error) {
 // Offset is the offset of the next block.
 func (br *BlockReader) Offset() int64 { return br.off }
 
-// Next returns the next block. At a clean end it returns io.EOF; a block
-// cut short gives *TruncatedError, a damaged one *CorruptError. The payload
-// is valid until the next call.
+// Start is the offset of the block Next returned last.
+func (br *BlockReader) Start() int64 { return br.start }
+
+// Next returns the next block, skipping padding. At a clean end it returns
+// io.EOF; a block cut short gives *TruncatedError, a damaged one
+// *CorruptError. The payload is valid until the next call.
 func (br *BlockReader) Next() (byte, []byte, error) {
+	for {
+		br.start = br.off
+		kind, p, err := br.next()
+		if err != nil || kind != BPad {
+			return kind, p, err
+		}
+	}
+}
+
+func (br *BlockReader) next() (byte, []byte, error) {
 	start := br.off
 	kind, err := br.r.ReadByte()
 	if err == io.EOF {

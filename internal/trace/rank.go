@@ -72,8 +72,8 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 	seen := map[int]bool{}
 	var evs []Event
 	for {
-		off := br.Offset()
 		kind, p, err := br.Next()
+		off := br.Start()
 		if err == io.EOF {
 			return nil
 		}

@@ -253,8 +253,8 @@ func Pack(path string) (err error) {
 	var evs []Event
 	raw := 0
 	for {
-		off := br.Offset()
 		kind, p, err := br.Next()
+		off := br.Start()
 		if err == io.EOF {
 			break
 		}

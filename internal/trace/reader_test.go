@@ -327,3 +327,63 @@ func TestRawDictionary(t *testing.T) {
 		t.Fatalf("many shapes: %d events, %v", len(got), err)
 	}
 }
+
+// TestPadding: padding blocks of every size class (one- and two-byte
+// lengths written in two bytes, up to two pages) are skipped by the
+// reader, Align puts the next block on a page boundary, and Start names
+// each block's own offset, not its padding's.
+func TestPadding(t *testing.T) {
+	var buf bytes.Buffer
+	bw, err := NewBlockWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type blk struct {
+		kind  byte
+		start int64
+	}
+	var want []blk
+	add := func(kind byte, p string) {
+		want = append(want, blk{kind, bw.Offset()})
+		if err := bw.Block(kind, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(BText, "a")
+	for i, size := range []int{MinPad, MinPad + 1, 133, 134, 135, 4096, 8199, 16390} {
+		if err := bw.Align(4096); err != nil {
+			t.Fatal(err)
+		}
+		if bw.Offset()%4096 != 0 || int64(buf.Len()) != bw.Offset() {
+			t.Fatalf("after Align: offset %d, %d bytes written", bw.Offset(), buf.Len())
+		}
+		add(BRegion, strings.Repeat("r", i))
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]byte, size)
+		PadBlock(p)
+		buf.Write(p)
+		bw.Skip(int64(size))
+		add(BComm, strings.Repeat("c", i))
+	}
+	bw.Flush()
+	br, err := NewBlockReader(bytes.NewReader(buf.Bytes()), "pad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []blk
+	for {
+		k, _, err := br.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, blk{k, br.Start()})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("blocks %v, want %v", got, want)
+	}
+}
