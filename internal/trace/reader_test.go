@@ -119,6 +119,10 @@ func FuzzReader(f *testing.F) {
 	f.Add(full[:len(full)/2])
 	raw, _ := os.ReadFile(synthRankAs(f, f.TempDir(), 0, 2, manyEvents(8), 4, nil, true, BRaw))
 	f.Add(raw)
+	pad := make([]byte, 40) // padding blocks before the first block, as direct writes leave them
+	PadBlock(pad[:MinPad])
+	PadBlock(pad[MinPad:])
+	f.Add(append(append([]byte(Magic), pad...), raw[len(Magic):]...))
 	f.Add([]byte(Magic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "r0.mst")
