@@ -170,10 +170,7 @@ MS_INLINE unsigned ms_tslot(uint64_t k)
 	return (unsigned)((k ^ k >> 29) * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
 }
 
-/* ms_tput stores one event: a short record when its shape is in the
- * dictionary, else a full record that puts it there. The caller has made
- * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
- * (bytes), so that equal events have equal shapes. */
+/* ms_tshkey hashes a whole shape (ms_tslot gives its slot). */
 MS_INLINE uint64_t ms_tshkey(uint64_t pc, uint32_t w, int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag,
 				 int32_t rpeer, int32_t rtag)
 {
@@ -233,6 +230,10 @@ MS_INLINE ms_tmsg ms_tcanon(const ms_comm *cm, int flags, int64_t bytes, int spe
 	return m;
 }
 
+/* ms_tput stores one event: a short record when its shape is in the
+ * dictionary, else a full record that puts it there. The caller has made
+ * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
+ * (bytes), so that equal events have equal shapes. */
 static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
 			   int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag, int32_t rpeer, int32_t rtag)
 {

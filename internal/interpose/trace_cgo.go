@@ -154,7 +154,7 @@ func traceOpen() bool {
 	tr.path = path
 	tr.bw, _ = trace.NewBlockWriter(f)
 	if state.cfg.TraceDirect && state.cfg.TracePack != "run" {
-		// Refused by some file systems (tmpfs): ordinary writes then.
+		// Some file systems refuse it (older tmpfs): ordinary writes then.
 		tr.direct, _ = os.OpenFile(path, os.O_WRONLY|syscall.O_DIRECT, 0)
 	}
 	tr.fw, _ = flate.NewWriter(nil, flate.BestSpeed)
