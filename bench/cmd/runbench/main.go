@@ -408,9 +408,10 @@ type progRun struct {
 	arg  string
 }
 
-// slowPhase: a run this many times slower than its configuration's
-// fastest round is taken for one of the VM's slow phases (overhead).
-const slowPhase = 1.5
+// phaseFactor: a run this many times slower or faster than the lower
+// quartile of its configuration's rounds ran in another phase of the VM,
+// not with another overhead, and is dropped.
+const phaseFactor = 1.5
 
 var progs = []progRun{{"cheap", 1, "1000000"}, {"pingpong", 2, "40000"}, {"allreduce", 2, "40000"}}
 
@@ -476,14 +477,19 @@ func (b *bench) overhead() error {
 		loads = append(loads, loadavg())
 		fmt.Fprintf(os.Stderr, "runbench: %s overhead round %d/%d (%.0f s, load %.2f)\n", b.f.Name, r+1, *rounds, time.Since(t0).Seconds(), loads[len(loads)-1])
 	}
-	// The VM has slow phases: for seconds to minutes every two-rank run,
-	// whatever its configuration (none included), takes 2-4 x as long.
-	// A run slower than slowPhase x its configuration's fastest round is
-	// one of them, not overhead (the largest real overhead, profile or
-	// trace on the 0-byte ping-pong, is below 1.4 x); a round's overhead
-	// is taken only when neither its run nor that round's none run is.
+	// The VM has phases: for seconds to minutes every two-rank run,
+	// whatever its configuration (none included), takes 2-4 x as long,
+	// and now and then one runs 1.6 x faster. A run more than
+	// phaseFactor x slower or faster than the lower quartile of its
+	// configuration's rounds is one of them, not overhead (the largest
+	// real overhead, profile or trace on the 0-byte ping-pong, is below
+	// 1.4 x); a round's overhead is taken only when both its run and
+	// that round's none run are kept.
 	kept := func(c, n string, r int) bool {
-		return ns[c][n][r] <= slowPhase*summarize(ns[c][n]).Min
+		q := append([]float64(nil), ns[c][n]...)
+		sort.Float64s(q)
+		ref := q[len(q)/4]
+		return ns[c][n][r] <= phaseFactor*ref && ns[c][n][r] >= ref/phaseFactor
 	}
 	dropped := map[string]int{}
 	for _, n := range benchOrder {
@@ -530,7 +536,7 @@ func (b *bench) overhead() error {
 	if len(dl) == 0 {
 		dl = []string{"none"}
 	}
-	md("\nRuns dropped as the VM's slow phases (slower than %.1f x the same configuration's fastest round), of %d per benchmark: %s.\n", slowPhase, *rounds*len(cfgs), strings.Join(dl, ", "))
+	md("\nRuns dropped as other phases of the VM (more than %.1f x slower or faster than the lower quartile of the same configuration's rounds), of %d per benchmark: %s.\n", phaseFactor, *rounds*len(cfgs), strings.Join(dl, ", "))
 	md("\nOverhead per call: (time per iteration - same round's `none`) / calls on the critical path, in ns, and as a ratio to two timestamp reads of the same run; rounds where either run was dropped are left out (n = rounds kept):\n\n")
 	cols := []string{"benchmark"}
 	for _, c := range all[1:] {
@@ -590,7 +596,7 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		md("\nTrace mode: not available (%s).\n", b.traceN)
 	}
-	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "slow_phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "trace": b.traceN, "load": loads, "best_overhead": best}
+	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "trace": b.traceN, "load": loads, "best_overhead": best}
 	return nil
 }
 
