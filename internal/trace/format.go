@@ -68,7 +68,7 @@ const (
 	BRegion = 'R' // region definition
 	BText   = 'M' // user-event text definition
 	BEvents = 'E' // compressed events of one thread
-	BRaw    = 'W' // one thread's buffer as recorded (24- or 72-byte records, raw.go), packed into E at finalize
+	BRaw    = 'W' // one thread's buffer as recorded (12- to 72-byte records, raw.go), packed into E at finalize
 	BGap    = 'G' // events dropped on one thread (writer behind)
 	BFinal  = 'F' // clean end
 	BPad    = 'P' // padding (zeros) that aligns the next block for a direct write; readers skip it
