@@ -234,14 +234,21 @@ MS_INLINE ms_tmsg ms_tcanon(const ms_comm *cm, int flags, int64_t bytes, int spe
  * dictionary, else a full record that puts it there. The caller has made
  * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
  * (bytes), so that equal events have equal shapes. */
+/* ms_tholds tells whether dictionary entry d holds the shape (pc, w, m)
+ * in this buffer's generation. */
+MS_INLINE int ms_tholds(const ms_tshape *d, const ms_tbuf *tb, uint64_t pc, uint32_t w, const ms_tmsg *m)
+{
+	return d->gen == tb->dgen && d->pc == pc && d->w == w && d->sbytes == m->sbytes && d->rbytes == m->rbytes &&
+	       d->speer == m->speer && d->stag == m->stag && d->rpeer == m->rpeer && d->rtag == m->rtag;
+}
+
 static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
 			   int64_t sbytes, int64_t rbytes, int32_t speer, int32_t stag, int32_t rpeer, int32_t rtag)
 {
 	unsigned slot = ms_tslot(ms_tshkey(pc, w, sbytes, rbytes, speer, stag, rpeer, rtag));
 	ms_tshape *d = &tb->dict[slot];
-	if (__builtin_expect(d->gen == tb->dgen && d->pc == pc && d->w == w && dt < MS_TSHORT_DT &&
-			     d->speer == speer && d->stag == stag && d->rpeer == rpeer && d->rtag == rtag &&
-			     d->sbytes == sbytes && d->rbytes == rbytes, 1)) {
+	ms_tmsg m = {sbytes, rbytes, speer, stag, rpeer, rtag};
+	if (__builtin_expect(dt < MS_TSHORT_DT && ms_tholds(d, tb, pc, w, &m), 1)) {
 		ms_tshort(tb, slot, t0, dt, hasreq, req);
 		return;
 	}
@@ -306,9 +313,7 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 		uint64_t k = (uint64_t)(uintptr_t)pc;
 		unsigned slot = ms_tslot(ms_tshkey(k, w, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag));
 		const ms_tshape *d = &tb->dict[slot];
-		if (__builtin_expect(d->gen == tb->dgen && d->pc == k && d->w == w && d->sbytes == m.sbytes &&
-				     d->rbytes == m.rbytes && d->speer == m.speer && d->stag == m.stag &&
-				     d->rpeer == m.rpeer && d->rtag == m.rtag, 1)) {
+		if (__builtin_expect(ms_tholds(d, tb, k, w, &m), 1)) {
 			int hasreq = (flags & MS_TF_REQ) != 0;
 			ms_tshort(tb, slot, t0, dt, hasreq, hasreq && req ? (uint64_t)(uintptr_t)*req : 0);
 			return;
