@@ -485,10 +485,17 @@ func (b *bench) overhead() error {
 	// real overhead, profile or trace on the 0-byte ping-pong, is below
 	// 1.4 x); a round's overhead is taken only when both its run and
 	// that round's none run are kept.
+	quartile := map[string]map[string]float64{} // [config][bench]
+	for c, m := range ns {
+		quartile[c] = map[string]float64{}
+		for n, v := range m {
+			q := append([]float64(nil), v...)
+			sort.Float64s(q)
+			quartile[c][n] = q[len(q)/4]
+		}
+	}
 	kept := func(c, n string, r int) bool {
-		q := append([]float64(nil), ns[c][n]...)
-		sort.Float64s(q)
-		ref := q[len(q)/4]
+		ref := quartile[c][n]
 		return ns[c][n][r] <= phaseFactor*ref && ns[c][n][r] >= ref/phaseFactor
 	}
 	dropped := map[string]int{}
