@@ -28,7 +28,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -268,16 +267,12 @@ func traceWriteDirect(raw []byte) error {
 	const page = traceDirectAlign
 	head := int(C.MS_TBUF_HEAD)
 	full := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(raw)), -head)), head+len(raw)+int(C.MS_TBUF_TAIL))
-	tr.dhead = append(tr.dhead[:0], trace.BRaw)
-	tr.dhead = binary.AppendUvarint(tr.dhead, uint64(len(tr.head)+len(raw)))
-	tr.dhead = append(tr.dhead, tr.head...)
+	tr.dhead = append(trace.AppendBlockHead(tr.dhead[:0], trace.BRaw, len(tr.head)+len(raw)), tr.head...)
 	h := len(tr.dhead)
 	trace.PadBlock(full[:head-h])
 	copy(full[head-h:head], tr.dhead)
-	crc := crc32.Update(crc32.ChecksumIEEE([]byte{trace.BRaw}), crc32.IEEETable, tr.head)
-	crc = crc32.Update(crc, crc32.IEEETable, raw)
 	end := head + len(raw)
-	binary.LittleEndian.PutUint32(full[end:], crc)
+	binary.LittleEndian.PutUint32(full[end:], trace.BlockCRC(trace.BRaw, tr.head, raw))
 	end += 4
 	if r := -end & (page - 1); r != 0 {
 		if r < trace.MinPad {

@@ -492,7 +492,7 @@ func PadBlock(b []byte) {
 	b[2] = byte(ln >> 7)
 	z := b[3 : 3+ln]
 	clear(z)
-	binary.LittleEndian.PutUint32(b[3+ln:], crc32.Update(crc32.ChecksumIEEE([]byte{BPad}), crc32.IEEETable, z))
+	binary.LittleEndian.PutUint32(b[3+ln:], BlockCRC(BPad, z))
 }
 
 // Align writes a padding block so that the next block starts at a multiple
@@ -518,19 +518,32 @@ func (bw *BlockWriter) Block(kind byte, parts ...[]byte) error {
 	for _, p := range parts {
 		n += len(p)
 	}
-	bw.hdr = append(bw.hdr[:0], kind)
-	bw.hdr = binary.AppendUvarint(bw.hdr, uint64(n))
-	crc := crc32.ChecksumIEEE([]byte{kind})
+	bw.hdr = AppendBlockHead(bw.hdr[:0], kind, n)
 	bw.w.Write(bw.hdr)
 	for _, p := range parts {
-		crc = crc32.Update(crc, crc32.IEEETable, p)
 		bw.w.Write(p)
 	}
 	var c [4]byte
-	binary.LittleEndian.PutUint32(c[:], crc)
+	binary.LittleEndian.PutUint32(c[:], BlockCRC(kind, parts...))
 	_, err := bw.w.Write(c[:])
 	bw.off += int64(len(bw.hdr) + n + 4)
 	return err
+}
+
+// AppendBlockHead appends the head of a block: its kind and the uvarint
+// length n of its payload.
+func AppendBlockHead(dst []byte, kind byte, n int) []byte {
+	return binary.AppendUvarint(append(dst, kind), uint64(n))
+}
+
+// BlockCRC is the CRC-32 (IEEE) that ends a block: of its kind and its
+// payload, the concatenation of parts.
+func BlockCRC(kind byte, parts ...[]byte) uint32 {
+	crc := crc32.ChecksumIEEE([]byte{kind})
+	for _, p := range parts {
+		crc = crc32.Update(crc, crc32.IEEETable, p)
+	}
+	return crc
 }
 
 // Flush flushes buffered blocks to the file.
