@@ -212,40 +212,44 @@ func collect(st string) *rawRank {
 	}
 	sites := map[sk]*rawSite{}
 	for t := C.ms_threads_head(); t != nil; t = t.next {
-		if t.epoch != epoch || t.calls == 0 && t.rdepth == 0 {
+		if t.epoch != epoch || t.nsites == 0 && t.rdepth == 0 {
 			continue
 		}
 		r.Threads++
-		r.Calls += uint64(t.calls)
 		r.MPITicks += uint64(t.ticks)
 		r.Dropped += uint64(t.dropped)
+		// A site record's key also holds its communicator and size bin
+		// (ms.h): the size histogram and the communicator totals are
+		// sums over the records.
 		for _, s := range unsafe.Slice(t.sites, 1<<C.MS_SITE_BITS) {
 			if s.calls == 0 {
 				continue
 			}
-			k := sk{int(s.fn), uint64(s.pc), int(s.region)}
+			key := uint64(s.key)
+			fn, region, comm, bin := int(key&0xffff), int(key>>16&0xffff), int(key>>32&0xffff)-1, int(key>>48&0xff)
+			k := sk{fn, uint64(s.pc), region}
 			a := sites[k]
 			if a == nil {
 				a = &rawSite{Fn: k.fn, PC: k.pc, Region: k.region, Min: ^uint64(0)}
 				sites[k] = a
 			}
+			r.Calls += uint64(s.calls)
 			a.Calls += uint64(s.calls)
 			a.Ticks += uint64(s.ticks)
 			a.Bytes += int64(s.bytes)
 			a.Min = min(a.Min, uint64(s.min))
 			a.Max = max(a.Max, uint64(s.max))
-		}
-		hist := unsafe.Slice(t.hist, C.MS_MAXFUNCS*C.MS_NBINS)
-		for fn := 0; fn < nf; fn++ {
-			for b := 0; b < C.MS_NBINS; b++ {
-				h := &hist[fn*C.MS_NBINS+b]
-				if h.calls == 0 {
-					continue
-				}
-				a := entry(r.Hist, [2]int{fn, b})
-				a.Calls += uint64(h.calls)
-				a.Bytes += uint64(h.bytes)
-				a.Ticks += uint64(h.ticks)
+			if bin != C.MS_NOBIN {
+				h := entry(r.Hist, [2]int{fn, bin})
+				h.Calls += uint64(s.calls)
+				h.Bytes += uint64(s.bytes)
+				h.Ticks += uint64(s.ticks)
+			}
+			if comm >= 0 && comm < ncomm {
+				c := &commStats[comm]
+				c.Calls += uint64(s.calls)
+				c.Ticks += uint64(s.ticks)
+				c.Bytes += uint64(s.bytes)
 			}
 		}
 		for w, p := range unsafe.Slice(t.peers, state.size) {
@@ -257,11 +261,6 @@ func collect(st string) *rawRank {
 			a.SBytes += uint64(p.sbytes)
 			a.RMsgs += uint64(p.rmsgs)
 			a.RBytes += uint64(p.rbytes)
-		}
-		for i, c := range unsafe.Slice(t.comms, C.MS_MAXCOMMS)[:ncomm] {
-			commStats[i].Calls += uint64(c.calls)
-			commStats[i].Ticks += uint64(c.ticks)
-			commStats[i].Bytes += uint64(c.bytes)
 		}
 		regs := unsafe.Slice(t.regions, C.MS_MAXREGIONS)
 		for i := 1; i < nreg; i++ {

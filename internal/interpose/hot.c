@@ -37,10 +37,8 @@ ms_thread *ms_thread_new(void)
 {
 	size_t nsites = (size_t)1 << MS_SITE_BITS;
 	size_t off_sites = ms_align(sizeof(ms_thread));
-	size_t off_hist = off_sites + ms_align(nsites * sizeof(ms_site));
-	size_t off_peers = off_hist + ms_align((size_t)MS_MAXFUNCS * MS_NBINS * sizeof(ms_bin));
-	size_t off_comms = off_peers + ms_align((size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
-	size_t off_regions = off_comms + ms_align(MS_MAXCOMMS * sizeof(ms_commstat));
+	size_t off_peers = off_sites + ms_align(nsites * sizeof(ms_site));
+	size_t off_regions = off_peers + ms_align((size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
 	size_t off_events = off_regions + ms_align(MS_MAXREGIONS * sizeof(ms_regstat));
 	size_t len = off_events + ms_align(MS_MAXEVENTS * sizeof(uint64_t));
 	/* Zero pages from mmap: only the pages a thread touches cost memory. */
@@ -49,9 +47,7 @@ ms_thread *ms_thread_new(void)
 		return NULL;
 	ms_thread *t = (ms_thread *)m;
 	t->sites = (ms_site *)(m + off_sites);
-	t->hist = (ms_bin *)(m + off_hist);
 	t->peers = (ms_peerstat *)(m + off_peers);
-	t->comms = (ms_commstat *)(m + off_comms);
 	t->regions = (ms_regstat *)(m + off_regions);
 	t->events = (uint64_t *)(m + off_events);
 	t->maplen = len;
@@ -68,12 +64,10 @@ ms_thread *ms_thread_new(void)
 MS_HIDDEN void ms_thread_clear(ms_thread *t)
 {
 	memset(t->sites, 0, ((size_t)1 << MS_SITE_BITS) * sizeof(ms_site));
-	memset(t->hist, 0, (size_t)MS_MAXFUNCS * MS_NBINS * sizeof(ms_bin));
 	memset(t->peers, 0, (size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
-	memset(t->comms, 0, MS_MAXCOMMS * sizeof(ms_commstat));
 	memset(t->regions, 0, MS_MAXREGIONS * sizeof(ms_regstat));
 	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
-	t->calls = t->ticks = t->dropped = t->nsites = 0;
+	t->ticks = t->dropped = t->nsites = 0;
 }
 
 /* Pcontrol(3) bumps ms_epoch; each thread clears its own tables at its next

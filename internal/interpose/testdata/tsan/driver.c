@@ -101,11 +101,11 @@ int main(void)
 	for (ms_thread *t = ms_threads; t; t = t->next) {
 		threads++;
 		for (size_t i = 0; i < ((size_t)1 << MS_SITE_BITS); i++) {
-			if (t->sites[i].fn == (uint32_t)send && t->sites[i].calls) {
+			if ((t->sites[i].key & 0xffff) == (uint64_t)send && t->sites[i].calls) {
 				sends += t->sites[i].calls;
 				bytes += (unsigned long long)t->sites[i].bytes;
 			}
-			if (t->sites[i].fn == (uint32_t)barrier)
+			if ((t->sites[i].key & 0xffff) == (uint64_t)barrier)
 				barriers += t->sites[i].calls;
 		}
 		peer0 += t->peers[0].smsgs;
