@@ -20,12 +20,26 @@ type Clock struct {
 // NewClock builds the rank's clock. The sample with the smallest round trip
 // is used among those taken in one go (the writer keeps only the best one
 // per measurement).
+//
+// Each sample's offset is known to within half its round trip. When the
+// first and last offsets differ by less than that uncertainty, the
+// difference is not drift that can be told from error, and the clock keeps
+// the offset of the sample with the smaller round trip: a constant error,
+// which Walker.repair can take out with one shift per host. Interpolating
+// there would turn one bad sample (a loaded node at MPI_Finalize) into an
+// error growing over the run, which no constant shift repairs.
 func NewClock(r *Rank) *Clock {
 	c := &Clock{cal: r.Calib, n: len(r.Syncs)}
 	if c.n > 0 {
 		a, b := r.Syncs[0], r.Syncs[len(r.Syncs)-1]
 		c.l0, c.o0 = float64(a.LocalNs), float64(a.OffsetNs)
 		c.l1, c.o1 = float64(b.LocalNs), float64(b.OffsetNs)
+		if c.n > 1 && math.Abs(c.o1-c.o0) <= float64(a.RTTNs+b.RTTNs)/2 {
+			if b.RTTNs < a.RTTNs {
+				c.o0 = c.o1
+			}
+			c.n = 1
+		}
 	}
 	return c
 }
