@@ -68,7 +68,7 @@ static void bench_timers(int rank, long n)
 	}
 }
 
-static void bench_report(int rank, const char *name, double ns, int calls)
+static __attribute__((unused)) void bench_report(int rank, const char *name, double ns, int calls)
 {
 	if (rank == 0) {
 		printf("BENCH %s %.3f %d\n", name, ns, calls);

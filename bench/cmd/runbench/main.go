@@ -7,6 +7,11 @@
 //	          interleaved (none, passthrough, profile, pcontrol0, trace) for
 //	          -rounds rounds; per-call overhead as a ratio to two timestamp
 //	          reads measured in the same run
+//	ab        the two-rank benchmarks with the modes (PMPI_ direct, two
+//	          rdtsc reads around PMPI_, Pcontrol(0), profile, trace)
+//	          alternating inside one process (bench/progs/ab.c), under no
+//	          library, the pass-through build and libmpiscope, -ab-rounds
+//	          rounds
 //	memory    peak RSS growth of rank 0 over 10^6 and 10^7 calls from 1,128
 //	          call sites to 64 peers (65 ranks, oversubscribed)
 //	scale     finalize time and its merge phase for 2..32 ranks
@@ -52,7 +57,8 @@ var (
 	buildDir   = flag.String("build", "build", "build `directory` (make lib, make cli)")
 	familyFlag = flag.String("family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	rounds     = flag.Int("rounds", 10, "interleaved rounds of the overhead section")
-	only       = flag.String("only", "overhead,memory,scale,synth", "`sections` to run: overhead, memory, scale, synth, callgrind")
+	only       = flag.String("only", "overhead,ab,memory,scale,synth", "`sections` to run: overhead, ab, memory, scale, synth, callgrind")
+	abRounds   = flag.Int("ab-rounds", 5, "rounds of the ab section")
 	synthRanks = flag.Int("synth-ranks", 100000, "rank profiles for the synth section")
 	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
 	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
@@ -100,6 +106,11 @@ func run() error {
 		}
 		if sections["overhead"] {
 			if err := b.overhead(); err != nil {
+				return err
+			}
+		}
+		if sections["ab"] {
+			if err := b.ab(); err != nil {
 				return err
 			}
 		}
@@ -251,7 +262,7 @@ func prepare(f family) (*bench, error) {
 	os.Remove(strings.TrimSuffix(b.ptLib, ".so") + ".h")
 	for _, p := range []struct {
 		name, opt string
-	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
+	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
 		if err := sh(f.MPICC, p.opt, "-g", "-o", filepath.Join(b.bin, p.name), filepath.Join("bench/progs", p.name+".c")); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// The ab section runs bench/progs/ab.c: the two-rank benchmarks with every
+// mode inside one process, alternating repetition by repetition (none =
+// PMPI_ called directly, timer = PMPI_ between two rdtsc reads, off =
+// Pcontrol(0), profile, trace), so that the modes share the VM's phase.
+// Each round runs the program under three libraries: none preloaded and the
+// pass-through build (controls: their modes differ only by noise and by the
+// floor of interposition) and libmpiscope.
+
+// abModes are the modes ab.c reports, in order.
+var abModes = []string{"none", "timer", "off", "profile", "trace"}
+
+// abRun is one run's result: diff[bench][mode] = median over cycles of
+// (mode - none) per iteration, ns.
+type abRun struct {
+	diff  map[string]map[string]float64
+	calls map[string]float64
+	order []string
+	tsc   float64
+}
+
+func parseAB(s string) (abRun, map[string]int64) {
+	r := abRun{diff: map[string]map[string]float64{}, calls: map[string]float64{}}
+	expect := map[string]int64{}
+	for _, l := range strings.Split(s, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 6 && f[0] == "AB":
+			d, _ := strconv.ParseFloat(f[4], 64)
+			c, _ := strconv.ParseFloat(f[5], 64)
+			if r.diff[f[1]] == nil {
+				r.diff[f[1]] = map[string]float64{}
+				r.order = append(r.order, f[1])
+			}
+			r.diff[f[1]][f[2]] = d
+			r.calls[f[1]] = c
+		case len(f) == 3 && f[0] == "TIMER" && f[1] == "tsc":
+			r.tsc, _ = strconv.ParseFloat(f[2], 64)
+		case len(f) == 3 && f[0] == "EXPECT":
+			expect[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
+		}
+	}
+	return r, expect
+}
+
+// checkAB checks from the job's profile that the modes did what they say:
+// exactly the calls made under profile and trace are recorded, and the
+// trace was written.
+func checkAB(job string, expect map[string]int64) error {
+	if len(expect) == 0 {
+		return fmt.Errorf("ab: no EXPECT lines")
+	}
+	p, _, err := profile.Load(job)
+	if err != nil {
+		return fmt.Errorf("ab: %v", err)
+	}
+	for fn, want := range expect {
+		var got int64
+		for _, f := range p.Funcs {
+			if f.Name == fn {
+				got = f.Calls
+			}
+		}
+		if got != want {
+			return fmt.Errorf("ab: the profile of %s has %d %s calls, want %d (the modes did not switch as they should)", job, got, fn, want)
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(job, "trace")); err != nil || len(ents) == 0 {
+		return fmt.Errorf("ab: no trace in %s (MPI_Pcontrol(6) did not start tracing)", job)
+	}
+	return nil
+}
+
+func (b *bench) ab() error {
+	libs := []struct{ name, lib string }{{"no library", ""}, {"pass-through", b.ptLib}, {"mpiscope", b.lib}}
+	// diffs[lib][bench][mode] per round, per call; tscs per run.
+	diffs := map[string]map[string]map[string][]float64{}
+	var tscs []float64
+	var order []string
+	calls := map[string]float64{}
+	for _, l := range libs {
+		diffs[l.name] = map[string]map[string][]float64{}
+	}
+	for r := 0; r < *abRounds; r++ {
+		for _, l := range libs {
+			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, filepath.Join(b.bin, "ab"))
+			if err != nil {
+				return err
+			}
+			run, expect := parseAB(res.Stdout)
+			if len(run.order) == 0 || run.tsc == 0 {
+				return fmt.Errorf("ab under %s: no results in\n%s%s", l.name, res.Stdout, res.Stderr)
+			}
+			if l.lib == b.lib {
+				if err := checkAB(res.Job, expect); err != nil {
+					return err
+				}
+			}
+			os.RemoveAll(res.Job)
+			tscs = append(tscs, run.tsc)
+			order = run.order
+			for _, n := range run.order {
+				calls[n] = run.calls[n]
+				m := diffs[l.name][n]
+				if m == nil {
+					m = map[string][]float64{}
+					diffs[l.name][n] = m
+				}
+				for mode, d := range run.diff[n] {
+					m[mode] = append(m[mode], d/run.calls[n])
+				}
+			}
+		}
+		fmt.Fprintf(os.Stderr, "runbench: %s ab round %d/%d\n", b.f.Name, r+1, *abRounds)
+	}
+	T := summarize(tscs)
+	md("\n## Overhead per call, modes alternating in one process (%s)\n\n", b.f.Name)
+	md("bench/progs/ab.c, 2 ranks: each benchmark runs cycles of five modes, one repetition of 10,000 iterations each, "+
+		"in an order rotated per cycle (21 cycles after one warm-up): `none` calls PMPI_ directly, `timer` calls PMPI_ between two inline rdtsc reads "+
+		"(the least a timing profiler can add, measured where the wrapper's work is: on the critical path), `off` = MPI_Pcontrol(0), "+
+		"`profile` = MPI_Pcontrol(1) (callsites on), `trace` = MPI_Pcontrol(1) and (6). A run's value for a mode is the median over cycles of "+
+		"(mode - none of the same cycle) per call on the critical path; all modes of a run share the VM's phase. "+
+		"%d rounds, each running the program with no library, with the pass-through build and with libmpiscope; "+
+		"the profile of each libmpiscope run is checked to hold exactly the calls made under profile and trace. "+
+		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", *abRounds, T)
+	md("libmpiscope:\n\n")
+	mdHead([]string{"benchmark", "timer (2 reads)", "off", "profile", "trace", "profile / timer", "trace / timer", "profile / 2 isolated reads"})
+	med := func(lib, n, mode string) stats { return summarize(diffs[lib][n][mode]) }
+	res := map[string]any{}
+	for _, n := range order {
+		tm, pr, tr := med("mpiscope", n, "timer"), med("mpiscope", n, "profile"), med("mpiscope", n, "trace")
+		md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med))
+	}
+	md("\nControls, (mode - none) per call, median over rounds: with no library every mode but timer calls the same MPI_ functions of the MPI library (noise of the method); with the pass-through build they run its wrappers, which only call PMPI_ (the floor of interposition). `off` of libmpiscope minus `off` of the pass-through build is Pcontrol(0)'s cost over the pass-through build.\n\n")
+	mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off"})
+	for _, n := range order {
+		md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
+			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med)
+	}
+	for _, l := range libs {
+		res[l.name] = diffs[l.name]
+	}
+	res["tsc"] = tscs
+	res["calls"] = calls
+	raw[b.f.Name+"/ab"] = res
+	return nil
+}

@@ -1,0 +1,200 @@
+/*
+ * ab.c: the two-rank benchmarks (ping-pong of 0, 8, 64 and 1024 bytes, and
+ * an 8-byte allreduce) with every mode of mpiscope inside one process.
+ *
+ * On a shared or virtual machine two-rank timings drift by 10-300 % over
+ * seconds to minutes, whatever runs; separate runs per configuration then
+ * compare different states of the machine. Here the modes alternate
+ * repetition by repetition in one job, so they share the machine's state:
+ *
+ *   none     the loop calls PMPI_ directly: no wrapper runs at all
+ *   timer    PMPI_ calls, each between two rdtsc reads whose difference is
+ *            summed: the least a timing profiler can do, in the same place
+ *            (on the critical path, sharing the cores with the other rank)
+ *   off      MPI_ under MPI_Pcontrol(0) (recording off)
+ *   profile  MPI_ under MPI_Pcontrol(1) (callsites on: the state after MPI_Init)
+ *   trace    MPI_ under MPI_Pcontrol(1) and MPI_Pcontrol(6) (profile and trace)
+ *
+ * A cycle runs each mode once (n iterations), in an order rotated from one
+ * cycle to the next; the first cycle warms up and is not counted. For each
+ * mode the program reports, on rank 0, the median over cycles of its time
+ * per iteration and of its difference to the same cycle's none:
+ *
+ *   AB <benchmark> <mode> <median ns per iteration> <median (mode - none) ns per iteration> <calls>
+ *
+ * calls = the MPI calls per iteration on the critical path (2 for the
+ * ping-pong, see pingpong.c; 1 for the allreduce). And, so that a harness
+ * can check that the modes did what they say from the profile:
+ *
+ *   EXPECT <MPI function> <calls recorded over the job>
+ *
+ * (profile and trace record, none and off do not; the warm-up cycle counts).
+ * Without mpiscope, or with its pass-through build, MPI_Pcontrol does
+ * nothing and every mode but none is the same: the differences then show
+ * the method's noise and the floor of interposition.
+ *
+ * Usage: ab [iterations per repetition [cycles]]
+ */
+#include <string.h>
+#include "bench.h"
+
+enum { NONE, TIMER, OFF, PROFILE, TRACE, NMODES };
+static const char *mode_name[NMODES] = {"none", "timer", "off", "profile", "trace"};
+
+/* set_mode switches this rank to mode m (cold: outside the timed loops). */
+static void set_mode(int m)
+{
+	switch (m) {
+	case NONE:
+	case TIMER:
+	case OFF:
+		MPI_Pcontrol(0);
+		break;
+	case PROFILE:
+		MPI_Pcontrol(1);
+		break;
+	case TRACE:
+		MPI_Pcontrol(1);
+		MPI_Pcontrol(6);
+		break;
+	}
+	PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void unset_mode(int m)
+{
+	if (m == TRACE)
+		MPI_Pcontrol(-6);
+}
+
+static char buf[1024];
+static volatile uint64_t timer_sum;
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TSC() __rdtsc()
+#else
+#define TSC() ((uint64_t)bench_now())
+#endif
+/* T(call) is call between two timestamp reads, for the timer mode. */
+#define T(call)                                 \
+	do {                                    \
+		uint64_t t0_ = TSC();           \
+		call;                           \
+		timer_sum += TSC() - t0_;       \
+	} while (0)
+#define N(call) call
+
+/* The loops are written out for each kind of call (MPI_, PMPI_, timed
+ * PMPI_), so that every call is a direct call. */
+#define PINGPONG(P, W)                                                                          \
+	for (long i = 0; i < n; i++) {                                                          \
+		if (rank == 0) {                                                                \
+			W(P##MPI_Send(buf, len, MPI_BYTE, 1, 0, MPI_COMM_WORLD));               \
+			W(P##MPI_Recv(buf, len, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)); \
+		} else {                                                                        \
+			W(P##MPI_Recv(buf, len, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)); \
+			W(P##MPI_Send(buf, len, MPI_BYTE, 0, 0, MPI_COMM_WORLD));               \
+		}                                                                               \
+	}
+
+#define ALLREDUCE(P, W)                                                                         \
+	for (long i = 0; i < n; i++)                                                            \
+		W(P##MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+
+static double rep_pingpong(int rank, int mode, int len, long n)
+{
+	double t0 = bench_now();
+	if (mode == NONE)
+		PINGPONG(P, N)
+	else if (mode == TIMER)
+		PINGPONG(P, T)
+	else
+		PINGPONG(, N)
+	return (bench_now() - t0) / n;
+}
+
+static double rep_allreduce(int mode, long n)
+{
+	double in = 1.0, out = 0;
+	double t0 = bench_now();
+	if (mode == NONE)
+		ALLREDUCE(P, N)
+	else if (mode == TIMER)
+		ALLREDUCE(P, T)
+	else
+		ALLREDUCE(, N)
+	double t = (bench_now() - t0) / n, tmax;
+	/* Both ranks must agree on the repetition's time: the slowest rank's. */
+	PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return tmax;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* run measures one benchmark: len >= 0 is a ping-pong of len bytes, len < 0
+ * the allreduce. */
+static void run(int rank, const char *name, int len, long n, int cycles)
+{
+	double t[NMODES][cycles], d[NMODES][cycles];
+	for (int c = -1; c < cycles; c++) {
+		double tc[NMODES];
+		for (int k = 0; k < NMODES; k++) {
+			int m = (k + (c < 0 ? 0 : c)) % NMODES;
+			set_mode(m);
+			tc[m] = len >= 0 ? rep_pingpong(rank, m, len, n) : rep_allreduce(m, n);
+			unset_mode(m);
+		}
+		if (c < 0)
+			continue;
+		for (int m = 0; m < NMODES; m++) {
+			t[m][c] = tc[m];
+			d[m][c] = tc[m] - tc[NONE];
+		}
+	}
+	for (int m = 0; m < NMODES && rank == 0; m++)
+		printf("AB %s %s %.3f %.3f %d\n", name, mode_name[m], median(t[m], cycles), median(d[m], cycles), len >= 0 ? 2 : 1);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank, size;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (rank == 0)
+			fprintf(stderr, "ab: needs exactly 2 ranks\n");
+		PMPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	long n = bench_iters(argc, argv, 10000);
+	int cycles = argc > 2 && atoi(argv[2]) > 0 ? atoi(argv[2]) : 21;
+	bench_timers(rank, 300000);
+	const int sizes[] = {0, 8, 64, 1024};
+	const int nsizes = sizeof sizes / sizeof sizes[0];
+	for (int k = 0; k < nsizes; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "pingpong_%d", sizes[k]);
+		run(rank, name, sizes[k], n, cycles);
+	}
+	run(rank, "allreduce_8", -1, n, cycles);
+	set_mode(PROFILE);
+	/* Recorded: profile and trace, in every cycle and the warm-up. */
+	long long rec = 2LL * (cycles + 1) * n * size;
+	if (rank == 0) {
+		printf("EXPECT MPI_Send %lld\nEXPECT MPI_Recv %lld\nEXPECT MPI_Allreduce %lld\n", rec * nsizes, rec * nsizes, rec);
+		fflush(stdout);
+	}
+	MPI_Finalize();
+	return 0;
+}
