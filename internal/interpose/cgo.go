@@ -12,6 +12,7 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -211,47 +212,63 @@ func collect(st string) *rawRank {
 		region int
 	}
 	sites := map[sk]*rawSite{}
+	// add counts one site record. Its key also holds its communicator
+	// and size bin (ms.h): the size histogram and the communicator
+	// totals are sums over the records.
+	add := func(pc, key, calls, ticks, mn, mx uint64, bytes int64) {
+		fn, region, comm, bin := int(key&0xffff), int(key>>16&0xffff), int(key>>32&0xffff)-1, int(key>>48&0xff)
+		k := sk{fn, pc, region}
+		a := sites[k]
+		if a == nil {
+			a = &rawSite{Fn: k.fn, PC: k.pc, Region: k.region, Min: ^uint64(0)}
+			sites[k] = a
+		}
+		r.Calls += calls
+		a.Calls += calls
+		a.Ticks += ticks
+		a.Bytes += bytes
+		a.Min = min(a.Min, mn)
+		a.Max = max(a.Max, mx)
+		if bin != C.MS_NOBIN {
+			h := entry(r.Hist, [2]int{fn, bin})
+			h.Calls += calls
+			h.Bytes += uint64(bytes)
+			h.Ticks += ticks
+		}
+		if comm >= 0 && comm < ncomm {
+			c := &commStats[comm]
+			c.Calls += calls
+			c.Ticks += ticks
+			c.Bytes += uint64(bytes)
+		}
+	}
 	for t := C.ms_threads_head(); t != nil; t = t.next {
-		if t.epoch != epoch || t.nsites == 0 && t.rdepth == 0 {
+		if t.epoch != epoch || t.nsites == 0 && t.pfn == 0 && t.rdepth == 0 {
 			continue
 		}
 		r.Threads++
-		r.MPITicks += uint64(t.ticks)
+		ticks := uint64(t.ticks) // time in recorded calls, with the deferred one
 		r.Dropped += uint64(t.dropped)
-		// A site record's key also holds its communicator and size bin
-		// (ms.h): the size histogram and the communicator totals are
-		// sums over the records.
 		for _, s := range unsafe.Slice(t.sites, 1<<C.MS_SITE_BITS) {
-			if s.calls == 0 {
-				continue
-			}
-			key := uint64(s.key)
-			fn, region, comm, bin := int(key&0xffff), int(key>>16&0xffff), int(key>>32&0xffff)-1, int(key>>48&0xff)
-			k := sk{fn, uint64(s.pc), region}
-			a := sites[k]
-			if a == nil {
-				a = &rawSite{Fn: k.fn, PC: k.pc, Region: k.region, Min: ^uint64(0)}
-				sites[k] = a
-			}
-			r.Calls += uint64(s.calls)
-			a.Calls += uint64(s.calls)
-			a.Ticks += uint64(s.ticks)
-			a.Bytes += int64(s.bytes)
-			a.Min = min(a.Min, uint64(s.min))
-			a.Max = max(a.Max, uint64(s.max))
-			if bin != C.MS_NOBIN {
-				h := entry(r.Hist, [2]int{fn, bin})
-				h.Calls += uint64(s.calls)
-				h.Bytes += uint64(s.bytes)
-				h.Ticks += uint64(s.ticks)
-			}
-			if comm >= 0 && comm < ncomm {
-				c := &commStats[comm]
-				c.Calls += uint64(s.calls)
-				c.Ticks += uint64(s.ticks)
-				c.Bytes += uint64(s.bytes)
+			if s.calls != 0 {
+				add(uint64(s.pc), uint64(s.key), uint64(s.calls), uint64(s.ticks), uint64(s.min), uint64(s.max), int64(s.bytes))
 			}
 		}
+		// A call still deferred (ms_defer), counted as ms_flush will.
+		if t.pfn != 0 {
+			bytes, bin := int64(t.pbytes), uint64(C.MS_NOBIN)
+			if bytes >= 0 {
+				bin = uint64(bits.Len64(uint64(bytes)))
+			}
+			comm := uint64(0)
+			if t.pcm != nil {
+				comm = uint64(t.pcm.id) + 1
+			}
+			dt := uint64(t.pdt)
+			add(uint64(t.ppc), uint64(t.pfn-1)|uint64(t.region)<<16|comm<<32|bin<<48, 1, dt, dt, dt, max(bytes, 0))
+			ticks += dt
+		}
+		r.MPITicks += ticks
 		for w, p := range unsafe.Slice(t.peers, state.size) {
 			if p.smsgs == 0 && p.rmsgs == 0 {
 				continue
@@ -282,7 +299,7 @@ func collect(st string) *rawRank {
 			id := int(t.rstack[d])
 			if a := r.Regions[id]; a != nil {
 				a.Ticks += end - uint64(t.rstart[d])
-				a.MPITick += uint64(t.ticks) - uint64(t.rmpi[d])
+				a.MPITick += ticks - uint64(t.rmpi[d])
 			}
 		}
 		evs := unsafe.Slice(t.events, C.MS_MAXEVENTS)

@@ -68,6 +68,16 @@ MS_HIDDEN void ms_thread_clear(ms_thread *t)
 	memset(t->regions, 0, MS_MAXREGIONS * sizeof(ms_regstat));
 	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
 	t->ticks = t->dropped = t->nsites = 0;
+	t->pfn = 0;
+}
+
+/* ms_flush records the deferred call (ms_defer). Out of line: it runs
+ * after a PMPI_ call has returned, off the critical path of a message. */
+__attribute__((noinline)) void ms_flush(ms_thread *t)
+{
+	unsigned fn = t->pfn - 1;
+	t->pfn = 0;
+	ms_record(t, fn, t->ppc, t->pdt, t->pbytes, t->pcm);
 }
 
 /* Pcontrol(3) bumps ms_epoch; each thread clears its own tables at its next

@@ -82,6 +82,13 @@ typedef struct ms_thread {
 	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	uint32_t epoch;   /* reset generation this thread's data belongs to */
 	uint32_t region;  /* innermost region, 0 = none */
+	/* The deferred record (ms_defer), in the same cache line as depth:
+	 * function id + 1 (0: none), bytes, call site, duration, communicator.
+	 * Its region is the current one: a region change records it first. */
+	uint32_t pfn;
+	int64_t pbytes;
+	uint64_t ppc, pdt;
+	const struct ms_comm *pcm;
 	int rdepth;
 	uint32_t rstack[MS_RDEPTH];
 	uint64_t rstart[MS_RDEPTH];
@@ -122,6 +129,7 @@ extern volatile int ms_ncomms;
 
 MS_HIDDEN ms_thread *ms_thread_new(void);
 MS_HIDDEN void ms_thread_reset(ms_thread *t);
+MS_HIDDEN void ms_flush(ms_thread *t);
 MS_HIDDEN int64_t ms_tsize_slow(ms_thread *t, MPI_Datatype d, unsigned i);
 MS_HIDDEN ms_comm *ms_comm_lookup(MPI_Comm c);
 MS_HIDDEN void ms_comm_created(MPI_Comm c, int fn);
@@ -220,15 +228,12 @@ static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64
 
 #include "trace.h" /* event tracing: ms_tracing, ms_trace_call... */
 
-/* ms_leave records one call and ends it. bytes < 0: the function moves no
- * counted data. Inlined into every wrapper (MS_INLINE): as an out-of-line
- * call, with ms_tsize, it cost MPICH's 2-rank MPI_Allreduce 9.5 ns more
- * per call in profile mode (median of 8 interleaved runs). */
-MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+/* ms_record adds one call to the thread's tables. Inlined into every
+ * wrapper (MS_INLINE): as an out-of-line call, with ms_tsize, it cost
+ * MPICH's 2-rank MPI_Allreduce 9.5 ns more per call in profile mode
+ * (median of 8 interleaved runs). */
+MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
-	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
-		ms_thread_reset(t);
-	const uint64_t k = (uint64_t)(uintptr_t)pc;
 	const uint64_t bin = bytes < 0 ? MS_NOBIN : bytes ? 64 - (unsigned)__builtin_clzll((uint64_t)bytes) : 0;
 	const uint64_t key = fn | (uint64_t)t->region << 16 | (uint64_t)(cm ? cm->id + 1 : 0) << 32 | bin << 48;
 	const uint64_t mask = (1u << MS_SITE_BITS) - 1;
@@ -247,7 +252,6 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
 			break;
 		if (n > mask) {
 			t->dropped++;
-			t->depth = 0;
 			return;
 		}
 	}
@@ -260,6 +264,40 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
 	if (bytes > 0)
 		s->bytes += bytes;
 	t->ticks += dt;
+}
+
+/* ms_leave records one call and ends it, after the deferred record if
+ * there is one. bytes < 0: the function moves no counted data. */
+MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
+		ms_thread_reset(t);
+	if (t->pfn)
+		ms_flush(t);
+	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
+	t->depth = 0;
+}
+
+/* ms_defer ends a call that completes receives (MPI_Recv, MPI_Wait...)
+ * and keeps its record for the next recorded call's ms_leave, which comes
+ * after that call's PMPI_ function has returned. An application typically
+ * answers a receive with a send: the receive's exit and the send's entry
+ * are on the message's critical path, and the send's exit is not (the
+ * message is on its way). Deferring moves the table update off that path;
+ * in a 2-rank ping-pong it was about 5 ns per call (bench/progs/ab.c). A
+ * second deferral in a row records the first one (ms_flush) first. Go
+ * reads a record still deferred at collection (cgo.go). */
+MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
+		ms_thread_reset(t);
+	if (t->pfn)
+		ms_flush(t);
+	t->pfn = fn + 1;
+	t->pbytes = bytes;
+	t->ppc = (uint64_t)(uintptr_t)pc;
+	t->pdt = dt;
+	t->pcm = cm;
 	t->depth = 0;
 }
 

@@ -244,6 +244,8 @@ static void ms_region_enter(const char *name)
 		return;
 	if (t->epoch != MS_LOAD(ms_epoch))
 		ms_thread_reset(t);
+	if (t->pfn)
+		ms_flush(t); /* the deferred call belongs to the region it ended in */
 	if (t->rdepth >= MS_RDEPTH) {
 		t->rdepth++; /* too deep: counted, not recorded */
 		return;
@@ -269,6 +271,8 @@ static void ms_region_leave(void)
 	ms_thread *t = ms_self();
 	if (t == NULL || t->rdepth == 0)
 		return;
+	if (t->pfn && t->epoch == MS_LOAD(ms_epoch))
+		ms_flush(t); /* the deferred call belongs to the region it ended in */
 	int d = --t->rdepth;
 	if (d >= MS_RDEPTH)
 		return;

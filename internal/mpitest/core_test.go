@@ -152,16 +152,23 @@ func TestPcontrol(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		prog := mpitest.Compile(t, f.MPICC, "pcontrol.c", t.TempDir())
 		p, job, res := f.Profile(t, 2, nil, prog)
+		// Per rank: 3 exchanges (Irecv, Send, Wait of 8 bytes) and one
+		// more Send and Recv; each exchange's Wait, and rank 0's Recv,
+		// is the last call before a Pcontrol level or MPI_Finalize.
 		mpitest.Want(t, p, map[string][2]int64{
 			"MPI_Barrier":   {30, 0},
 			"MPI_Allreduce": {100, 800},
+			"MPI_Irecv":     {6, 48},
+			"MPI_Send":      {8, 64},
+			"MPI_Wait":      {6, 0},
+			"MPI_Recv":      {2, 16},
 		})
 		regionCalls := map[string]int64{}
 		for _, s := range p.Sites {
 			regionCalls[s.Region] += s.Calls
 		}
-		if regionCalls["outer"] != 40 || regionCalls["outer/inner"] != 60 || regionCalls[""] != 32 {
-			t.Errorf("calls by region: %v, want outer 40, outer/inner 60, none 32", regionCalls)
+		if regionCalls["outer"] != 40 || regionCalls["outer/inner"] != 66 || regionCalls[""] != 48 {
+			t.Errorf("calls by region: %v, want outer 40, outer/inner 66, none 48", regionCalls)
 		}
 		var regions []string
 		for _, r := range p.Regions {
@@ -187,11 +194,12 @@ func TestPcontrol(t *testing.T) {
 		if len(info.Missing) != 0 || snap.Meta.Snapshot != 1 {
 			t.Errorf("snapshot: missing %v, number %d", info.Missing, snap.Meta.Snapshot)
 		}
-		mpitest.Want(t, snap, map[string][2]int64{"MPI_Barrier": {20, 0}, "MPI_Allreduce": {100, 800}})
+		mpitest.Want(t, snap, map[string][2]int64{"MPI_Barrier": {20, 0}, "MPI_Allreduce": {100, 800},
+			"MPI_Wait": {4, 0}, "MPI_Send": {6, 48}, "MPI_Recv": {2, 16}})
 
 		// Starting with recording off: only what follows MPI_Pcontrol(1).
 		off, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_ENABLE": "0"}, prog)
-		mpitest.Want(t, off, map[string][2]int64{"MPI_Barrier": {10, 0}, "MPI_Allreduce": {100, 800}})
+		mpitest.Want(t, off, map[string][2]int64{"MPI_Barrier": {10, 0}, "MPI_Allreduce": {100, 800}, "MPI_Wait": {4, 0}})
 	})
 }
 

@@ -389,7 +389,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		targs = traceArgs(pr, s)
 	}
 	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_trace_call(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, targs)
-	w("\tms_leave(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", pr.Name)
+	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leaveFunc(pr.Name), pr.Name)
 	w("\treturn ms_rc;\n}\n")
 	w("%s %s(%s)\n{\n\treturn ms_%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name,
 		strings.TrimPrefix(args(pr)+", MS_CALLER()", ", ")) // fortran.h: the return address, or the Fortran caller
@@ -573,4 +573,21 @@ func sumW(pr *mpih.Proto, counts int) string {
 		return "ms_sum_wc"
 	}
 	return "ms_sum_w"
+}
+
+// deferred are the blocking calls that complete receives. Their wrappers
+// end with ms_defer (ms.h): the record is written by the next recorded
+// call after its PMPI_ function has returned, off the critical path that
+// runs from a receive's completion to the send that answers it.
+var deferred = map[string]bool{
+	"MPI_Recv": true, "MPI_Recv_c": true, "MPI_Mrecv": true, "MPI_Mrecv_c": true,
+	"MPI_Wait": true, "MPI_Waitall": true, "MPI_Waitany": true, "MPI_Waitsome": true,
+}
+
+// leaveFunc is the hot-path function that ends the wrapper of name.
+func leaveFunc(name string) string {
+	if deferred[name] {
+		return "ms_defer"
+	}
+	return "ms_leave"
 }
