@@ -69,6 +69,7 @@ MS_HIDDEN void ms_thread_clear(ms_thread *t)
 	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
 	t->ticks = t->dropped = t->nsites = 0;
 	t->pfn = 0;
+	memset(t->last, 0, sizeof t->last);
 }
 
 /* ms_flush records the deferred call (ms_defer). Out of line: it runs

@@ -96,6 +96,7 @@ typedef struct ms_thread {
 	uint64_t ticks, dropped, nsites; /* ticks: time in recorded calls (regions' MPI time) */
 	uint32_t tgen;
 	struct { uintptr_t h; int64_t size; } tcache[MS_TCACHE];
+	struct ms_site *last[MS_MAXFUNCS]; /* per function, the site it last recorded */
 	ms_site *sites;        /* 1 << MS_SITE_BITS */
 	ms_peerstat *peers;    /* world size */
 	ms_regstat *regions;   /* MS_MAXREGIONS */
@@ -236,24 +237,30 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
 {
 	const uint64_t bin = bytes < 0 ? MS_NOBIN : bytes ? 64 - (unsigned)__builtin_clzll((uint64_t)bytes) : 0;
 	const uint64_t key = fn | (uint64_t)t->region << 16 | (uint64_t)(cm ? cm->id + 1 : 0) << 32 | bin << 48;
-	const uint64_t mask = (1u << MS_SITE_BITS) - 1;
-	uint64_t i = ((k ^ (key << 5)) * 0x9E3779B97F4A7C15ull) >> (64 - MS_SITE_BITS);
-	ms_site *s;
-	for (uint64_t n = 0;; n++, i = (i + 1) & mask) {
-		s = &t->sites[i];
-		if (s->calls == 0) {
-			s->pc = k;
-			s->key = key;
-			s->min = UINT64_MAX;
-			t->nsites++;
-			break;
+	/* The function's last site first: its address is known before the
+	 * key, so the check overlaps the key's computation; the hash and
+	 * probe run when a function is called from another site. */
+	ms_site *s = t->last[fn];
+	if (__builtin_expect(s == NULL || s->pc != k || s->key != key, 0)) {
+		const uint64_t mask = (1u << MS_SITE_BITS) - 1;
+		uint64_t i = ((k ^ (key << 5)) * 0x9E3779B97F4A7C15ull) >> (64 - MS_SITE_BITS);
+		for (uint64_t n = 0;; n++, i = (i + 1) & mask) {
+			s = &t->sites[i];
+			if (s->calls == 0) {
+				s->pc = k;
+				s->key = key;
+				s->min = UINT64_MAX;
+				t->nsites++;
+				break;
+			}
+			if (s->pc == k && s->key == key)
+				break;
+			if (n > mask) {
+				t->dropped++;
+				return;
+			}
 		}
-		if (s->pc == k && s->key == key)
-			break;
-		if (n > mask) {
-			t->dropped++;
-			return;
-		}
+		t->last[fn] = s;
 	}
 	s->calls++;
 	s->ticks += dt;
