@@ -3,9 +3,11 @@ package mpitest_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -40,7 +42,8 @@ func TestPointToPoint(t *testing.T) {
 		}
 		mpitest.Want(t, p, map[string][2]int64{
 			"MPI_Send":         {4 * 1010, 4 * 8000},
-			"MPI_Recv":         {4 * 1005, 4 * 8020},
+			"MPI_Recv":         {4 * 1011, 4 * 8116},
+			"MPI_Ssend":        {4 * 6, 4 * 72},
 			"MPI_Sendrecv":     {4 * 100, 4 * 1600},
 			"MPI_Isend":        {4 * 55, 4 * 220},
 			"MPI_Irecv":        {4 * 50, 4 * 200},
@@ -69,11 +72,11 @@ func TestPointToPoint(t *testing.T) {
 		for _, pe := range p.Peers {
 			switch pe.Peer {
 			case (pe.Rank + 1) % 4:
-				if pe.SentMsgs != 1175 || pe.SentBytes != 9980 || pe.RecvMsgs != 0 {
+				if pe.SentMsgs != 1181 || pe.SentBytes != 10052 || pe.RecvMsgs != 0 {
 					t.Errorf("rank %d -> %d: %+v", pe.Rank, pe.Peer, pe)
 				}
 			case (pe.Rank + 3) % 4:
-				if pe.RecvMsgs != 1125 || pe.RecvBytes != 9780 || pe.SentMsgs != 0 {
+				if pe.RecvMsgs != 1131 || pe.RecvBytes != 9876 || pe.SentMsgs != 0 {
 					t.Errorf("rank %d <- %d: %+v", pe.Rank, pe.Peer, pe)
 				}
 			default:
@@ -98,15 +101,41 @@ func TestPointToPoint(t *testing.T) {
 		if found != 2 {
 			t.Errorf("found %d of the 2 MPI_Send callsites at p2p.c:%d and :%d; sites: %+v", found, even, odd, p.Sites)
 		}
-		// Message sizes: MPI_Send has 4000 messages in [8,16) and 40 of size 0.
+		// Message sizes: MPI_Send has 4000 messages in [8,16) and 40 of
+		// size 0; MPI_Ssend, from one call site, 12 of 8 bytes and 12 of 16.
+		hists := map[string]string{}
 		for _, h := range p.Hists {
-			if h.Func != "MPI_Send" {
-				continue
+			var b []string
+			for _, x := range h.Bins {
+				b = append(b, fmt.Sprintf("%d:%d/%d", x.Log2, x.Calls, x.Bytes))
 			}
-			want := []profile.Bin{{Log2: 0, Calls: 40}, {Log2: 4, Calls: 4000, Bytes: 32000}}
-			if len(h.Bins) != 2 || h.Bins[0].Log2 != 0 || h.Bins[0].Calls != 40 || h.Bins[1].Log2 != 4 || h.Bins[1].Calls != 4000 || h.Bins[1].Bytes != 32000 {
-				t.Errorf("MPI_Send histogram %+v, want %+v", h.Bins, want)
+			hists[h.Func] = strings.Join(b, " ")
+		}
+		if hists["MPI_Send"] != "0:40/0 4:4000/32000" || hists["MPI_Ssend"] != "4:12/96 5:12/192" {
+			t.Errorf("histograms (log2:calls/bytes): MPI_Send %q, want \"0:40/0 4:4000/32000\"; MPI_Ssend %q, want \"4:12/96 5:12/192\"", hists["MPI_Send"], hists["MPI_Ssend"])
+		}
+		ssEven, ssOdd := markerLine(t, "p2p.c", "ssend-even"), markerLine(t, "p2p.c", "ssend-odd")
+		var ssSites []string
+		for _, s := range p.Sites {
+			if s.Func == "MPI_Ssend" {
+				ssSites = append(ssSites, fmt.Sprintf("%d:%d/%d", s.Loc.Line, s.Calls, s.Bytes))
 			}
+		}
+		sort.Strings(ssSites)
+		if want := fmt.Sprintf("%d:12/144 %d:12/144", min(ssEven, ssOdd), max(ssEven, ssOdd)); strings.Join(ssSites, " ") != want {
+			t.Errorf("MPI_Ssend sites (line:calls/bytes) %q, want %q", ssSites, want)
+		}
+		// The duplicate communicator: 3 Ssend of 16 bytes and 3 Recv of
+		// 16 bytes per rank, its MPI_Comm_dup and MPI_Comm_free not counted
+		// as its traffic.
+		var dup *profile.Comm
+		for i, c := range p.Comms {
+			if c.Creator == "MPI_Comm_dup" {
+				dup = &p.Comms[i]
+			}
+		}
+		if dup == nil || dup.Calls != 4*6 || dup.Bytes != 4*96 || dup.Members != 4 {
+			t.Errorf("duplicate communicator %+v, want 24 calls and 384 bytes from 4 members; comms %+v", dup, p.Comms)
 		}
 	})
 }
@@ -276,7 +305,7 @@ func TestReportCommand(t *testing.T) {
 	for _, fn := range doc.Funcs {
 		got[fn.Name] = [2]int64{fn.Calls, fn.Bytes}
 	}
-	if got["MPI_Send"] != [2]int64{4040, 32000} || got["MPI_Recv"] != [2]int64{4020, 32080} {
+	if got["MPI_Send"] != [2]int64{4040, 32000} || got["MPI_Recv"] != [2]int64{4044, 32464} {
 		t.Errorf("json: MPI_Send %v, MPI_Recv %v", got["MPI_Send"], got["MPI_Recv"])
 	}
 	text, err := exec.Command(bin, "report", job).Output()

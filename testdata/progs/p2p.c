@@ -6,6 +6,9 @@
  *   MPI_Sendrecv   100 x 16 bytes sent right, 16 received from the left
  *   MPI_Isend       50 + 5 x 4 bytes; MPI_Irecv 50 x 4 bytes (MPI_ANY_SOURCE)
  *   persistent     Send_init/Recv_init of 8 bytes, 20 x MPI_Startall(2)
+ *   MPI_Ssend        6 x from one call site, alternating 8 bytes on
+ *                  MPI_COMM_WORLD and 16 bytes on a duplicate of it, to the
+ *                  right; 6 MPI_Recv of 16 bytes from the left to match
  * The markers @name let the tests find the line of a call.
  */
 #include <mpi.h>
@@ -55,6 +58,21 @@ int main(int argc, char **argv)
 	}
 	MPI_Request_free(&p[0]);
 	MPI_Request_free(&p[1]);
+	/* One call site, two sizes and two communicators: one site record
+	 * per (size bin, communicator) in the profile's tables. */
+	MPI_Comm dup;
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	for (i = 0; i < 6; i++) {
+		MPI_Comm c = i % 2 ? dup : MPI_COMM_WORLD;
+		if (rank % 2 == 0) {
+			MPI_Ssend(d, 1 + i % 2, MPI_DOUBLE, right, 13, c); /* @ssend-even */
+			MPI_Recv(e, 2, MPI_DOUBLE, left, 13, c, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(e, 2, MPI_DOUBLE, left, 13, c, MPI_STATUS_IGNORE);
+			MPI_Ssend(d, 1 + i % 2, MPI_DOUBLE, right, 13, c); /* @ssend-odd */
+		}
+	}
+	MPI_Comm_free(&dup);
 	if (rank == 0)
 		printf("p2p done on %d ranks\n", size);
 	MPI_Finalize();
