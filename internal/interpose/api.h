@@ -13,6 +13,7 @@ int ms_comm_count(void);
 ms_comm_meta_t *ms_comm_meta_at(int i);
 uint64_t ms_ticks_now(void);
 uint64_t ms_mono_ns(void);
+void ms_clock_pair(uint64_t *ticks, uint64_t *ns);
 int ms_region_count(void);
 const char *ms_region_path(int i);
 int ms_event_count(void);

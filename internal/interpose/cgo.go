@@ -168,8 +168,10 @@ func nsPerTick() float64 {
 		return 1
 	}
 	for {
-		dn := float64(uint64(C.ms_mono_ns()) - uint64(C.ms_cal_ns0))
-		dt := float64(uint64(C.ms_ticks_now()) - uint64(C.ms_cal_tsc0))
+		var tk, ns C.uint64_t
+		C.ms_clock_pair(&tk, &ns)
+		dn := float64(uint64(ns) - uint64(C.ms_cal_ns0))
+		dt := float64(uint64(tk) - uint64(C.ms_cal_tsc0))
 		if dn >= 5e6 && dt > 0 {
 			return dn / dt
 		}

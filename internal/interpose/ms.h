@@ -33,15 +33,14 @@
 #define MS_TCACHE 64      /* datatype size cache entries per thread */
 
 /* One record of the per-thread site table: everything a call updates is in
- * this one cache line. The key holds, besides the function and region, the
- * communicator and the message-size bin, so that the per-function size
- * histogram and the per-communicator totals are sums over sites made at
- * collection (cgo.go), not more lines written per call: in a 2-rank
- * ping-pong, where the wrapper's work after the call is on the critical
- * path, each extra line cost about 2-4 ns per call (bench/progs/ab.c). */
+ * this one cache line (besides a message's peer counters). The key holds,
+ * besides the function and region, the communicator and the message-size
+ * bin, so that the per-function size histogram and the per-communicator
+ * totals are sums over sites made at collection (cgo.go), not more lines
+ * written per call. */
 typedef struct ms_site {
 	uint64_t pc;      /* return address of the call */
-	uint64_t key;     /* ms_site_key: function, region, communicator, bin */
+	uint64_t key;     /* function, region, communicator, bin: the fields below */
 	uint64_t calls;
 	uint64_t ticks;
 	uint64_t min;
@@ -291,7 +290,7 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
  * answers a receive with a send: the receive's exit and the send's entry
  * are on the message's critical path, and the send's exit is not (the
  * message is on its way). Deferring moves the table update off that path;
- * in a 2-rank ping-pong it was about 5 ns per call (bench/progs/ab.c). A
+ * in a 2-rank ping-pong it was 2-9 ns per call (bench/progs/ab.c). A
  * second deferral in a row records the first one (ms_flush) first. Go
  * reads a record still deferred at collection (cgo.go). */
 MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)

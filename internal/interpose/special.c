@@ -51,6 +51,25 @@ uint64_t ms_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ms_clock_pair reads the timer and CLOCK_MONOTONIC at one instant: the
+ * timer between two clock reads, keeping the try with the closest pair of
+ * clock reads. Two plain reads in a row can be a time slice apart on a
+ * loaded node, and a calibration pair off by that shifts a rank's trace
+ * by a different amount at each point of the run, which the clock
+ * correction cannot repair. */
+void ms_clock_pair(uint64_t *ticks, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = ms_mono_ns(), t = ms_now(), b = ms_mono_ns();
+		if (b - a < best) {
+			best = b - a;
+			*ticks = t;
+			*ns = a + (b - a) / 2;
+		}
+	}
+}
+
 int ms_session_mode; /* started by MPI_Session_init, not MPI_Init */
 
 static int ms_env_int(const char *a, const char *b, int def)
@@ -91,8 +110,7 @@ static void ms_start_mode(int level, int session)
 	ms_use_tsc = (flags & 2) && ms_tsc_invariant();
 	ms_pcontrol_ipm = (flags & 4) != 0;
 	ms_quiet = (flags & 8) != 0;
-	ms_cal_ns0 = ms_mono_ns();
-	ms_cal_tsc0 = ms_now();
+	ms_clock_pair(&ms_cal_tsc0, &ms_cal_ns0);
 	ms_app_start = ms_cal_tsc0;
 	MS_STORE(ms_active, flags & 1);
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */

@@ -340,8 +340,10 @@ func traceCalib() (trace.Calib, bool) {
 	if C.ms_use_tsc_get() == 0 {
 		return c, true
 	}
-	dn := float64(uint64(C.ms_mono_ns()) - uint64(C.ms_cal_ns0))
-	dt := float64(uint64(C.ms_ticks_now()) - uint64(C.ms_cal_tsc0))
+	var tk, ns C.uint64_t
+	C.ms_clock_pair(&tk, &ns)
+	dn := float64(uint64(ns) - uint64(C.ms_cal_ns0))
+	dt := float64(uint64(tk) - uint64(C.ms_cal_tsc0))
 	if dn < 1e6 || dt <= 0 {
 		if tr.cal.NsPerTick != 0 {
 			return tr.cal, false
