@@ -45,12 +45,12 @@ func parseAB(s string) (abRun, map[string]int64) {
 			}
 			r.diff[f[1]][f[2]] = d
 			r.calls[f[1]] = c
-		case len(f) == 3 && f[0] == "TIMER" && f[1] == "tsc":
-			r.tsc, _ = strconv.ParseFloat(f[2], 64)
 		case len(f) == 3 && f[0] == "EXPECT":
 			expect[f[1]], _ = strconv.ParseInt(f[2], 10, 64)
 		}
 	}
+	_, _, timers := parse(s)
+	r.tsc = timers["tsc"]
 	return r, expect
 }
 
