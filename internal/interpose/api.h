@@ -8,6 +8,7 @@ extern int64_t ms_real0;
 extern int ms_thread_level, ms_quiet;
 
 ms_thread *ms_threads_head(void);
+uint64_t ms_pending_key(const ms_thread *t);
 uint32_t ms_epoch_now(void);
 int ms_comm_count(void);
 ms_comm_meta_t *ms_comm_meta_at(int i);

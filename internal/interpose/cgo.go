@@ -12,7 +12,6 @@ import "C"
 import (
 	"bytes"
 	"fmt"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -214,9 +213,9 @@ func collect(st string) *rawRank {
 		region int
 	}
 	sites := map[sk]*rawSite{}
-	// add counts one site record. Its key also holds its communicator
-	// and size bin (ms.h): the size histogram and the communicator
-	// totals are sums over the records.
+	// add counts one site record. Its key (ms_site_key, ms.h) also holds
+	// its communicator and size bin: the size histogram and the
+	// communicator totals are sums over the records.
 	add := func(pc, key, calls, ticks, mn, mx uint64, bytes int64) {
 		fn, region, comm, bin := int(key&0xffff), int(key>>16&0xffff), int(key>>32&0xffff)-1, int(key>>48&0xff)
 		k := sk{fn, pc, region}
@@ -258,16 +257,8 @@ func collect(st string) *rawRank {
 		}
 		// A call still deferred (ms_defer), counted as ms_flush will.
 		if t.pfn != 0 {
-			bytes, bin := int64(t.pbytes), uint64(C.MS_NOBIN)
-			if bytes >= 0 {
-				bin = uint64(bits.Len64(uint64(bytes)))
-			}
-			comm := uint64(0)
-			if t.pcm != nil {
-				comm = uint64(t.pcm.id) + 1
-			}
 			dt := uint64(t.pdt)
-			add(uint64(t.ppc), uint64(t.pfn-1)|uint64(t.region)<<16|comm<<32|bin<<48, 1, dt, dt, dt, max(bytes, 0))
+			add(uint64(t.ppc), uint64(C.ms_pending_key(t)), 1, dt, dt, dt, max(int64(t.pbytes), 0))
 			ticks += dt
 		}
 		r.MPITicks += ticks

@@ -81,6 +81,13 @@ __attribute__((noinline)) void ms_flush(ms_thread *t)
 	ms_record(t, fn, t->ppc, t->pdt, t->pbytes, t->pcm);
 }
 
+/* ms_pending_key is the site key of the deferred call (for Go, which
+ * counts a record still deferred at collection). */
+uint64_t ms_pending_key(const ms_thread *t)
+{
+	return ms_site_key(t->pfn - 1, t->region, t->pcm, t->pbytes);
+}
+
 /* Pcontrol(3) bumps ms_epoch; each thread clears its own tables at its next
  * recorded call, so no thread writes another's tables. */
 void ms_thread_reset(ms_thread *t)
