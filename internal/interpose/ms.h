@@ -278,14 +278,21 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
 	t->ticks += dt;
 }
 
-/* ms_leave records one call and ends it, after the deferred record if
- * there is one. bytes < 0: the function moves no counted data. */
-MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+/* ms_settle readies the thread's tables for a record: cleared if a reset
+ * (Pcontrol(3)) came since its last one, the deferred record written. */
+MS_INLINE void ms_settle(ms_thread *t)
 {
 	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
 		ms_thread_reset(t);
 	if (t->pfn)
 		ms_flush(t);
+}
+
+/* ms_leave records one call and ends it, after the deferred record if
+ * there is one. bytes < 0: the function moves no counted data. */
+MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	ms_settle(t);
 	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
 	t->depth = 0;
 }
@@ -301,10 +308,7 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
  * reads a record still deferred at collection (cgo.go). */
 MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
-	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
-		ms_thread_reset(t);
-	if (t->pfn)
-		ms_flush(t);
+	ms_settle(t);
 	t->pfn = fn + 1;
 	t->pbytes = bytes;
 	t->ppc = (uint64_t)(uintptr_t)pc;
