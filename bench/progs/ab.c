@@ -68,20 +68,7 @@ static void unset_mode(int m)
 }
 
 static char buf[1024];
-static volatile uint64_t timer_sum;
-
-#if defined(__x86_64__) || defined(__i386__)
-#define TSC() __rdtsc()
-#else
-#define TSC() ((uint64_t)bench_now())
-#endif
-/* T(call) is call between two timestamp reads, for the timer mode. */
-#define T(call)                                 \
-	do {                                    \
-		uint64_t t0_ = TSC();           \
-		call;                           \
-		timer_sum += TSC() - t0_;       \
-	} while (0)
+#define T(call) BENCH_TIMED(call)
 #define N(call) call
 
 /* The loops are written out for each kind of call (MPI_, PMPI_, timed

@@ -76,6 +76,22 @@ static __attribute__((unused)) void bench_report(int rank, const char *name, dou
 	}
 }
 
+/* BENCH_TIMED(call) is call between two timestamp reads whose difference
+ * is summed: the least a timing profiler adds to a call, measured in place
+ * (a read after a call waits for more than a read in a loop of reads). */
+static volatile uint64_t bench_timer_sum;
+#if defined(__x86_64__) || defined(__i386__)
+#define BENCH_TSC() __rdtsc()
+#else
+#define BENCH_TSC() ((uint64_t)bench_now())
+#endif
+#define BENCH_TIMED(call)                                 \
+	do {                                              \
+		uint64_t bench_t0_ = BENCH_TSC();         \
+		call;                                     \
+		bench_timer_sum += BENCH_TSC() - bench_t0_; \
+	} while (0)
+
 /* bench_iters reads the iteration count from argv[1] (default def). */
 static long bench_iters(int argc, char **argv, long def)
 {

@@ -596,6 +596,34 @@ func (b *bench) overhead() error {
 		}
 		md("\n")
 	}
+	// The single-rank loops against two reads in place: cheap.c's
+	// <loop>_timer runs the loop's PMPI_ call between two rdtsc reads.
+	inPlace := map[string]float64{}
+	var ipRows []string
+	for _, n := range benchOrder {
+		tn := n + "_timer"
+		if len(ns["none"][tn]) == 0 {
+			continue
+		}
+		var d []float64
+		for r := range ns["none"][n] {
+			if r < len(ns["none"][tn]) {
+				d = append(d, (ns["none"][tn][r]-ns["none"][n][r])/calls[n])
+			}
+		}
+		inPlace[n] = summarize(d).Med
+		ipRows = append(ipRows, n)
+	}
+	if len(ipRows) > 0 {
+		md("\nSingle-rank loops against two timestamp reads in place: `<loop>_timer` is the loop with its PMPI_ call between two rdtsc reads " +
+			"(a read after a call waits for that call's work, unlike a read in a loop of reads); in place = `<loop>_timer` - `<loop>` under `none`, " +
+			"median over rounds; profile and trace = their median overhead per call above:\n\n")
+		mdHead([]string{"loop", "two reads in place (ns)", "profile (ns)", "profile / in place", "trace (ns)", "trace / in place"})
+		for _, n := range ipRows {
+			p, t := summarize(over["profile"][n]).Med, summarize(over["trace"][n]).Med
+			md("| %s | %.1f | %.1f | %.2f | %.1f | %.2f |\n", n, inPlace[n], p, p/inPlace[n], t, t/inPlace[n])
+		}
+	}
 	// Pcontrol(0) over pass-through, per round.
 	var pc0 = map[string][]float64{}
 	for _, n := range benchOrder {
@@ -614,7 +642,7 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		md("\nTrace mode: not available (%s).\n", b.traceN)
 	}
-	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "trace": b.traceN, "load": loads, "best_overhead": best}
+	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "two_reads_in_place": inPlace, "trace": b.traceN, "load": loads, "best_overhead": best}
 	return nil
 }
 
