@@ -1,5 +1,5 @@
 # Benchmark targets beyond `make bench` (docs/performance.md).
-#   make bench-quick      3 rounds, 10,000 synthetic ranks (about 2 minutes)
+#   make bench-quick      3 rounds (2 in-process), 10,000 synthetic ranks (about 2.5 minutes)
 #   make bench-callgrind  instructions per wrapped call (valgrind)
 #   make bench-all        make bench for every MPI family installed
 # This file must not change the default goal of the Makefile.
