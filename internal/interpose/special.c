@@ -260,10 +260,7 @@ static void ms_region_enter(const char *name)
 	ms_thread *t = ms_self();
 	if (t == NULL || name == NULL)
 		return;
-	if (t->epoch != MS_LOAD(ms_epoch))
-		ms_thread_reset(t);
-	if (t->pfn)
-		ms_flush(t); /* the deferred call belongs to the region it ended in */
+	ms_settle(t); /* a deferred call belongs to the region it ended in */
 	if (t->rdepth >= MS_RDEPTH) {
 		t->rdepth++; /* too deep: counted, not recorded */
 		return;
