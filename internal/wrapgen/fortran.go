@@ -15,8 +15,10 @@ package wrapgen
 //
 //   - convert: the Fortran arguments are converted (handles with f2c,
 //     sentinels, statuses and arrays of requests/statuses sized by their count
-//     argument) and the C body ms_MPI_X(..., pc) is called: measurement exists
-//     once, with the Fortran caller as callsite; results are written back
+//     argument) and the C wrapper is called under its hidden name ms_MPI_X,
+//     with the Fortran caller left in the thread-local slot ms_fpc that the
+//     wrapper takes as its callsite: measurement exists once, with the
+//     Fortran caller as callsite; results are written back
 //     (c2f, statuses, 1-based indices, ierror).
 //   - relay: (MPICH's descriptor-based mpi_f08 routines, which end in the C
 //     MPI_ layer) the Fortran caller's address is left in a thread-local
@@ -506,7 +508,7 @@ func (fp *FPlan) GenerateFortran(cmdline string) []byte {
 		pr := e.Func.Proto
 		if e.Kind == FConvert && !bodies[pr.Name] {
 			bodies[pr.Name] = true
-			w("%s ms_%s(%s);\n", pr.Ret, pr.Name, params(pr, "void *ms_pc"))
+			w("%s ms_%s(%s);\n", pr.Ret, pr.Name, params(pr, ""))
 		}
 		w("void %s(%s);\n", e.Target, fparams(e, fArgCount(e)))
 	}
@@ -666,7 +668,13 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	for _, s := range before {
 		w("\t%s\n", s)
 	}
-	w("\tint ms_rc = ms_%s(%s, __builtin_return_address(0));\n", pr.Name, strings.Join(args, ", "))
+	// The C wrapper, called by its hidden name, takes the Fortran caller
+	// from ms_fpc as its callsite when it records the call; when it does
+	// not (recording off, or nested), the slot is cleared here. The
+	// arguments convert with PMPI_ functions or macros, never a wrapper
+	// that could take the slot first.
+	w("\tms_fpc = __builtin_return_address(0);\n")
+	w("\tint ms_rc = ms_%s(%s);\n\tms_fpc = NULL;\n", pr.Name, strings.Join(args, ", "))
 	for _, s := range after {
 		w("\t%s\n", s)
 	}

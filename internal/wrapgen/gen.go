@@ -298,9 +298,14 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
 	isInt := pr.Ret == "int"
 
-	w("%s ms_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, "void *ms_pc"))
+	// The wrapper is the MPI_ function itself: no call into a body, and
+	// while nothing is recorded it ends in a tail call of PMPI_. Only a
+	// recorded call reads its callsite (MS_CALLER: the return address, or
+	// the Fortran caller that a Fortran entry left in ms_fpc).
+	w("%s %s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
 	w("\tms_thread *ms_t = ms_enter();\n")
 	w("\tif (ms_t == NULL)\n\t\treturn %s;\n", call)
+	w("\tvoid *ms_pc = MS_CALLER();\n")
 
 	// Before the call.
 	if s.FreeComm >= 0 {
@@ -391,8 +396,10 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_trace_call(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, targs)
 	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leaveFunc(pr.Name), pr.Name)
 	w("\treturn ms_rc;\n}\n")
-	w("%s %s(%s)\n{\n\treturn ms_%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name,
-		strings.TrimPrefix(args(pr)+", MS_CALLER()", ", ")) // fortran.h: the return address, or the Fortran caller
+	// ms_MPI_X: the same function under a hidden name, which the Fortran
+	// entries call directly (not through the PLT, so not through another
+	// tool's MPI_X preloaded before us).
+	w("MS_HIDDEN extern __typeof__(%s) ms_%s __attribute__((alias(\"%s\")));\n\n", pr.Name, pr.Name, pr.Name)
 }
 
 // Trace flags: the values of MS_TF_* in trace.h.
