@@ -153,6 +153,24 @@ static inline uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* MS_TIMED runs stmt between two timestamps, t0 and t1, testing the clock
+ * source once for both (the call sits in each branch). */
+#if defined(__x86_64__) || defined(__i386__)
+#define MS_TIMED(t0, t1, stmt) do {                                    \
+	if (__builtin_expect(ms_use_tsc, 1)) {                         \
+		t0 = __rdtsc();                                        \
+		stmt;                                                  \
+		t1 = __rdtsc();                                        \
+	} else {                                                       \
+		t0 = ms_now();                                         \
+		stmt;                                                  \
+		t1 = ms_now();                                         \
+	}                                                              \
+} while (0)
+#else
+#define MS_TIMED(t0, t1, stmt) do { t0 = ms_now(); stmt; t1 = ms_now(); } while (0)
+#endif
+
 /* ms_enter returns this thread's state when the call is to be recorded, or
  * NULL: profiling off, not initialized, or nested inside a recorded call. */
 static inline ms_thread *ms_enter(void)
@@ -282,10 +300,13 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
  * (Pcontrol(3)) came since its last one, the deferred record written. */
 MS_INLINE void ms_settle(ms_thread *t)
 {
-	if (__builtin_expect(t->epoch != MS_LOAD(ms_epoch), 0))
-		ms_thread_reset(t);
-	if (t->pfn)
-		ms_flush(t);
+	const uint32_t e = MS_LOAD(ms_epoch);
+	if (__builtin_expect((t->epoch ^ e) | t->pfn, 0)) { /* one test for both */
+		if (t->epoch != e)
+			ms_thread_reset(t);
+		if (t->pfn)
+			ms_flush(t);
+	}
 }
 
 /* ms_leave records one call and ends it, after the deferred record if

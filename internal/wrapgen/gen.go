@@ -331,12 +331,11 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", a(s.CplReqs), cplN, a(s.Status))
 	}
 
-	w("\tuint64_t ms_t0 = ms_now();\n")
-	w("\t%s ms_rc = %s;\n", pr.Ret, call)
-	w("\tuint64_t ms_t1 = ms_now();\n")
+	w("\tuint64_t ms_t0, ms_t1;\n\t%s ms_rc;\n", pr.Ret)
+	w("\tMS_TIMED(ms_t0, ms_t1, ms_rc = %s);\n", call)
 	w("\tms_comm *ms_cm = NULL;\n\tint64_t ms_bytes = %d;\n", map[bool]int{true: 0, false: -1}[s.HasBytes()])
 	if isInt {
-		w("\tif (ms_rc == MPI_SUCCESS) {\n")
+		w("\tif (__builtin_expect(ms_rc == MPI_SUCCESS, 1)) {\n")
 		if s.Comm >= 0 {
 			w("\t\tms_cm = ms_comm_get(%s);\n", a(s.Comm))
 		}
