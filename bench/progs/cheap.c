@@ -49,6 +49,15 @@ __attribute__((noinline)) static void cheap_loops(int argc, char **argv)
 	if (only == NULL)
 		BEST("iprobe_timer", BENCH_TIMED(PMPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE)));
 
+	/* An 8-byte allreduce on a one-rank MPI_COMM_WORLD: the path of a
+	 * collective's wrapper (communicator, datatype size, bytes) with little
+	 * work in the library. */
+	double in = 1.0, out = 0;
+	if (RUN("allreduce_1"))
+		BEST("allreduce_1", MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+	if (only == NULL)
+		BEST("allreduce_1_timer", BENCH_TIMED(PMPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)));
+
 	/* A persistent request never started is inactive: MPI_Test returns
 	 * flag = true at once and leaves the request allocated. */
 	char buf[1];

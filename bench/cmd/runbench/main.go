@@ -849,7 +849,7 @@ func (b *bench) callgrind() error {
 	}
 	mdHead(append(append([]string{"loop"}, names(cgConfigs)...), "profile - none", "trace - none"))
 	res := map[string]map[string]float64{}
-	for _, loop := range []string{"comm_rank", "iprobe", "test_done"} {
+	for _, loop := range []string{"comm_rank", "iprobe", "allreduce_1", "test_done"} {
 		res[loop] = map[string]float64{}
 		md("| %s |", loop)
 		for _, c := range cgConfigs {
