@@ -85,7 +85,7 @@ __attribute__((noinline)) void ms_flush(ms_thread *t)
  * counts a record still deferred at collection). */
 uint64_t ms_pending_key(const ms_thread *t)
 {
-	return ms_site_key(t->pfn - 1, t->region, t->pcm, t->pbytes);
+	return ms_site_key(t->pfn - 1, t, t->pcm, t->pbytes);
 }
 
 /* Pcontrol(3) bumps ms_epoch; each thread clears its own tables at its next
@@ -229,6 +229,7 @@ static ms_comm *ms_comm_register(MPI_Comm c, int fn)
 		cname += 4;
 	snprintf(key, sizeof key, "%s%s:%d@%d", inter ? "inter:" : "", cname, cm->size, leader);
 	cm->id = ms_new_meta(key, cm->size, fn);
+	cm->kbits = (uint64_t)(cm->id + 1) << 32;
 	cm->handle = (uintptr_t)c;
 	return cm;
 }
@@ -423,6 +424,7 @@ MS_HIDDEN void ms_comm_init(void)
 	PMPI_Comm_group(MPI_COMM_WORLD, &ms_world_group);
 	ms_world_comm.handle = (uintptr_t)MPI_COMM_WORLD;
 	ms_world_comm.id = ms_new_meta("world", ms_world_size, -2);
+	ms_world_comm.kbits = (uint64_t)(ms_world_comm.id + 1) << 32;
 	ms_world_comm.size = ms_world_comm.rsize = ms_world_size;
 	ms_world_comm.rank = ms_world_rank;
 	ms_world_comm.world = NULL;

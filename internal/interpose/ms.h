@@ -61,6 +61,7 @@ typedef struct { uint64_t visits, ticks, mpiticks; } ms_regstat;
 /* A communicator as the hot path sees it. */
 typedef struct ms_comm {
 	uintptr_t handle; /* 0 once freed */
+	uint64_t kbits;   /* (id + 1) << 32: its field of a site key (ms_site_key) */
 	int id;           /* index into ms_comm_meta */
 	int size;         /* local group size */
 	int rsize;        /* remote group size for intercommunicators, else size */
@@ -76,15 +77,18 @@ typedef struct {
 	int creator; /* function id, -1 unknown, -2 predefined */
 } ms_comm_meta_t;
 
+/* The fields every recorded call reads come first, in one cache line (the
+ * struct is page-aligned): 64 bytes up to pcm. */
 typedef struct ms_thread {
 	int depth;        /* >0 while inside a recorded MPI call */
-	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	uint32_t epoch;   /* reset generation this thread's data belongs to */
+	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	uint32_t region;  /* innermost region, 0 = none */
-	/* The deferred record (ms_defer), in the same cache line as depth:
-	 * function id + 1 (0: none), bytes, call site, duration, communicator.
-	 * Its region is the current one: a region change records it first. */
+	/* The deferred record (ms_defer): function id + 1 (0: none), bytes,
+	 * call site, duration, communicator. Its region is the current one:
+	 * a region change records it first. */
 	uint32_t pfn;
+	uint64_t rkey;    /* region << 16: its field of a site key (ms_site_key) */
 	int64_t pbytes;
 	uint64_t ppc, pdt;
 	const struct ms_comm *pcm;
@@ -104,6 +108,7 @@ typedef struct ms_thread {
 	int tid;
 	size_t maplen;
 } ms_thread;
+_Static_assert(offsetof(ms_thread, pcm) + sizeof(void *) <= 64, "ms_thread: the hot fields span one cache line");
 
 /* Generated tables (zwrap_<family>.c). */
 extern const int ms_nfuncs;
@@ -209,9 +214,25 @@ MS_INLINE int ms_world_of(const ms_comm *cm, int peer)
 	return cm->world ? cm->world[peer] : peer;
 }
 
+#ifdef MPICH
+#define MS_MPICH_SIZE_OK(d, n) (((uint32_t)(d) >> 30) == 1 && ((uint32_t)(d) >> 8 & 0xff) == (n))
+#define MS_MPICH_SIZES (MS_MPICH_SIZE_OK(MPI_BYTE, 1) && MS_MPICH_SIZE_OK(MPI_CHAR, 1) && MS_MPICH_SIZE_OK(MPI_INT, sizeof(int)) && \
+			MS_MPICH_SIZE_OK(MPI_LONG, sizeof(long)) && MS_MPICH_SIZE_OK(MPI_DOUBLE, sizeof(double)) &&          \
+			MS_MPICH_SIZE_OK(MPI_INT64_T, 8) && MS_MPICH_SIZE_OK(MPI_DOUBLE_COMPLEX, 16) && \
+			((uint32_t)MPI_FLOAT_INT >> 30) != 1)
+#endif
+
 MS_INLINE int64_t ms_tsize(ms_thread *t, MPI_Datatype d)
 {
 	uintptr_t h = (uintptr_t)d;
+#ifdef MPICH
+	/* MPICH's predefined datatypes, but for the pair types, are handles
+	 * of kind "builtin" (bits 30-31 = 01) holding their size in bits
+	 * 8-15: the values of its mpi.h. MS_MPICH_SIZES (a constant) checks
+	 * that this mpi.h follows that encoding; if not, the branch goes. */
+	if (MS_MPICH_SIZES && ((uint32_t)h >> 30) == 1)
+		return (int64_t)(h >> 8 & 0xff);
+#endif
 	unsigned i = (unsigned)((h >> 4) ^ (h >> 12) ^ h) & (MS_TCACHE - 1);
 	if (__builtin_expect(t->tcache[i].h == h && t->tgen == MS_LOAD(ms_type_gen), 1))
 		return t->tcache[i].size;
@@ -251,15 +272,15 @@ static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64
  * MPICH's 2-rank MPI_Allreduce 9.5 ns more per call in profile mode
  * (median of 8 interleaved runs). */
 /* ms_site_key is the key of a call's site record (fields above). */
-MS_INLINE uint64_t ms_site_key(unsigned fn, uint32_t region, const ms_comm *cm, int64_t bytes)
+MS_INLINE uint64_t ms_site_key(unsigned fn, const ms_thread *t, const ms_comm *cm, int64_t bytes)
 {
 	const uint64_t bin = bytes < 0 ? MS_NOBIN : bytes ? 64 - (unsigned)__builtin_clzll((uint64_t)bytes) : 0;
-	return fn | (uint64_t)region << 16 | (uint64_t)(cm ? cm->id + 1 : 0) << 32 | bin << 48;
+	return fn | t->rkey | (cm ? cm->kbits : 0) | bin << 48;
 }
 
 MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
-	const uint64_t key = ms_site_key(fn, t->region, cm, bytes);
+	const uint64_t key = ms_site_key(fn, t, cm, bytes);
 	/* The function's last site first: its address is known before the
 	 * key, so the check overlaps the key's computation; the hash and
 	 * probe run when a function is called from another site. */

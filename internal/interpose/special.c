@@ -275,6 +275,7 @@ static void ms_region_enter(const char *name)
 	t->rstart[d] = ms_now();
 	t->rmpi[d] = t->ticks;
 	t->region = id;
+	t->rkey = (uint64_t)id << 16;
 	if (id)
 		t->regions[id].visits++;
 	if (__builtin_expect(ms_tracing, 0) && id)
@@ -299,6 +300,7 @@ static void ms_region_leave(void)
 	if (__builtin_expect(ms_tracing, 0) && id)
 		ms_trace_mark(MS_TK_LEAVE, id);
 	t->region = d > 0 ? t->rstack[d - 1] : 0;
+	t->rkey = (uint64_t)t->region << 16;
 }
 
 static void ms_event(const char *text)
