@@ -398,3 +398,35 @@ func TestSessions(t *testing.T) {
 		t.Errorf("ranks %+v peers %+v", p.Ranks, p.Peers)
 	}
 }
+
+// TestDatatypes checks the bytes of messages of derived datatypes (one made
+// after another was freed, which may reuse its handle), of a pair type and
+// of predefined ones: the datatype-size paths of the hot path (a cache per
+// thread; MPICH's sizes read from its builtin handles).
+func TestDatatypes(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "types.c", t.TempDir())
+		p, _, res := f.Profile(t, 2, nil, prog)
+		var ld int64
+		if _, err := fmt.Sscanf(strings.TrimSpace(res.Stdout), "types done, long double %d bytes", &ld); err != nil {
+			t.Fatalf("program output %q: %v", res.Stdout, err)
+		}
+		want := map[int]string{} // line -> calls/bytes
+		for m, bytes := range map[string]int64{"t3": 12, "t5": 20, "pair": 12, "vec": 16, "short": 8, "ld": 3 * ld} {
+			want[markerLine(t, "types.c", m)] = fmt.Sprintf("3/%d", 3*bytes)
+		}
+		got := map[int]string{}
+		for _, s := range p.Sites {
+			if s.Func == "MPI_Send" && filepath.Base(s.Loc.File) == "types.c" {
+				got[s.Loc.Line] = fmt.Sprintf("%d/%d", s.Calls, s.Bytes)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("MPI_Send sites (line: calls/bytes) %v, want %v", got, want)
+		}
+		mpitest.Want(t, p, map[string][2]int64{
+			"MPI_Send": {18, 3 * (12 + 20 + 12 + 16 + 8 + 3*ld)},
+			"MPI_Recv": {18, 3 * (12 + 20 + 12 + 16 + 8 + 3*ld)},
+		})
+	})
+}
