@@ -162,12 +162,14 @@ MS_INLINE int ms_tfull(const ms_tbuf *tb)
  * call's slot comes from its call site and function word alone. */
 MS_INLINE uint64_t ms_tkey(uint64_t pc, uint32_t w)
 {
-	return pc * 0x9E3779B97F4A7C15ull ^ (uint64_t)w * 0xC2B2AE3D27D4EB4Full;
+	return pc ^ (uint64_t)w * 0xC2B2AE3D27D4EB4Full;
 }
 
+/* Multiplicative: the slot is the product's top bits, which every bit of
+ * the key reaches. */
 MS_INLINE unsigned ms_tslot(uint64_t k)
 {
-	return (unsigned)((k ^ k >> 29) * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
+	return (unsigned)(k * 0x9E3779B97F4A7C15ull >> (64 - MS_TDICT_BITS));
 }
 
 /* ms_tshkey hashes a whole shape (ms_tslot gives its slot). */
@@ -235,11 +237,24 @@ MS_INLINE ms_tmsg ms_tcanon(const ms_comm *cm, int flags, int64_t bytes, int spe
  * room (ms_tfull). Fields a kind does not use hold -1 (peers, tags) and 0
  * (bytes), so that equal events have equal shapes. */
 /* ms_tholds tells whether dictionary entry d holds the shape (pc, w, m)
- * in this buffer's generation. */
-MS_INLINE int ms_tholds(const ms_tshape *d, const ms_tbuf *tb, uint64_t pc, uint32_t w, const ms_tmsg *m)
+ * in this buffer's generation. Only the message fields that flags lets an
+ * event set are compared: w, compared first, holds the event's kind and
+ * flags, and an event of kind MS_TK_CALL has the other fields at their
+ * defaults (ms_tcanon), so an entry with the same w has them too. In a
+ * wrapper flags is a constant: a plain call compares three fields, not
+ * nine. ms_tput, for every kind, compares all. */
+#define MS_TF_ALLMSG (MS_TF_SEND | MS_TF_RECV | MS_TF_COLL)
+MS_INLINE int ms_tholds(const ms_tshape *d, const ms_tbuf *tb, uint64_t pc, uint32_t w, const ms_tmsg *m, int flags)
 {
-	return d->gen == tb->dgen && d->pc == pc && d->w == w && d->sbytes == m->sbytes && d->rbytes == m->rbytes &&
-	       d->speer == m->speer && d->stag == m->stag && d->rpeer == m->rpeer && d->rtag == m->rtag;
+	if (d->gen != tb->dgen || d->pc != pc || d->w != w)
+		return 0;
+	if ((flags & (MS_TF_SEND | MS_TF_COLL)) && (d->sbytes != m->sbytes || d->stag != m->stag))
+		return 0;
+	if ((flags & MS_TF_SEND) && d->speer != m->speer)
+		return 0;
+	if ((flags & MS_TF_RECV) && (d->rbytes != m->rbytes || d->rpeer != m->rpeer || d->rtag != m->rtag))
+		return 0;
+	return 1;
 }
 
 static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, uint32_t w, int hasreq, uint64_t req,
@@ -248,7 +263,7 @@ static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, u
 	unsigned slot = ms_tslot(ms_tshkey(pc, w, sbytes, rbytes, speer, stag, rpeer, rtag));
 	ms_tshape *d = &tb->dict[slot];
 	ms_tmsg m = {sbytes, rbytes, speer, stag, rpeer, rtag};
-	if (__builtin_expect(dt < MS_TSHORT_DT && ms_tholds(d, tb, pc, w, &m), 1)) {
+	if (__builtin_expect(dt < MS_TSHORT_DT && ms_tholds(d, tb, pc, w, &m, MS_TF_ALLMSG), 1)) {
 		ms_tshort(tb, slot, t0, dt, hasreq, req);
 		return;
 	}
@@ -313,7 +328,7 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 		uint64_t k = (uint64_t)(uintptr_t)pc;
 		unsigned slot = ms_tslot(ms_tshkey(k, w, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag));
 		const ms_tshape *d = &tb->dict[slot];
-		if (__builtin_expect(ms_tholds(d, tb, k, w, &m), 1)) {
+		if (__builtin_expect(ms_tholds(d, tb, k, w, &m, flags), 1)) {
 			int hasreq = (flags & MS_TF_REQ) != 0;
 			ms_tshort(tb, slot, t0, dt, hasreq, hasreq && req ? (uint64_t)(uintptr_t)*req : 0);
 			return;

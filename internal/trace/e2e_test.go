@@ -525,3 +525,75 @@ func TestTraceClock(t *testing.T) {
 		}
 	})
 }
+
+// shapeLog keeps, per rank, the message fields of each MPI_Send, MPI_Recv
+// and MPI_Bcast in order.
+type shapeLog map[[2]any][][3]int64 // (rank, fn) -> (peer, tag, bytes); Bcast: (root, -1, bytes)
+
+func (s shapeLog) Call(x *trace.Call) error {
+	k := [2]any{x.Rank, x.Fn}
+	switch {
+	case x.Fn == "MPI_Send" && x.Send != nil:
+		s[k] = append(s[k], [3]int64{int64(x.Send.Peer), int64(x.Send.Tag), x.Send.Bytes})
+	case x.Fn == "MPI_Recv" && x.Recv != nil:
+		s[k] = append(s[k], [3]int64{int64(x.Recv.Peer), int64(x.Recv.Tag), x.Recv.Bytes})
+	case x.Fn == "MPI_Bcast":
+		s[k] = append(s[k], [3]int64{int64(x.Root), -1, x.CollBytes})
+	}
+	return nil
+}
+func (shapeLog) Region(int, int, bool, string, float64) error { return nil }
+func (shapeLog) Mark(int, int, string, float64) error         { return nil }
+
+// TestTraceShapes checks every event of calls from one call site whose
+// shapes (peer, tag, bytes, root) outnumber a trace buffer's dictionary
+// slots: an event must never take the short record of another shape that
+// met it in a slot.
+func TestTraceShapes(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, res := run(t, f, "shapes.c", 3, map[string]string{"MPISCOPE_TRACE": "1"})
+		if !strings.Contains(res.Stdout, "shapes done") {
+			t.Fatalf("program output %q", res.Stdout)
+		}
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := shapeLog{}
+		if err := trace.NewWalker(j, trace.WalkOptions{}).Walk(s); err != nil {
+			t.Fatal(err)
+		}
+		const n, nb = 2200, 1100
+		want := shapeLog{}
+		for i := int64(0); i < n; i++ {
+			want[[2]any{0, "MPI_Send"}] = append(want[[2]any{0, "MPI_Send"}], [3]int64{1 + i%2, i, i})
+			k := [2]any{int(1 + i%2), "MPI_Recv"}
+			want[k] = append(want[k], [3]int64{0, i, i})
+		}
+		for r := 0; r < 3; r++ {
+			for i := int64(0); i < nb; i++ {
+				k := [2]any{r, "MPI_Bcast"}
+				want[k] = append(want[k], [3]int64{i % 3, -1, i})
+			}
+		}
+		for k, w := range want {
+			g := s[k]
+			if len(g) != len(w) {
+				t.Errorf("rank %v %v: %d events, want %d", k[0], k[1], len(g), len(w))
+				continue
+			}
+			bad := 0
+			for i := range w {
+				if g[i] != w[i] {
+					if bad < 3 {
+						t.Errorf("rank %v %v event %d: (peer/root, tag, bytes) %v, want %v", k[0], k[1], i, g[i], w[i])
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("rank %v %v: %d of %d events wrong", k[0], k[1], bad, len(w))
+			}
+		}
+	})
+}
