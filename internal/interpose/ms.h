@@ -233,7 +233,8 @@ MS_INLINE int64_t ms_tsize(ms_thread *t, MPI_Datatype d)
 	if (MS_MPICH_SIZES && ((uint32_t)h >> 30) == 1)
 		return (int64_t)(h >> 8 & 0xff);
 #endif
-	unsigned i = (unsigned)((h >> 4) ^ (h >> 12) ^ h) & (MS_TCACHE - 1);
+	_Static_assert(MS_TCACHE == 64, "ms_tsize's hash gives 6 bits");
+	unsigned i = (unsigned)(h * 0x9E3779B97F4A7C15ull >> 58); /* the product's top bits */
 	if (__builtin_expect(t->tcache[i].h == h && t->tgen == MS_LOAD(ms_type_gen), 1))
 		return t->tcache[i].size;
 	return ms_tsize_slow(t, d, i);
