@@ -1,6 +1,10 @@
 /*
  * ab.c: the two-rank benchmarks (ping-pong of 0, 8, 64 and 1024 bytes, and
- * an 8-byte allreduce) with every mode of mpiscope inside one process.
+ * an 8-byte allreduce) with every mode of mpiscope inside one process; and
+ * local loops, each rank on its own core with no message (MPI_Comm_rank,
+ * MPI_Iprobe finding nothing, an 8-byte MPI_Allreduce on MPI_COMM_SELF,
+ * MPI_Test of a request that is done), like cheap.c's but with the modes
+ * alternating in the process too.
  *
  * On a shared or virtual machine two-rank timings drift by 10-300 % over
  * seconds to minutes, whatever runs; separate runs per configuration then
@@ -23,7 +27,7 @@
  *   AB <benchmark> <mode> <median ns per iteration> <median (mode - none) ns per iteration> <calls>
  *
  * calls = the MPI calls per iteration on the critical path (2 for the
- * ping-pong, see pingpong.c; 1 for the allreduce). And, so that a harness
+ * ping-pong, see pingpong.c; 1 for the allreduce and the local loops). And, so that a harness
  * can check that the modes did what they say from the profile:
  *
  *   EXPECT <MPI function> <calls recorded over the job>
@@ -116,6 +120,49 @@ static double rep_allreduce(int mode, long n)
 	return tmax;
 }
 
+/* Local loops: each rank on its own (no message), as in cheap.c but with
+ * the modes alternating in this process. The allreduce is on
+ * MPI_COMM_SELF: a communicator other than MPI_COMM_WORLD (the hot path
+ * looks it up). */
+enum { L_COMM_RANK = -2, L_IPROBE = -3, L_ALLREDUCE_SELF = -4, L_TEST_DONE = -5 };
+static MPI_Request local_req; /* persistent, never started: MPI_Test finds it done at once */
+
+#define LOCAL(P, W)                                                                                     \
+	switch (which) {                                                                                \
+	case L_COMM_RANK:                                                                               \
+		for (long i = 0; i < n; i++)                                                            \
+			W(P##MPI_Comm_rank(MPI_COMM_WORLD, &r));                                        \
+		break;                                                                                  \
+	case L_IPROBE:                                                                                  \
+		for (long i = 0; i < n; i++)                                                            \
+			W(P##MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE)); \
+		break;                                                                                  \
+	case L_ALLREDUCE_SELF:                                                                          \
+		for (long i = 0; i < n; i++)                                                            \
+			W(P##MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_SELF));          \
+		break;                                                                                  \
+	case L_TEST_DONE:                                                                               \
+		for (long i = 0; i < n; i++)                                                            \
+			W(P##MPI_Test(&local_req, &flag, MPI_STATUS_IGNORE));                          \
+		break;                                                                                  \
+	}
+
+static double rep_local(int mode, int which, long n)
+{
+	int r, flag;
+	double in = 1.0, out = 0;
+	double t0 = bench_now();
+	if (mode == NONE)
+		LOCAL(P, N)
+	else if (mode == TIMER)
+		LOCAL(P, T)
+	else
+		LOCAL(, N)
+	double t = (bench_now() - t0) / n, tmax;
+	PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return tmax;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -128,8 +175,8 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* run measures one benchmark: len >= 0 is a ping-pong of len bytes, len < 0
- * the allreduce. */
+/* run measures one benchmark: len >= 0 is a ping-pong of len bytes, -1 the
+ * allreduce, < -1 a local loop (L_*). */
 static void run(int rank, const char *name, int len, long n, int cycles)
 {
 	double t[NMODES][cycles], d[NMODES][cycles];
@@ -138,7 +185,7 @@ static void run(int rank, const char *name, int len, long n, int cycles)
 		for (int k = 0; k < NMODES; k++) {
 			int m = (k + (c < 0 ? 0 : c)) % NMODES;
 			set_mode(m);
-			tc[m] = len >= 0 ? rep_pingpong(rank, m, len, n) : rep_allreduce(m, n);
+			tc[m] = len >= 0 ? rep_pingpong(rank, m, len, n) : len == -1 ? rep_allreduce(m, n) : rep_local(m, len, n);
 			unset_mode(m);
 		}
 		if (c < 0)
@@ -175,11 +222,21 @@ int main(int argc, char **argv)
 		run(rank, name, sizes[k], n, cycles);
 	}
 	run(rank, "allreduce_8", -1, n, cycles);
+	/* The local loops: 10 x the iterations (their calls are short). */
+	char pbuf[1];
+	set_mode(PROFILE); /* mpiscope knows the request as persistent (as in cheap.c) */
+	MPI_Send_init(pbuf, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &local_req);
+	run(rank, "local_comm_rank", L_COMM_RANK, 10 * n, cycles);
+	run(rank, "local_iprobe", L_IPROBE, 10 * n, cycles);
+	run(rank, "local_allreduce_self", L_ALLREDUCE_SELF, 10 * n, cycles);
+	run(rank, "local_test_done", L_TEST_DONE, 10 * n, cycles);
 	set_mode(PROFILE);
+	MPI_Request_free(&local_req);
 	/* Recorded: profile and trace, in every cycle and the warm-up. */
 	long long rec = 2LL * (cycles + 1) * n * size;
 	if (rank == 0) {
-		printf("EXPECT MPI_Send %lld\nEXPECT MPI_Recv %lld\nEXPECT MPI_Allreduce %lld\n", rec * nsizes, rec * nsizes, rec);
+		printf("EXPECT MPI_Send %lld\nEXPECT MPI_Recv %lld\nEXPECT MPI_Allreduce %lld\n", rec * nsizes, rec * nsizes, rec + 10 * rec);
+		printf("EXPECT MPI_Comm_rank %lld\nEXPECT MPI_Iprobe %lld\nEXPECT MPI_Test %lld\n", 10 * rec, 10 * rec, 10 * rec);
 		fflush(stdout);
 	}
 	MPI_Finalize();
