@@ -145,13 +145,7 @@ int64_t ms_sum_wc(ms_thread *t, const MPI_Count *counts, const MPI_Datatype *typ
 
 /* ---- communicators ---- */
 
-#define MS_CTAB_BITS 12
-static ms_comm *volatile ms_ctab[1 << MS_CTAB_BITS];
-
-static unsigned ms_chash(uintptr_t h)
-{
-	return (unsigned)((h * 0x9E3779B97F4A7C15ull) >> (64 - MS_CTAB_BITS));
-}
+ms_comm *volatile ms_ctab[1 << MS_CTAB_BITS];
 
 static int ms_new_meta(const char *key, int size, int creator)
 {

@@ -194,12 +194,27 @@ static inline ms_thread *ms_enter(void)
 	return t;
 }
 
-static inline ms_comm *ms_comm_get(MPI_Comm c)
+/* The communicators a rank uses, by handle (hot.c): open addressing. */
+#define MS_CTAB_BITS 12
+MS_HIDDEN extern ms_comm *volatile ms_ctab[1 << MS_CTAB_BITS];
+
+MS_INLINE unsigned ms_chash(uintptr_t h)
+{
+	return (unsigned)((h * 0x9E3779B97F4A7C15ull) >> (64 - MS_CTAB_BITS));
+}
+
+/* ms_comm_get: a communicator found in its home slot costs no call; the
+ * rest (collisions, first use) is ms_comm_lookup's. */
+MS_INLINE ms_comm *ms_comm_get(MPI_Comm c)
 {
 	if (c == MPI_COMM_WORLD)
 		return &ms_world_comm;
 	if (c == MPI_COMM_NULL)
 		return NULL;
+	const uintptr_t h = (uintptr_t)c;
+	ms_comm *e = __atomic_load_n(&ms_ctab[ms_chash(h)], __ATOMIC_ACQUIRE);
+	if (__builtin_expect(e != NULL && MS_LOAD(e->handle) == h, 1))
+		return e;
 	return ms_comm_lookup(c);
 }
 
