@@ -104,6 +104,15 @@ static double rep_pingpong(int rank, int mode, int len, long n)
 	return (bench_now() - t0) / n;
 }
 
+/* slowest returns the repetition's time per iteration since t0 on the
+ * slowest rank: both ranks must agree on it. */
+static double slowest(double t0, long n)
+{
+	double t = (bench_now() - t0) / n, tmax;
+	PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return tmax;
+}
+
 static double rep_allreduce(int mode, long n)
 {
 	double in = 1.0, out = 0;
@@ -114,10 +123,7 @@ static double rep_allreduce(int mode, long n)
 		ALLREDUCE(P, T)
 	else
 		ALLREDUCE(, N)
-	double t = (bench_now() - t0) / n, tmax;
-	/* Both ranks must agree on the repetition's time: the slowest rank's. */
-	PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	return tmax;
+	return slowest(t0, n);
 }
 
 /* Local loops: each rank on its own (no message), as in cheap.c but with
@@ -158,9 +164,7 @@ static double rep_local(int mode, int which, long n)
 		LOCAL(P, T)
 	else
 		LOCAL(, N)
-	double t = (bench_now() - t0) / n, tmax;
-	PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	return tmax;
+	return slowest(t0, n);
 }
 
 static int cmp(const void *a, const void *b)
