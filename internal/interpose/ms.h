@@ -233,7 +233,7 @@ MS_INLINE int ms_world_of(const ms_comm *cm, int peer)
 #define MS_MPICH_SIZE_OK(d, n) (((uint32_t)(d) >> 30) == 1 && ((uint32_t)(d) >> 8 & 0xff) == (n))
 #define MS_MPICH_SIZES (MS_MPICH_SIZE_OK(MPI_BYTE, 1) && MS_MPICH_SIZE_OK(MPI_CHAR, 1) && MS_MPICH_SIZE_OK(MPI_INT, sizeof(int)) && \
 			MS_MPICH_SIZE_OK(MPI_LONG, sizeof(long)) && MS_MPICH_SIZE_OK(MPI_DOUBLE, sizeof(double)) &&          \
-			MS_MPICH_SIZE_OK(MPI_INT64_T, 8) && MS_MPICH_SIZE_OK(MPI_DOUBLE_COMPLEX, 16) && \
+			MS_MPICH_SIZE_OK(MPI_INT64_T, 8) && MS_MPICH_SIZE_OK(MPI_C_DOUBLE_COMPLEX, 16) && \
 			((uint32_t)MPI_FLOAT_INT >> 30) != 1)
 #endif
 
