@@ -83,12 +83,11 @@ typedef struct ms_thread {
 	int depth;        /* >0 while inside a recorded MPI call */
 	uint32_t epoch;   /* reset generation this thread's data belongs to */
 	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
-	uint32_t region;  /* innermost region, 0 = none */
 	/* The deferred record (ms_defer): function id + 1 (0: none), bytes,
 	 * call site, duration, communicator. Its region is the current one:
 	 * a region change records it first. */
 	uint32_t pfn;
-	uint64_t rkey;    /* region << 16: its field of a site key (ms_site_key) */
+	uint64_t rkey;    /* innermost region (0 = none) << 16: its field of a site key (ms_site_key) */
 	int64_t pbytes;
 	uint64_t ppc, pdt;
 	const struct ms_comm *pcm;
@@ -109,6 +108,9 @@ typedef struct ms_thread {
 	size_t maplen;
 } ms_thread;
 _Static_assert(offsetof(ms_thread, pcm) + sizeof(void *) <= 64, "ms_thread: the hot fields span one cache line");
+
+/* ms_region is the thread's innermost region (0: none). */
+static inline uint32_t ms_region(const ms_thread *t) { return (uint32_t)(t->rkey >> 16); }
 
 /* Generated tables (zwrap_<family>.c). */
 extern const int ms_nfuncs;

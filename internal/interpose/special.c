@@ -265,16 +265,15 @@ static void ms_region_enter(const char *name)
 		t->rdepth++; /* too deep: counted, not recorded */
 		return;
 	}
-	uint32_t id = ms_region_intern(t->region, name);
+	uint32_t id = ms_region_intern(ms_region(t), name);
 	if (id == 0) {
 		t->dropped++;
-		id = t->region; /* table full: stay in the parent */
+		id = ms_region(t); /* table full: stay in the parent */
 	}
 	int d = t->rdepth++;
 	t->rstack[d] = id;
 	t->rstart[d] = ms_now();
 	t->rmpi[d] = t->ticks;
-	t->region = id;
 	t->rkey = (uint64_t)id << 16;
 	if (id)
 		t->regions[id].visits++;
@@ -299,8 +298,7 @@ static void ms_region_leave(void)
 	}
 	if (__builtin_expect(ms_tracing, 0) && id)
 		ms_trace_mark(MS_TK_LEAVE, id);
-	t->region = d > 0 ? t->rstack[d - 1] : 0;
-	t->rkey = (uint64_t)t->region << 16;
+	t->rkey = (uint64_t)(d > 0 ? t->rstack[d - 1] : 0) << 16;
 }
 
 static void ms_event(const char *text)
