@@ -14,9 +14,11 @@
 extern __thread void *ms_fpc __attribute__((tls_model("initial-exec")));
 
 /* MS_CALLER is the callsite a C wrapper records: its return address, or
- * the Fortran caller left in ms_fpc (taken once). */
-#define MS_CALLER() __extension__({                              \
-	void *ms_ra_ = __builtin_return_address(0);              \
+ * the Fortran caller left in ms_fpc (taken once). MS_CALLSITE(ra) is the
+ * same for a slow path given the wrapper's return address. */
+#define MS_CALLER() MS_CALLSITE(__builtin_return_address(0))
+#define MS_CALLSITE(ra) __extension__({                          \
+	void *ms_ra_ = (ra);                                     \
 	void *ms_o_ = ms_fpc;                                    \
 	if (__builtin_expect(ms_o_ != NULL, 0)) {                \
 		ms_fpc = NULL;                                   \

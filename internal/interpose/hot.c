@@ -15,9 +15,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-volatile int ms_active;
+volatile uint32_t ms_gate = MS_G_OFF;
 int ms_use_tsc;
-volatile uint32_t ms_epoch;
 volatile uint32_t ms_type_gen = 1;
 int ms_world_size, ms_world_rank;
 ms_comm ms_world_comm;
@@ -30,6 +29,15 @@ static pthread_mutex_t ms_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Group ms_world_group = MPI_GROUP_NULL;
 
 /* ---- threads ---- */
+
+const ms_site ms_nosite = {.key = ~(uint64_t)0};
+
+/* ms_last_clear forgets each function's last site (ms_record). */
+static void ms_last_clear(ms_thread *t)
+{
+	for (int i = 0; i < MS_MAXFUNCS; i++)
+		t->last[i] = (ms_site *)&ms_nosite;
+}
 
 static size_t ms_align(size_t n) { return (n + 4095) & ~(size_t)4095; }
 
@@ -51,7 +59,8 @@ ms_thread *ms_thread_new(void)
 	t->regions = (ms_regstat *)(m + off_regions);
 	t->events = (uint64_t *)(m + off_events);
 	t->maplen = len;
-	t->epoch = MS_LOAD(ms_epoch);
+	ms_last_clear(t);
+	t->epoch = MS_EPOCH();
 	t->tid = (int)syscall(SYS_gettid);
 	ms_thread *head = __atomic_load_n(&ms_threads, __ATOMIC_RELAXED);
 	do
@@ -69,7 +78,7 @@ MS_HIDDEN void ms_thread_clear(ms_thread *t)
 	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
 	t->ticks = t->dropped = t->nsites = 0;
 	t->pfn = 0;
-	memset(t->last, 0, sizeof t->last);
+	ms_last_clear(t);
 }
 
 /* ms_flush records the deferred call (ms_defer). Out of line: it runs
@@ -88,7 +97,7 @@ uint64_t ms_pending_key(const ms_thread *t)
 	return ms_site_key(t->pfn - 1, t, t->pcm, t->pbytes);
 }
 
-/* Pcontrol(3) bumps ms_epoch; each thread clears its own tables at its next
+/* Pcontrol(3) bumps the epoch in ms_gate; each thread clears its own tables at its next
  * recorded call, so no thread writes another's tables. */
 void ms_thread_reset(ms_thread *t)
 {
@@ -98,7 +107,7 @@ void ms_thread_reset(ms_thread *t)
 		t->rstart[i] = now;
 		t->rmpi[i] = 0;
 	}
-	t->epoch = MS_LOAD(ms_epoch);
+	t->epoch = MS_EPOCH();
 }
 
 /* ---- datatypes ---- */
@@ -455,7 +464,7 @@ MS_HIDDEN int ms_tsc_invariant(void)
 /* ---- accessors for Go (cgo does not read volatile globals well) ---- */
 
 ms_thread *ms_threads_head(void) { return __atomic_load_n(&ms_threads, __ATOMIC_ACQUIRE); }
-uint32_t ms_epoch_now(void) { return __atomic_load_n(&ms_epoch, __ATOMIC_ACQUIRE); }
+uint32_t ms_epoch_now(void) { return __atomic_load_n(&ms_gate, __ATOMIC_ACQUIRE) & ~MS_G_FLAGS; }
 int ms_comm_count(void) { return __atomic_load_n(&ms_ncomms, __ATOMIC_ACQUIRE); }
 ms_comm_meta_t *ms_comm_meta_at(int i) { return &ms_comm_meta[i]; }
 uint64_t ms_ticks_now(void) { return ms_now(); }

@@ -81,7 +81,7 @@ typedef struct {
  * struct is page-aligned): 64 bytes up to pcm. */
 typedef struct ms_thread {
 	int depth;        /* >0 while inside a recorded MPI call */
-	uint32_t epoch;   /* reset generation this thread's data belongs to */
+	uint32_t epoch;   /* reset epoch this thread's data belongs to (MS_EPOCH: flag bits 0) */
 	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	/* The deferred record (ms_defer): function id + 1 (0: none), bytes,
 	 * call site, duration, communicator. Its region is the current one:
@@ -98,7 +98,7 @@ typedef struct ms_thread {
 	uint64_t ticks, dropped, nsites; /* ticks: time in recorded calls (regions' MPI time) */
 	uint32_t tgen;
 	struct { uintptr_t h; int64_t size; } tcache[MS_TCACHE];
-	struct ms_site *last[MS_MAXFUNCS]; /* per function, the site it last recorded */
+	struct ms_site *last[MS_MAXFUNCS]; /* per function, the site it last recorded (&ms_nosite: none) */
 	ms_site *sites;        /* 1 << MS_SITE_BITS */
 	ms_peerstat *peers;    /* world size */
 	ms_regstat *regions;   /* MS_MAXREGIONS */
@@ -123,12 +123,39 @@ extern const char *const ms_fn_classes[];
 #define MS_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define MS_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-extern volatile int ms_active;
-extern int ms_use_tsc;
-extern volatile uint32_t ms_epoch;
-extern volatile uint32_t ms_type_gen;
+/* ms_gate is the one word a generated wrapper tests, with its thread's
+ * epoch and depth, to take its fast path (ms_fast):
+ *   bit 0 (MS_G_OFF)    recording is off (before MPI_Init, Pcontrol(0),
+ *                       after finalize or an internal error);
+ *   bit 1 (MS_G_NOTSC)  timestamps come from clock_gettime, not the TSC
+ *                       (x86 only: elsewhere the fast path reads ms_now);
+ *   bits 2-31           the reset epoch: Pcontrol(3) adds MS_G_EPOCH1, and
+ *                       each thread clears its tables at its next call.
+ * Its writers are cold (start, Pcontrol, finalize, abort, signals) and use
+ * atomic read-modify-writes, so that none loses another's bit. */
+#define MS_G_OFF 1u
+#define MS_G_NOTSC 2u
+#define MS_G_FLAGS 3u
+#define MS_G_EPOCH1 4u
+MS_HIDDEN extern volatile uint32_t ms_gate;
+MS_HIDDEN extern int ms_use_tsc;
+
+/* ms_gate_set sets (on) or clears one flag bit of ms_gate: async-signal
+ * safe. */
+static inline void ms_gate_set(uint32_t bit, int on)
+{
+	if (on)
+		__atomic_or_fetch(&ms_gate, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_and_fetch(&ms_gate, ~bit, __ATOMIC_SEQ_CST);
+}
+
+/* MS_EPOCH is the current reset epoch: what a thread's epoch field holds
+ * while its tables are current. */
+#define MS_EPOCH() (MS_LOAD(ms_gate) & ~MS_G_FLAGS)
+MS_HIDDEN extern volatile uint32_t ms_type_gen;
 extern int ms_world_size, ms_world_rank;
-extern ms_comm ms_world_comm;
+MS_HIDDEN extern ms_comm ms_world_comm;
 extern __thread ms_thread *ms_tls __attribute__((tls_model("initial-exec")));
 extern ms_thread *volatile ms_threads;
 extern ms_comm_meta_t ms_comm_meta[MS_MAXCOMMS];
@@ -160,6 +187,14 @@ static inline uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* MS_TIMED_FAST is MS_TIMED on a wrapper's fast path, which ms_gate's
+ * MS_G_NOTSC bit keeps off where the clock is not the TSC. */
+#if defined(__x86_64__) || defined(__i386__)
+#define MS_TIMED_FAST(t0, t1, stmt) do { t0 = __rdtsc(); stmt; t1 = __rdtsc(); } while (0)
+#else
+#define MS_TIMED_FAST(t0, t1, stmt) MS_TIMED(t0, t1, stmt)
+#endif
+
 /* MS_TIMED runs stmt between two timestamps, t0 and t1, testing the clock
  * source once for both (the call sits in each branch). */
 #if defined(__x86_64__) || defined(__i386__)
@@ -182,7 +217,7 @@ static inline uint64_t ms_now(void)
  * NULL: profiling off, not initialized, or nested inside a recorded call. */
 static inline ms_thread *ms_enter(void)
 {
-	if (__builtin_expect(!MS_LOAD(ms_active), 0))
+	if (__builtin_expect(MS_LOAD(ms_gate) & MS_G_OFF, 0))
 		return NULL;
 	ms_thread *t = ms_tls;
 	if (__builtin_expect(t == NULL, 0)) {
@@ -194,6 +229,17 @@ static inline ms_thread *ms_enter(void)
 		return NULL;
 	t->depth = 1;
 	return t;
+}
+
+/* ms_fast tells whether a generated wrapper takes its fast path, given
+ * ms_tls and the value of ms_gate it has found without MS_G_OFF: a thread
+ * exists, the clock is the TSC, the thread's tables belong to the current
+ * epoch, and it is not inside a recorded call. One branch for what
+ * ms_enter, MS_TIMED and ms_settle's reset test otherwise check one by
+ * one. */
+MS_INLINE int ms_fast(const ms_thread *t, uint32_t g)
+{
+	return __builtin_expect(t != NULL && ((g ^ t->epoch) | (uint32_t)t->depth) == 0, 1);
 }
 
 /* The communicators a rank uses, by handle (hot.c): open addressing. */
@@ -296,6 +342,11 @@ MS_INLINE uint64_t ms_site_key(unsigned fn, const ms_thread *t, const ms_comm *c
 	return fn | t->rkey | (cm ? cm->kbits : 0) | bin << 48;
 }
 
+/* ms_nosite stands in t->last for a function with no site yet, so that
+ * the check needs no NULL test: its key matches no call (bits 56-63 of a
+ * site key are 0). */
+MS_HIDDEN extern const ms_site ms_nosite;
+
 MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
 	const uint64_t key = ms_site_key(fn, t, cm, bytes);
@@ -303,7 +354,7 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
 	 * key, so the check overlaps the key's computation; the hash and
 	 * probe run when a function is called from another site. */
 	ms_site *s = t->last[fn];
-	if (__builtin_expect(s == NULL || s->pc != k || s->key != key, 0)) {
+	if (__builtin_expect(s->pc != k || s->key != key, 0)) {
 		const uint64_t mask = (1u << MS_SITE_BITS) - 1;
 		uint64_t i = ((k ^ (key << 5)) * 0x9E3779B97F4A7C15ull) >> (64 - MS_SITE_BITS);
 		for (uint64_t n = 0;; n++, i = (i + 1) & mask) {
@@ -339,7 +390,7 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
  * (Pcontrol(3)) came since its last one, the deferred record written. */
 MS_INLINE void ms_settle(ms_thread *t)
 {
-	const uint32_t e = MS_LOAD(ms_epoch);
+	const uint32_t e = MS_EPOCH();
 	if (__builtin_expect((t->epoch ^ e) | t->pfn, 0)) { /* one test for both */
 		if (t->epoch != e)
 			ms_thread_reset(t);
@@ -369,6 +420,29 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
 MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
 	ms_settle(t);
+	t->pfn = fn + 1;
+	t->pbytes = bytes;
+	t->ppc = (uint64_t)(uintptr_t)pc;
+	t->pdt = dt;
+	t->pcm = cm;
+	t->depth = 0;
+}
+
+/* ms_leave_fast is ms_leave on a wrapper's fast path, where ms_fast has
+ * checked the epoch: only a deferred record is left to write first. */
+MS_INLINE void ms_leave_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->pfn != 0, 0))
+		ms_flush(t);
+	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
+	t->depth = 0;
+}
+
+/* ms_defer_fast is ms_defer on the fast path. */
+MS_INLINE void ms_defer_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->pfn != 0, 0))
+		ms_flush(t);
 	t->pfn = fn + 1;
 	t->pbytes = bytes;
 	t->ppc = (uint64_t)(uintptr_t)pc;

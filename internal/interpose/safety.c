@@ -178,7 +178,7 @@ static void ms_stop_recording(void)
 {
 	uint64_t zero = 0;
 	__atomic_compare_exchange_n(&ms_app_end, &zero, ms_now(), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	MS_STORE(ms_active, 0);
+	ms_gate_set(MS_G_OFF, 1);
 }
 
 /* ms_write_rank has this rank's file written once (what, arg) and waits for
@@ -433,7 +433,7 @@ void ms_snapshot_request(void)
 void ms_disable(void)
 {
 	ms_disabled = 1;
-	MS_STORE(ms_active, 0);
+	ms_gate_set(MS_G_OFF, 1);
 }
 
 int ms_finished_get(void) { return __atomic_load_n(&ms_finished, __ATOMIC_SEQ_CST); }

@@ -108,11 +108,14 @@ static void ms_start_mode(int level, int session)
 	/* flags: 1 = record from the start, 2 = TSC allowed, 4 = IPM Pcontrol,
 	 * 8 = quiet */
 	ms_use_tsc = (flags & 2) && ms_tsc_invariant();
+#if defined(__x86_64__) || defined(__i386__)
+	ms_gate_set(MS_G_NOTSC, !ms_use_tsc); /* the wrappers' fast path reads the TSC */
+#endif
 	ms_pcontrol_ipm = (flags & 4) != 0;
 	ms_quiet = (flags & 8) != 0;
 	ms_clock_pair(&ms_cal_tsc0, &ms_cal_ns0);
 	ms_app_start = ms_cal_tsc0;
-	MS_STORE(ms_active, flags & 1);
+	ms_gate_set(MS_G_OFF, !(flags & 1));
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
 	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
 }
@@ -145,7 +148,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 static void ms_stop(void)
 {
 	ms_app_end = ms_now();
-	MS_STORE(ms_active, 0);
+	ms_gate_set(MS_G_OFF, 1);
 }
 
 void ms_finalize_run(void)
@@ -286,13 +289,13 @@ static void ms_region_leave(void)
 	ms_thread *t = ms_self();
 	if (t == NULL || t->rdepth == 0)
 		return;
-	if (t->pfn && t->epoch == MS_LOAD(ms_epoch))
+	if (t->pfn && t->epoch == MS_EPOCH())
 		ms_flush(t); /* the deferred call belongs to the region it ended in */
 	int d = --t->rdepth;
 	if (d >= MS_RDEPTH)
 		return;
 	uint32_t id = t->rstack[d];
-	if (id && t->epoch == MS_LOAD(ms_epoch)) {
+	if (id && t->epoch == MS_EPOCH()) {
 		t->regions[id].ticks += ms_now() - t->rstart[d];
 		t->regions[id].mpiticks += t->ticks - t->rmpi[d];
 	}
@@ -306,7 +309,7 @@ static void ms_event(const char *text)
 	ms_thread *t = ms_self();
 	if (t == NULL || text == NULL)
 		return;
-	if (t->epoch != MS_LOAD(ms_epoch))
+	if (t->epoch != MS_EPOCH())
 		ms_thread_reset(t);
 	int n = __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE);
 	int id = -1;
@@ -354,10 +357,10 @@ int ms_pcontrol(int level, va_list ap)
 	}
 	switch (level) {
 	case 0:
-		MS_STORE(ms_active, 0);
+		ms_gate_set(MS_G_OFF, 1);
 		break;
 	case 1:
-		MS_STORE(ms_active, !ms_disabled); /* off for good after an internal error */
+		ms_gate_set(MS_G_OFF, ms_disabled); /* off for good after an internal error */
 		break;
 	case 2:
 		msgoFlush();
@@ -365,7 +368,7 @@ int ms_pcontrol(int level, va_list ap)
 	case 3:
 		/* Each thread clears its own tables (events included) at its
 		 * next recorded call; app time restarts now. */
-		__atomic_add_fetch(&ms_epoch, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&ms_gate, MS_G_EPOCH1, __ATOMIC_SEQ_CST);
 		ms_app_start = ms_now();
 		break;
 	case 4:

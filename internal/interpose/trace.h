@@ -117,7 +117,7 @@ typedef struct ms_tbuf {
 	MPI_Status st[MS_TSAVE];
 } ms_tbuf;
 
-extern int ms_tracing;
+MS_HIDDEN extern int ms_tracing;
 extern volatile uint32_t ms_trace_fgen;
 extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 

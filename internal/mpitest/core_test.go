@@ -33,12 +33,25 @@ func markerLine(t *testing.T, src, marker string) int {
 	return 0
 }
 
-func TestPointToPoint(t *testing.T) {
+func TestPointToPoint(t *testing.T) { testPointToPoint(t, nil) }
+
+// TestPointToPointClock runs the same program with timestamps from
+// clock_gettime: every call takes its wrapper's slow path (ms_gate's
+// MS_G_NOTSC bit), whose callsite is the return address the fast path hands
+// it. The counts, bytes, peers and callsite lines must be the same.
+func TestPointToPointClock(t *testing.T) {
+	testPointToPoint(t, map[string]string{"MPISCOPE_TIMER": "clock"})
+}
+
+func testPointToPoint(t *testing.T, env map[string]string) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		prog := mpitest.Compile(t, f.MPICC, "p2p.c", t.TempDir())
-		p, _, res := f.Profile(t, 4, nil, prog)
+		p, _, res := f.Profile(t, 4, env, prog)
 		if !strings.Contains(res.Stdout, "p2p done on 4 ranks") {
 			t.Errorf("program output changed: %q", res.Stdout)
+		}
+		if env["MPISCOPE_TIMER"] == "clock" && p.Meta.Timer != "clock_gettime" {
+			t.Errorf("timer %q, want clock_gettime", p.Meta.Timer)
 		}
 		mpitest.Want(t, p, map[string][2]int64{
 			"MPI_Send":         {4 * 1010, 4 * 8000},

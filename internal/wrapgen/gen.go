@@ -292,20 +292,58 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 }
 
 func genWrapper(b *bytes.Buffer, f *Func) {
+	pr := f.Proto
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
+
+	// The slow path: every check one by one (ms_enter, the clock source,
+	// ms_settle), for a thread's first call, the first call after a reset
+	// (Pcontrol(3)), and timestamps from clock_gettime. The fast path
+	// hands it the wrapper's return address, its callsite.
+	w("static __attribute__((noinline)) %s ms_slow_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"))
+	w("\tms_thread *ms_t = ms_enter();\n")
+	w("\tif (ms_t == NULL)\n\t\treturn %s;\n", call)
+	w("\tvoid *ms_pc = MS_CALLSITE(ms_ra);\n")
+	genBody(b, f, false)
+
+	// The wrapper is the MPI_ function itself: no call into a body, and
+	// while nothing is recorded it ends in a tail call of PMPI_, tested
+	// first (Pcontrol(0) costs one load and one branch). ms_fast is one
+	// branch for everything else that leaves the fast path: the slow path
+	// also passes a call nested in a recorded one on to PMPI_. Only a recorded
+	// call reads its callsite (MS_CALLER: the return address, or the
+	// Fortran caller that a Fortran entry left in ms_fpc).
+	ra := "__builtin_return_address(0)"
+	if len(pr.Params) > 0 {
+		ra = ", " + ra
+	}
+	w("%s %s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
+	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
+	w("\tif (__builtin_expect(ms_g & MS_G_OFF, 0))\n\t\treturn %s;\n", call)
+	w("\tms_thread *ms_t = ms_tls;\n")
+	w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
+	w("\tms_t->depth = 1;\n")
+	w("\tvoid *ms_pc = MS_CALLER();\n")
+	genBody(b, f, true)
+	// ms_MPI_X: the same function under a hidden name, which the Fortran
+	// entries call directly (not through the PLT, so not through another
+	// tool's MPI_X preloaded before us).
+	w("MS_HIDDEN extern __typeof__(%s) ms_%s __attribute__((alias(\"%s\")));\n\n", pr.Name, pr.Name, pr.Name)
+}
+
+// genBody writes the rest of a wrapper, from its callsite on, for its fast
+// path (fast: MS_TIMED_FAST and the leave functions that need no epoch
+// test) or its slow path.
+func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	pr, s := f.Proto, f.Sem
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	a := func(i int) string { return fmt.Sprintf("a%d", i) }
 	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
 	isInt := pr.Ret == "int"
-
-	// The wrapper is the MPI_ function itself: no call into a body, and
-	// while nothing is recorded it ends in a tail call of PMPI_. Only a
-	// recorded call reads its callsite (MS_CALLER: the return address, or
-	// the Fortran caller that a Fortran entry left in ms_fpc).
-	w("%s %s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
-	w("\tms_thread *ms_t = ms_enter();\n")
-	w("\tif (ms_t == NULL)\n\t\treturn %s;\n", call)
-	w("\tvoid *ms_pc = MS_CALLER();\n")
+	timed, leave := "MS_TIMED", leaveFunc(pr.Name)
+	if fast {
+		timed, leave = "MS_TIMED_FAST", leave+"_fast"
+	}
 
 	// Before the call.
 	if s.FreeComm >= 0 {
@@ -332,7 +370,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	}
 
 	w("\tuint64_t ms_t0, ms_t1;\n\t%s ms_rc;\n", pr.Ret)
-	w("\tMS_TIMED(ms_t0, ms_t1, ms_rc = %s);\n", call)
+	w("\t%s(ms_t0, ms_t1, ms_rc = %s);\n", timed, call)
 	w("\tms_comm *ms_cm = NULL;\n\tint64_t ms_bytes = %d;\n", map[bool]int{true: 0, false: -1}[s.HasBytes()])
 	if isInt {
 		w("\tif (__builtin_expect(ms_rc == MPI_SUCCESS, 1)) {\n")
@@ -393,12 +431,8 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		targs = traceArgs(pr, s)
 	}
 	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_trace_call(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, targs)
-	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leaveFunc(pr.Name), pr.Name)
+	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leave, pr.Name)
 	w("\treturn ms_rc;\n}\n")
-	// ms_MPI_X: the same function under a hidden name, which the Fortran
-	// entries call directly (not through the PLT, so not through another
-	// tool's MPI_X preloaded before us).
-	w("MS_HIDDEN extern __typeof__(%s) ms_%s __attribute__((alias(\"%s\")));\n\n", pr.Name, pr.Name, pr.Name)
 }
 
 // Trace flags: the values of MS_TF_* in trace.h.

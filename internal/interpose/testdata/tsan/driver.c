@@ -79,7 +79,7 @@ static void *control(void *arg)
 int main(void)
 {
 	ms_comm_init();
-	MS_STORE(ms_active, 1);
+	ms_gate_set(MS_G_OFF, 0);
 	pthread_t th[THREADS], ctl;
 	pthread_create(&ctl, NULL, control, NULL);
 	for (long i = 0; i < THREADS; i++)
