@@ -5,7 +5,9 @@
  * (zwrap_mpich.c) against a fake PMPI layer defined here, so no MPI runs:
  * 8 threads call MPI_Send through the wrappers while they also create and
  * free communicators, and a control thread keeps invalidating the datatype
- * cache and toggles nothing that would change the counts. The run must be
+ * cache and flipping ms_gate's clock bit (MS_G_NOTSC), which sends the
+ * calls between their wrappers' fast and slow paths; both record, so the
+ * counts do not change. The run must be
  * free of data races (TSan exits non-zero otherwise) and count exactly
  * THREADS x ITERS sends.
  */
@@ -71,8 +73,10 @@ static volatile int stop;
 
 static void *control(void *arg)
 {
-	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+	for (unsigned i = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); i++) {
 		ms_types_changed();
+		ms_gate_set(MS_G_NOTSC, i & 1);
+	}
 	return NULL;
 }
 
