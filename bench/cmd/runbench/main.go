@@ -717,7 +717,6 @@ func (b *bench) scale() error {
 		"`finalize` is MPI_Finalize's wall time on rank 0 (median of 3 runs), with and without mpiscope; the phases are rank 0's (MPISCOPE_DEBUG_TIMING=1): "+
 		"local = read own tables and build the rank profile, merge = decoding and merging the received partial profiles (the tree's work on rank 0, "+
 		"log2 P receives), comm = waiting for and receiving them, then symbolize, write and report.\n\n", runtime.NumCPU())
-	md("| ranks | finalize none (ms) | finalize profile (ms) | local | comm | merge | receives | symbolize | write | report | mpiscope total (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	env := map[string]string{"OMPI_MCA_mpi_yield_when_idle": "1"}
 	res := map[string]any{}
 	nps := *scaleNP
@@ -729,6 +728,7 @@ func (b *bench) scale() error {
 		nps = "2,4,8"
 		md("MPICH ranks busy-poll without yielding, so only 2, 4 and 8 ranks are run on this machine (-scale-np to change).\n\n")
 	}
+	md("| ranks | finalize none (ms) | finalize profile (ms) | local | comm | merge | receives | symbolize | write | report | mpiscope total (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range strings.Split(nps, ",") {
 		np, _ := strconv.Atoi(s)
 		var fin = map[string][]float64{}
