@@ -207,11 +207,10 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 	return n;
 }
 
-static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MPI_Status *st)
+/* ms_trace_cplh records the completion of request h, found done by a
+ * completion call. */
+static void ms_trace_cplh(ms_tbuf *tb, unsigned fn, uint64_t now, uintptr_t h, const MPI_Status *st)
 {
-	if (i < 0 || i >= tb->nsave)
-		return;
-	uintptr_t h = tb->save[i];
 	/* MPI_REQUEST_NULL, or an inactive persistent request: nothing completed. */
 	if (h == (uintptr_t)MPI_REQUEST_NULL || !ms_preq_done(h))
 		return;
@@ -219,6 +218,20 @@ static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MP
 	int32_t src = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
 	ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((MS_TF_RECV | MS_TF_LOCAL) << 11) << 16, 1, h,
 		0, src >= 0 ? ms_status_bytes(st) : 0, -1, -1, src, st->MPI_TAG);
+}
+
+static void ms_trace_cpl(ms_tbuf *tb, unsigned fn, uint64_t now, int i, const MPI_Status *st)
+{
+	if (i >= 0 && i < tb->nsave)
+		ms_trace_cplh(tb, fn, now, tb->save[i], st);
+}
+
+/* ms_trace_cpl1 is ms_trace_done for one request (ms_trace_done1). */
+void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st)
+{
+	ms_tbuf *tb = ms_ttls;
+	if (tb != NULL)
+		ms_trace_cplh(tb, fn, t1, h, st);
 }
 
 void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)

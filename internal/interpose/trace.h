@@ -124,6 +124,7 @@ extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 MS_HIDDEN ms_tbuf *ms_trace_slow(ms_thread *t);
 MS_HIDDEN int64_t ms_trace_get_count(const MPI_Status *st);
 MS_HIDDEN int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st);
+MS_HIDDEN void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st);
 MS_HIDDEN void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st);
 MS_HIDDEN void ms_trace_mark(int kind, unsigned id);
 MS_HIDDEN void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, int peer, int tag, int64_t bytes, uintptr_t req);
@@ -335,6 +336,31 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 		}
 	}
 	ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, flags, speer, stag, rpeer, rtag, rbytes, st, req);
+}
+
+/* A completion call of one request (MPI_Wait, MPI_Test) keeps the request
+ * in a local of its wrapper rather than in the buffer's save array, and
+ * tests inline what ms_trace_save and ms_trace_done test out of line.
+ * ms_trace_save1 returns the request the call may finish (0: none to
+ * follow, MPI_REQUEST_NULL or no trace buffer) and lends a status when
+ * the caller ignores it; ms_trace_done1 records the completion, if any,
+ * after a successful call. */
+MS_INLINE uintptr_t ms_trace_save1(ms_thread *t, const MPI_Request *r, MPI_Status **st)
+{
+	ms_tbuf *tb = t->tb;
+	if (__builtin_expect(tb == NULL, 0) && (tb = ms_trace_slow(t)) == NULL)
+		return 0;
+	if (r == NULL || *r == MPI_REQUEST_NULL)
+		return 0;
+	if (*st == MPI_STATUS_IGNORE || *st == MPI_STATUSES_IGNORE)
+		*st = tb->st;
+	return (uintptr_t)*r;
+}
+
+MS_INLINE void ms_trace_done1(unsigned fn, uint64_t t1, uintptr_t h, const int *flag, const MPI_Status *st)
+{
+	if (flag == NULL || *flag)
+		ms_trace_cpl1(fn, t1, h, st);
 }
 
 #endif

@@ -365,7 +365,13 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 		cplN = a(s.CplCount)
 	}
 	traceCpl := isInt && s.Cpl > 0 && s.CplReqs >= 0 && s.Status >= 0
-	if traceCpl {
+	// One request (MPI_Wait, MPI_Test): kept in a local, tested inline
+	// (ms_trace_save1, trace.h).
+	traceOne := traceCpl && s.Cpl == CplOne && s.CplCount < 0
+	switch {
+	case traceOne:
+		w("\tuintptr_t ms_th = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_th = ms_trace_save1(ms_t, %s, &%s);\n", a(s.CplReqs), a(s.Status))
+	case traceCpl:
 		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", a(s.CplReqs), cplN, a(s.Status))
 	}
 
@@ -414,13 +420,15 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 		if s.TypeFree >= 0 {
 			w("\t\tms_types_changed();\n")
 		}
-		if traceCpl {
-			opt := func(i int) string {
-				if i < 0 {
-					return "NULL"
-				}
-				return a(i)
+		opt := func(i int) string {
+			if i < 0 {
+				return "NULL"
 			}
+			return a(i)
+		}
+		if traceOne {
+			w("\t\tif (ms_th)\n\t\t\tms_trace_done1(MS_FN_%s, ms_t1, ms_th, %s, %s);\n", pr.Name, opt(s.CplFlag), a(s.Status))
+		} else if traceCpl {
 			w("\t\tif (ms_tn)\n\t\t\tms_trace_done(MS_FN_%s, ms_t1, %d, %s, %s, %s, %s, %s);\n", pr.Name, s.Cpl, cplN,
 				opt(s.CplIndex), opt(s.CplIndices), opt(s.CplFlag), a(s.Status))
 		}
