@@ -399,13 +399,35 @@ MS_INLINE void ms_settle(ms_thread *t)
 	}
 }
 
-/* ms_leave records one call and ends it, after the deferred record if
- * there is one. bytes < 0: the function moves no counted data. */
+/* ms_leave_fast records one call and ends it, after the deferred record
+ * if there is one: a wrapper's fast path, where ms_fast has checked the
+ * epoch. bytes < 0: the function moves no counted data. */
+MS_INLINE void ms_leave_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->pfn != 0, 0))
+		ms_flush(t);
+	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
+	t->depth = 0;
+}
+
+/* ms_defer_fast is ms_defer (below) on the fast path. */
+MS_INLINE void ms_defer_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
+{
+	if (__builtin_expect(t->pfn != 0, 0))
+		ms_flush(t);
+	t->pfn = fn + 1;
+	t->pbytes = bytes;
+	t->ppc = (uint64_t)(uintptr_t)pc;
+	t->pdt = dt;
+	t->pcm = cm;
+	t->depth = 0;
+}
+
+/* ms_leave is ms_leave_fast anywhere else: a reset is applied first. */
 MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
 	ms_settle(t);
-	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
-	t->depth = 0;
+	ms_leave_fast(t, fn, pc, dt, bytes, cm);
 }
 
 /* ms_defer ends a call that completes receives (MPI_Recv, MPI_Wait...)
@@ -420,35 +442,7 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
 MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
 	ms_settle(t);
-	t->pfn = fn + 1;
-	t->pbytes = bytes;
-	t->ppc = (uint64_t)(uintptr_t)pc;
-	t->pdt = dt;
-	t->pcm = cm;
-	t->depth = 0;
-}
-
-/* ms_leave_fast is ms_leave on a wrapper's fast path, where ms_fast has
- * checked the epoch: only a deferred record is left to write first. */
-MS_INLINE void ms_leave_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
-{
-	if (__builtin_expect(t->pfn != 0, 0))
-		ms_flush(t);
-	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
-	t->depth = 0;
-}
-
-/* ms_defer_fast is ms_defer on the fast path. */
-MS_INLINE void ms_defer_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
-{
-	if (__builtin_expect(t->pfn != 0, 0))
-		ms_flush(t);
-	t->pfn = fn + 1;
-	t->pbytes = bytes;
-	t->ppc = (uint64_t)(uintptr_t)pc;
-	t->pdt = dt;
-	t->pcm = cm;
-	t->depth = 0;
+	ms_defer_fast(t, fn, pc, dt, bytes, cm);
 }
 
 #endif
