@@ -97,8 +97,8 @@ uint64_t ms_pending_key(const ms_thread *t)
 	return ms_site_key(t->pfn - 1, t, t->pcm, t->pbytes);
 }
 
-/* Pcontrol(3) bumps the epoch in ms_gate; each thread clears its own tables at its next
- * recorded call, so no thread writes another's tables. */
+/* Pcontrol(3) bumps the epoch in ms_gate; each thread clears its own
+ * tables at its next recorded call, so no thread writes another's tables. */
 void ms_thread_reset(ms_thread *t)
 {
 	ms_thread_clear(t);
