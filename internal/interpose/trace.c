@@ -234,15 +234,14 @@ void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st)
 		ms_trace_cplh(tb, fn, t1, h, st);
 }
 
+/* ms_trace_done records what a completion call of several requests
+ * finished (one request: ms_trace_done1, trace.h). */
 void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
 {
 	ms_tbuf *tb = ms_ttls;
 	if (tb == NULL || (flag && !*flag))
 		return;
 	switch (kind) {
-	case MS_TC_ONE:
-		ms_trace_cpl(tb, fn, t1, 0, st);
-		break;
 	case MS_TC_ALL:
 		for (int i = 0; i < n; i++)
 			ms_trace_cpl(tb, fn, t1, i, &st[i]);

@@ -28,7 +28,7 @@
 #define MS_TF_LOCAL 16
 
 /* Kinds of completion calls (generator: Sem.Cpl). */
-#define MS_TC_ONE 1  /* Wait, Test */
+#define MS_TC_ONE 1  /* Wait, Test: ms_trace_done1, not ms_trace_done */
 #define MS_TC_ALL 2  /* Waitall, Testall */
 #define MS_TC_ANY 3  /* Waitany, Testany */
 #define MS_TC_SOME 4 /* Waitsome, Testsome */

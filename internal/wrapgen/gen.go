@@ -298,8 +298,9 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 
 	// The slow path: every check one by one (ms_enter, the clock source,
 	// ms_settle), for a thread's first call, the first call after a reset
-	// (Pcontrol(3)), and timestamps from clock_gettime. The fast path
-	// hands it the wrapper's return address, its callsite.
+	// (Pcontrol(3)), timestamps from clock_gettime, and calls nested in a
+	// recorded one (passed on to PMPI_). The fast path hands it the
+	// wrapper's return address, its callsite.
 	w("static __attribute__((noinline)) %s ms_slow_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"))
 	w("\tms_thread *ms_t = ms_enter();\n")
 	w("\tif (ms_t == NULL)\n\t\treturn %s;\n", call)
@@ -309,10 +310,9 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	// The wrapper is the MPI_ function itself: no call into a body, and
 	// while nothing is recorded it ends in a tail call of PMPI_, tested
 	// first (Pcontrol(0) costs one load and one branch). ms_fast is one
-	// branch for everything else that leaves the fast path: the slow path
-	// also passes a call nested in a recorded one on to PMPI_. Only a recorded
-	// call reads its callsite (MS_CALLER: the return address, or the
-	// Fortran caller that a Fortran entry left in ms_fpc).
+	// branch for everything else that leaves the fast path. Only a
+	// recorded call reads its callsite (MS_CALLER: the return address, or
+	// the Fortran caller that a Fortran entry left in ms_fpc).
 	ra := "__builtin_return_address(0)"
 	if len(pr.Params) > 0 {
 		ra = ", " + ra
@@ -366,8 +366,8 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	}
 	traceCpl := isInt && s.Cpl > 0 && s.CplReqs >= 0 && s.Status >= 0
 	// One request (MPI_Wait, MPI_Test): kept in a local, tested inline
-	// (ms_trace_save1, trace.h).
-	traceOne := traceCpl && s.Cpl == CplOne && s.CplCount < 0
+	// (ms_trace_save1, trace.h); ms_trace_done takes the other kinds.
+	traceOne := traceCpl && s.Cpl == CplOne
 	switch {
 	case traceOne:
 		w("\tuintptr_t ms_th = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_th = ms_trace_save1(ms_t, %s, &%s);\n", a(s.CplReqs), a(s.Status))
