@@ -235,8 +235,7 @@ static inline ms_thread *ms_enter(void)
  * ms_tls and the value of ms_gate it has found without MS_G_OFF: a thread
  * exists, the clock is the TSC, the thread's tables belong to the current
  * epoch, and it is not inside a recorded call. One branch for what
- * ms_enter, MS_TIMED and ms_settle's reset test otherwise check one by
- * one. */
+ * ms_enter, MS_TIMED and ms_catch_up otherwise check one by one. */
 MS_INLINE int ms_fast(const ms_thread *t, uint32_t g)
 {
 	return __builtin_expect(t != NULL && ((g ^ t->epoch) | (uint32_t)t->depth) == 0, 1);
@@ -386,17 +385,23 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
 	t->ticks += dt;
 }
 
-/* ms_settle readies the thread's tables for a record: cleared if a reset
- * (Pcontrol(3)) came since its last one, the deferred record written. */
+/* ms_catch_up clears the thread's tables if a reset (Pcontrol(3)) came
+ * since its last record (the wrappers' fast path has tested it in
+ * ms_fast). */
+MS_INLINE void ms_catch_up(ms_thread *t)
+{
+	if (__builtin_expect(t->epoch != MS_EPOCH(), 0))
+		ms_thread_reset(t);
+}
+
+/* ms_settle readies the thread's tables for a record outside a wrapper
+ * (a region change): caught up with a reset, the deferred record
+ * written. */
 MS_INLINE void ms_settle(ms_thread *t)
 {
-	const uint32_t e = MS_EPOCH();
-	if (__builtin_expect((t->epoch ^ e) | t->pfn, 0)) { /* one test for both */
-		if (t->epoch != e)
-			ms_thread_reset(t);
-		if (t->pfn)
-			ms_flush(t);
-	}
+	ms_catch_up(t);
+	if (t->pfn)
+		ms_flush(t);
 }
 
 /* ms_leave_fast records one call and ends it, after the deferred record
@@ -426,7 +431,7 @@ MS_INLINE void ms_defer_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, i
 /* ms_leave is ms_leave_fast anywhere else: a reset is applied first. */
 MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
-	ms_settle(t);
+	ms_catch_up(t);
 	ms_leave_fast(t, fn, pc, dt, bytes, cm);
 }
 
@@ -441,7 +446,7 @@ MS_INLINE void ms_leave(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
  * reads a record still deferred at collection (cgo.go). */
 MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_t bytes, const ms_comm *cm)
 {
-	ms_settle(t);
+	ms_catch_up(t);
 	ms_defer_fast(t, fn, pc, dt, bytes, cm);
 }
 

@@ -309,8 +309,7 @@ static void ms_event(const char *text)
 	ms_thread *t = ms_self();
 	if (t == NULL || text == NULL)
 		return;
-	if (t->epoch != MS_EPOCH())
-		ms_thread_reset(t);
+	ms_catch_up(t);
 	int n = __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE);
 	int id = -1;
 	for (int i = 0; i < n; i++)

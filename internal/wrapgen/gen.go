@@ -297,7 +297,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
 
 	// The slow path: every check one by one (ms_enter, the clock source,
-	// ms_settle), for a thread's first call, the first call after a reset
+	// ms_catch_up), for a thread's first call, the first call after a reset
 	// (Pcontrol(3)), timestamps from clock_gettime, and calls nested in a
 	// recorded one (passed on to PMPI_). The fast path hands it the
 	// wrapper's return address, its callsite.
