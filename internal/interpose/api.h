@@ -17,6 +17,7 @@ uint64_t ms_mono_ns(void);
 void ms_clock_pair(uint64_t *ticks, uint64_t *ns);
 int ms_region_count(void);
 const char *ms_region_path(int i);
+int ms_region_parent(int i);
 int ms_event_count(void);
 const char *ms_event_text(int i);
 int ms_priv_bcast(void *buf, int len, int root);

@@ -200,9 +200,17 @@ func collect(st string) *rawRank {
 	r.Dropped = traceDropped() // trace events lost (trace_cgo.go)
 	nreg := int(C.ms_region_count())
 	r.RegionPath = make([]string, nreg)
+	parent := make([]int, nreg)
 	for i := 1; i < nreg; i++ {
 		r.RegionPath[i] = C.GoString(C.ms_region_path(C.int(i)))
+		if p := int(C.ms_region_parent(C.int(i))); p > 0 && p < i {
+			parent[i] = p // interned after its parent
+		}
 	}
+	// A region's MPI time: the time of the sites recorded in it or in a
+	// region nested in it (the site key holds the innermost region), so
+	// the hot path keeps no running total for it.
+	regMPI := make([]uint64, nreg)
 	nev := int(C.ms_event_count())
 	ncomm := int(C.ms_comm_count())
 	commStats := make([]rawComm, ncomm)
@@ -225,6 +233,10 @@ func collect(st string) *rawRank {
 			sites[k] = a
 		}
 		r.Calls += calls
+		r.MPITicks += ticks
+		for g := region; g > 0 && g < nreg; g = parent[g] {
+			regMPI[g] += ticks
+		}
 		a.Calls += calls
 		a.Ticks += ticks
 		a.Bytes += bytes
@@ -248,7 +260,6 @@ func collect(st string) *rawRank {
 			continue
 		}
 		r.Threads++
-		ticks := uint64(t.ticks) // time in recorded calls, with the deferred one
 		r.Dropped += uint64(t.dropped)
 		for _, s := range unsafe.Slice(t.sites, 1<<C.MS_SITE_BITS) {
 			if s.calls != 0 {
@@ -259,9 +270,7 @@ func collect(st string) *rawRank {
 		if t.pfn != 0 {
 			dt := uint64(t.pdt)
 			add(uint64(t.ppc), uint64(C.ms_pending_key(t)), 1, dt, dt, dt, max(int64(t.pbytes), 0))
-			ticks += dt
 		}
-		r.MPITicks += ticks
 		for w, p := range unsafe.Slice(t.peers, state.size) {
 			if p.smsgs == 0 && p.rmsgs == 0 {
 				continue
@@ -285,14 +294,12 @@ func collect(st string) *rawRank {
 			}
 			a.Visits += uint64(g.visits)
 			a.Ticks += uint64(g.ticks)
-			a.MPITick += uint64(g.mpiticks)
 		}
 		// Regions still open: count them up to now.
 		for d := 0; d < int(t.rdepth) && d < C.MS_RDEPTH; d++ {
 			id := int(t.rstack[d])
 			if a := r.Regions[id]; a != nil {
 				a.Ticks += end - uint64(t.rstart[d])
-				a.MPITick += ticks - uint64(t.rmpi[d])
 			}
 		}
 		evs := unsafe.Slice(t.events, C.MS_MAXEVENTS)
@@ -300,6 +307,11 @@ func collect(st string) *rawRank {
 			if evs[i] > 0 {
 				r.Events[C.GoString(C.ms_event_text(C.int(i)))] += uint64(evs[i])
 			}
+		}
+	}
+	for i, a := range r.Regions {
+		if i > 0 && i < nreg {
+			a.MPITick = regMPI[i]
 		}
 	}
 	for _, s := range sites {

@@ -76,7 +76,7 @@ MS_HIDDEN void ms_thread_clear(ms_thread *t)
 	memset(t->peers, 0, (size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
 	memset(t->regions, 0, MS_MAXREGIONS * sizeof(ms_regstat));
 	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
-	t->ticks = t->dropped = t->nsites = 0;
+	t->dropped = t->nsites = 0;
 	t->pfn = 0;
 	ms_last_clear(t);
 }
@@ -103,10 +103,8 @@ void ms_thread_reset(ms_thread *t)
 {
 	ms_thread_clear(t);
 	uint64_t now = ms_now();
-	for (int i = 0; i < t->rdepth; i++) {
+	for (int i = 0; i < t->rdepth && i < MS_RDEPTH; i++)
 		t->rstart[i] = now;
-		t->rmpi[i] = 0;
-	}
 	t->epoch = MS_EPOCH();
 }
 

@@ -56,7 +56,7 @@ typedef struct ms_site {
 _Static_assert(MS_MAXFUNCS <= 0x10000 && MS_MAXREGIONS <= 0x10000 && MS_MAXCOMMS < 0xffff && MS_NBINS < MS_NOBIN, "ms_site key fields");
 
 typedef struct { uint64_t smsgs, sbytes, rmsgs, rbytes; } ms_peerstat;
-typedef struct { uint64_t visits, ticks, mpiticks; } ms_regstat;
+typedef struct { uint64_t visits, ticks; } ms_regstat; /* a region's MPI time is summed from the site records (cgo.go) */
 
 /* A communicator as the hot path sees it. */
 typedef struct ms_comm {
@@ -94,8 +94,7 @@ typedef struct ms_thread {
 	int rdepth;
 	uint32_t rstack[MS_RDEPTH];
 	uint64_t rstart[MS_RDEPTH];
-	uint64_t rmpi[MS_RDEPTH];
-	uint64_t ticks, dropped, nsites; /* ticks: time in recorded calls (regions' MPI time) */
+	uint64_t dropped, nsites;
 	uint32_t tgen;
 	struct { uintptr_t h; int64_t size; } tcache[MS_TCACHE];
 	struct ms_site *last[MS_MAXFUNCS]; /* per function, the site it last recorded (&ms_nosite: none) */
@@ -382,7 +381,6 @@ MS_INLINE void ms_record(ms_thread *t, unsigned fn, uint64_t k, uint64_t dt, int
 		s->max = dt;
 	if (bytes > 0)
 		s->bytes += bytes;
-	t->ticks += dt;
 }
 
 /* ms_catch_up clears the thread's tables if a reset (Pcontrol(3)) came

@@ -276,7 +276,6 @@ static void ms_region_enter(const char *name)
 	int d = t->rdepth++;
 	t->rstack[d] = id;
 	t->rstart[d] = ms_now();
-	t->rmpi[d] = t->ticks;
 	t->rkey = (uint64_t)id << 16;
 	if (id)
 		t->regions[id].visits++;
@@ -297,7 +296,6 @@ static void ms_region_leave(void)
 	uint32_t id = t->rstack[d];
 	if (id && t->epoch == MS_EPOCH()) {
 		t->regions[id].ticks += ms_now() - t->rstart[d];
-		t->regions[id].mpiticks += t->ticks - t->rmpi[d];
 	}
 	if (__builtin_expect(ms_tracing, 0) && id)
 		ms_trace_mark(MS_TK_LEAVE, id);
@@ -465,5 +463,6 @@ void ms_mpi_version(char *lib, int liblen, int *major, int *minor)
 
 int ms_region_count(void) { return __atomic_load_n(&ms_nregions, __ATOMIC_ACQUIRE); }
 const char *ms_region_path(int i) { return i > 0 && i < ms_nregions ? ms_regions[i].path : ""; }
+int ms_region_parent(int i) { return i > 0 && i < ms_nregions ? (int)ms_regions[i].parent : 0; }
 int ms_event_count(void) { return __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE); }
 const char *ms_event_text(int i) { return ms_events_text[i]; }

@@ -222,6 +222,21 @@ func TestPcontrol(t *testing.T) {
 		if strings.Join(regions, ",") != "outer,outer/inner" {
 			t.Errorf("regions %v", regions)
 		}
+		// A region's MPI time is that of the calls made in it or in a
+		// region nested in it: the sum over those sites, up to the
+		// rounding of each value to ns (one per site and rank).
+		for _, r := range p.Regions {
+			var sum, n int64
+			for _, s := range p.Sites {
+				if s.Region == r.Path || strings.HasPrefix(s.Region, r.Path+"/") {
+					sum += s.TimeNs
+					n++
+				}
+			}
+			if d := r.MPINs - sum; d < -2*(n+1) || d > 2*(n+1) {
+				t.Errorf("region %s: MPI time %d ns, its %d sites' time %d ns", r.Path, r.MPINs, n, sum)
+			}
+		}
 		if len(p.Events) != 1 || p.Events[0].Text != "tick" || p.Events[0].Count != 14 || p.Events[0].Ranks != 2 {
 			t.Errorf("events %+v", p.Events)
 		}
