@@ -13,10 +13,10 @@
  * takes it as its callsite. NULL otherwise. */
 extern __thread void *ms_fpc __attribute__((tls_model("initial-exec")));
 
-/* MS_CALLER is the callsite a C wrapper records: its return address, or
- * the Fortran caller left in ms_fpc (taken once). MS_CALLSITE(ra) is the
- * same for a slow path given the wrapper's return address. */
-#define MS_CALLER() MS_CALLSITE(__builtin_return_address(0))
+/* MS_CALLSITE(ra) is the callsite a wrapper's slow path records, given the
+ * wrapper's return address: the Fortran caller left in ms_fpc (taken
+ * once), or ra. The fast path does not read ms_fpc: a relayed call is
+ * kept off it (ms_f_relay_begin). */
 #define MS_CALLSITE(ra) __extension__({                          \
 	void *ms_ra_ = (ra);                                     \
 	void *ms_o_ = ms_fpc;                                    \
@@ -26,6 +26,30 @@ extern __thread void *ms_fpc __attribute__((tls_model("initial-exec")));
 	}                                                        \
 	ms_ra_;                                                  \
 })
+
+/* ms_f_relay_begin leaves a relayed call's Fortran caller in ms_fpc and
+ * marks the thread (MS_DEPTH_RELAY) so that the C wrapper the call reaches
+ * takes its slow path, which reads the slot; a call nested in a recorded
+ * one keeps its depth (it is not recorded). ms_f_relay_end clears both
+ * when no wrapper took the slot, and then says so. */
+MS_INLINE void ms_f_relay_begin(void *pc)
+{
+	ms_fpc = pc;
+	ms_thread *t = ms_tls;
+	if (t != NULL && t->depth == 0)
+		t->depth = MS_DEPTH_RELAY;
+}
+
+MS_INLINE int ms_f_relay_end(void)
+{
+	if (__builtin_expect(ms_fpc == NULL, 1))
+		return 0;
+	ms_fpc = NULL;
+	ms_thread *t = ms_tls;
+	if (t != NULL && t->depth == MS_DEPTH_RELAY)
+		t->depth = 0;
+	return 1;
+}
 
 /* Arrays of requests and statuses converted on the stack; longer ones take
  * the timed path (no allocation per call). */

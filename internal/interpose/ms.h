@@ -80,7 +80,7 @@ typedef struct {
 /* The fields every recorded call reads come first, in one cache line (the
  * struct is page-aligned): 64 bytes up to pcm. */
 typedef struct ms_thread {
-	int depth;        /* >0 while inside a recorded MPI call */
+	int depth;        /* >0 while inside a recorded MPI call; MS_DEPTH_RELAY: a relayed Fortran call (fortran.h) */
 	uint32_t epoch;   /* reset epoch this thread's data belongs to (MS_EPOCH: flag bits 0) */
 	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	/* The deferred record (ms_defer): function id + 1 (0: none), bytes,
@@ -212,6 +212,10 @@ static inline uint64_t ms_now(void)
 #define MS_TIMED(t0, t1, stmt) do { t0 = ms_now(); stmt; t1 = ms_now(); } while (0)
 #endif
 
+/* ms_thread.depth of a thread whose next wrapper is reached from a relayed
+ * Fortran call: not inside a recorded call, but not on the fast path. */
+#define MS_DEPTH_RELAY (-1)
+
 /* ms_enter returns this thread's state when the call is to be recorded, or
  * NULL: profiling off, not initialized, or nested inside a recorded call. */
 static inline ms_thread *ms_enter(void)
@@ -224,7 +228,7 @@ static inline ms_thread *ms_enter(void)
 		if (t == NULL)
 			return NULL;
 	}
-	if (t->depth)
+	if (t->depth > 0)
 		return NULL;
 	t->depth = 1;
 	return t;
@@ -233,7 +237,8 @@ static inline ms_thread *ms_enter(void)
 /* ms_fast tells whether a generated wrapper takes its fast path, given
  * ms_tls and the value of ms_gate it has found without MS_G_OFF: a thread
  * exists, the clock is the TSC, the thread's tables belong to the current
- * epoch, and it is not inside a recorded call. One branch for what
+ * epoch, and it is neither inside a recorded call nor reached from a
+ * relayed Fortran call (MS_DEPTH_RELAY). One branch for what
  * ms_enter, MS_TIMED and ms_catch_up otherwise check one by one. */
 MS_INLINE int ms_fast(const ms_thread *t, uint32_t g)
 {

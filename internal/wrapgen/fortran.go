@@ -15,14 +15,15 @@ package wrapgen
 //
 //   - convert: the Fortran arguments are converted (handles with f2c,
 //     sentinels, statuses and arrays of requests/statuses sized by their count
-//     argument) and the C wrapper is called under its hidden name ms_MPI_X,
-//     with the Fortran caller left in the thread-local slot ms_fpc that the
-//     wrapper takes as its callsite: measurement exists once, with the
+//     argument) and the C wrapper's slow path ms_slow_MPI_X is called with
+//     the Fortran caller as its callsite: measurement exists once, with the
 //     Fortran caller as callsite; results are written back
 //     (c2f, statuses, 1-based indices, ierror).
 //   - relay: (MPICH's descriptor-based mpi_f08 routines, which end in the C
 //     MPI_ layer) the Fortran caller's address is left in a thread-local
-//     slot that the C wrapper takes as its callsite, and the implementation's
+//     slot that the C wrapper takes as its callsite (ms_f_relay_begin: the
+//     wrapper's fast path, which does not read the slot, is not taken), and
+//     the implementation's
 //     own profiling entry does the work. If no C wrapper took the slot, the
 //     call is recorded without bytes.
 //   - timed: the implementation's own profiling entry is called unchanged and
@@ -508,7 +509,7 @@ func (fp *FPlan) GenerateFortran(cmdline string) []byte {
 		pr := e.Func.Proto
 		if e.Kind == FConvert && !bodies[pr.Name] {
 			bodies[pr.Name] = true
-			w("%s ms_%s(%s);\n", pr.Ret, pr.Name, params(pr, ""))
+			w("MS_HIDDEN %s ms_slow_%s(%s);\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"))
 		}
 		w("void %s(%s);\n", e.Target, fparams(e, fArgCount(e)))
 	}
@@ -596,8 +597,8 @@ func (fp *FPlan) genEntry(b *bytes.Buffer, e *FEntry) {
 		w("\tms_leave(ms_t, %d, __builtin_return_address(0), ms_t1 - ms_t0, -1, NULL);\n", e.Func.ID)
 	case FRelay:
 		w("\tvoid *ms_pc = __builtin_return_address(0);\n\tuint64_t ms_t0 = ms_now();\n")
-		w("\tms_fpc = ms_pc;\n\t%s\n", call)
-		w("\tif (__builtin_expect(ms_fpc != NULL, 0)) {\n\t\tms_fpc = NULL;\n\t\tms_f_record(%d, ms_pc, ms_t0);\n\t}\n", e.Func.ID)
+		w("\tms_f_relay_begin(ms_pc);\n\t%s\n", call)
+		w("\tif (__builtin_expect(ms_f_relay_end(), 0))\n\t\tms_f_record(%d, ms_pc, ms_t0);\n", e.Func.ID)
 	case FConvert:
 		fp.genConvert(b, e, c)
 	}
@@ -668,13 +669,11 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	for _, s := range before {
 		w("\t%s\n", s)
 	}
-	// The C wrapper, called by its hidden name, takes the Fortran caller
-	// from ms_fpc as its callsite when it records the call; when it does
-	// not (recording off, or nested), the slot is cleared here. The
-	// arguments convert with PMPI_ functions or macros, never a wrapper
-	// that could take the slot first.
-	w("\tms_fpc = __builtin_return_address(0);\n")
-	w("\tint ms_rc = ms_%s(%s);\n\tms_fpc = NULL;\n", pr.Name, strings.Join(args, ", "))
+	// The C wrapper's slow path, called by its hidden name, records the
+	// call with the Fortran caller as its callsite (or passes it on to
+	// PMPI_ when recording is off or the call is nested).
+	args = append(args, "__builtin_return_address(0)")
+	w("\tint ms_rc = ms_slow_%s(%s);\n", pr.Name, strings.Join(args, ", "))
 	for _, s := range after {
 		w("\t%s\n", s)
 	}

@@ -61,7 +61,7 @@ func TestFortranOpenMPI(t *testing.T) {
 	for _, want := range []string{
 		"//go:build mpiscope_openmpi",
 		"#define MS_F_IN_PLACE ((void *)&ms_sym_mpi_fortran_in_place_)",
-		"int ms_rc = ms_MPI_Send(ms_fbuf(f0, MS_F_IN_PLACE, MS_F_BOTTOM), (int)*(MPI_Fint *)f1, PMPI_Type_f2c(*(MPI_Fint *)f2)",
+		"int ms_rc = ms_slow_MPI_Send(ms_fbuf(f0, MS_F_IN_PLACE, MS_F_BOTTOM), (int)*(MPI_Fint *)f1, PMPI_Type_f2c(*(MPI_Fint *)f2)",
 		"PMPI_Pcontrol((int)*(MPI_Fint *)f0);",
 	} {
 		if !strings.Contains(src, want) {

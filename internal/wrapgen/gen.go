@@ -298,10 +298,13 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 
 	// The slow path: every check one by one (ms_enter, the clock source,
 	// ms_catch_up), for a thread's first call, the first call after a reset
-	// (Pcontrol(3)), timestamps from clock_gettime, and calls nested in a
-	// recorded one (passed on to PMPI_). The fast path hands it the
-	// wrapper's return address, its callsite.
-	w("static __attribute__((noinline)) %s ms_slow_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"))
+	// (Pcontrol(3)), timestamps from clock_gettime, calls nested in a
+	// recorded one (passed on to PMPI_) and calls relayed by a Fortran
+	// entry (their callsite in ms_fpc, MS_CALLSITE). The fast path hands it
+	// the wrapper's return address, its callsite; the Fortran entries that
+	// convert their arguments call it directly (hidden: not through the
+	// PLT, so not through another tool's MPI_X) with their caller's.
+	w("MS_HIDDEN __attribute__((noinline)) %s ms_slow_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"))
 	w("\tms_thread *ms_t = ms_enter();\n")
 	w("\tif (ms_t == NULL)\n\t\treturn %s;\n", call)
 	w("\tvoid *ms_pc = MS_CALLSITE(ms_ra);\n")
@@ -310,9 +313,9 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	// The wrapper is the MPI_ function itself: no call into a body, and
 	// while nothing is recorded it ends in a tail call of PMPI_, tested
 	// first (Pcontrol(0) costs one load and one branch). ms_fast is one
-	// branch for everything else that leaves the fast path. Only a
-	// recorded call reads its callsite (MS_CALLER: the return address, or
-	// the Fortran caller that a Fortran entry left in ms_fpc).
+	// branch for everything else that leaves the fast path, a relayed
+	// Fortran call included (ms_f_relay_begin). The callsite is the
+	// return address.
 	ra := "__builtin_return_address(0)"
 	if len(pr.Params) > 0 {
 		ra = ", " + ra
@@ -323,12 +326,9 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	w("\tms_thread *ms_t = ms_tls;\n")
 	w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
 	w("\tms_t->depth = 1;\n")
-	w("\tvoid *ms_pc = MS_CALLER();\n")
+	w("\tvoid *ms_pc = __builtin_return_address(0);\n")
 	genBody(b, f, true)
-	// ms_MPI_X: the same function under a hidden name, which the Fortran
-	// entries call directly (not through the PLT, so not through another
-	// tool's MPI_X preloaded before us).
-	w("MS_HIDDEN extern __typeof__(%s) ms_%s __attribute__((alias(\"%s\")));\n\n", pr.Name, pr.Name, pr.Name)
+	w("\n")
 }
 
 // genBody writes the rest of a wrapper, from its callsite on, for its fast
