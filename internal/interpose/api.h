@@ -18,6 +18,7 @@ void ms_clock_pair(uint64_t *ticks, uint64_t *ns);
 int ms_region_count(void);
 const char *ms_region_path(int i);
 int ms_region_parent(int i);
+size_t ms_type_size_offset(void); /* hot.c: 0 = datatype sizes from the per-thread cache */
 int ms_event_count(void);
 const char *ms_event_text(int i);
 int ms_priv_bcast(void *buf, int len, int root);

@@ -497,6 +497,13 @@ func (t *finalizeTiming) print() {
 	}
 	fmt.Fprintf(os.Stderr, "mpiscope: finalize timing: ranks=%d %s total=%.3fms\n",
 		state.size, strings.Join(t.phases, " "), time.Since(t.start).Seconds()*1e3)
+	// How the hot path found datatype sizes (ms_tsize), for the benchmarks
+	// and TestDatatypes.
+	if off := C.ms_type_size_offset(); off != 0 {
+		fmt.Fprintf(os.Stderr, "mpiscope: datatype sizes: read from the datatype objects (offset %d)\n", off)
+	} else {
+		fmt.Fprintf(os.Stderr, "mpiscope: datatype sizes: per-thread cache\n")
+	}
 }
 
 // timedComm measures the time spent in communication.

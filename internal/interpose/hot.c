@@ -59,6 +59,7 @@ ms_thread *ms_thread_new(void)
 	t->regions = (ms_regstat *)(m + off_regions);
 	t->events = (uint64_t *)(m + off_events);
 	t->maplen = len;
+	t->cmemo = &ms_nocomm;
 	ms_last_clear(t);
 	t->epoch = MS_EPOCH();
 	t->tid = (int)syscall(SYS_gettid);
@@ -126,6 +127,60 @@ int64_t ms_tsize_slow(ms_thread *t, MPI_Datatype d, unsigned i)
 	t->tcache[i].size = s;
 	return s;
 }
+
+#ifdef OPEN_MPI
+size_t ms_type_size_off;
+
+/* ms_types_probe finds where Open MPI's datatype objects hold their size:
+ * the one offset, among the objects' first 16 words, at which a size_t
+ * equals MPI_Type_size for predefined, pair and derived datatypes chosen
+ * so that no other field (extent, bounds, element count) equals it for all
+ * of them. None or more than one such offset: ms_tsize keeps its cache. */
+void ms_types_probe(void)
+{
+	MPI_Datatype d[16];
+	int n = 0;
+	const MPI_Datatype pre[] = {MPI_BYTE, MPI_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_DOUBLE, MPI_LONG_DOUBLE,
+				    MPI_DOUBLE_INT, MPI_2INT, MPI_C_DOUBLE_COMPLEX};
+	const int npre = (int)(sizeof pre / sizeof pre[0]);
+	for (int i = 0; i < npre; i++)
+		d[n++] = pre[i];
+	MPI_Datatype v;
+	int bl[2] = {1, 1};
+	MPI_Aint disp[2] = {0, 8};
+	MPI_Datatype ty[2] = {MPI_CHAR, MPI_DOUBLE};
+	if (PMPI_Type_contiguous(3, MPI_INT, &v) == MPI_SUCCESS)
+		d[n++] = v; /* size 12 = extent */
+	if (PMPI_Type_vector(2, 1, 3, MPI_INT, &v) == MPI_SUCCESS)
+		d[n++] = v; /* size 8, extent 16, 2 elements */
+	if (PMPI_Type_create_resized(MPI_DOUBLE, -8, 40, &v) == MPI_SUCCESS)
+		d[n++] = v; /* size 8, lb -8, extent 40 */
+	if (PMPI_Type_create_struct(2, bl, disp, ty, &v) == MPI_SUCCESS)
+		d[n++] = v; /* size 9, extent 16 */
+	size_t found = 0;
+	int nfound = 0;
+	for (size_t off = sizeof(size_t); off < 16 * sizeof(size_t); off += sizeof(size_t)) {
+		int ok = 1;
+		for (int i = 0; i < n && ok; i++) {
+			int s = 0;
+			ok = PMPI_Type_size(d[i], &s) == MPI_SUCCESS && s >= 0 &&
+			     *(const size_t *)((const char *)d[i] + off) == (size_t)s;
+		}
+		if (ok) {
+			found = off;
+			nfound++;
+		}
+	}
+	for (int i = npre; i < n; i++)
+		PMPI_Type_free(&d[i]);
+	MS_STORE(ms_type_size_off, n == npre + 4 && nfound == 1 ? found : 0);
+}
+
+size_t ms_type_size_offset(void) { return MS_LOAD(ms_type_size_off); }
+#else
+void ms_types_probe(void) {}
+size_t ms_type_size_offset(void) { return 0; }
+#endif
 
 void ms_types_changed(void)
 {
@@ -285,6 +340,16 @@ void ms_comm_created(MPI_Comm c, int fn)
 	if (c == MPI_COMM_NULL || c == MPI_COMM_WORLD)
 		return;
 	ms_comm_insert(c, fn);
+}
+
+ms_comm ms_nocomm;
+
+ms_comm *ms_comm_memo(ms_thread *t, MPI_Comm c)
+{
+	ms_comm *m = ms_comm_get(c);
+	if (m != NULL)
+		t->cmemo = m;
+	return m;
 }
 
 void ms_comm_freed(MPI_Comm c)

@@ -91,6 +91,7 @@ typedef struct ms_thread {
 	int64_t pbytes;
 	uint64_t ppc, pdt;
 	const struct ms_comm *pcm;
+	struct ms_comm *cmemo; /* the last communicator but MPI_COMM_WORLD a wrapper looked up (ms_comm_of) */
 	int rdepth;
 	uint32_t rstack[MS_RDEPTH];
 	uint64_t rstart[MS_RDEPTH];
@@ -168,6 +169,7 @@ MS_HIDDEN ms_comm *ms_comm_lookup(MPI_Comm c);
 MS_HIDDEN void ms_comm_created(MPI_Comm c, int fn);
 MS_HIDDEN void ms_comm_freed(MPI_Comm c);
 MS_HIDDEN void ms_types_changed(void);
+MS_HIDDEN void ms_types_probe(void); /* at start: Open MPI datatype objects' size field (ms_tsize) */
 MS_HIDDEN int64_t ms_sum_w(ms_thread *t, const int *counts, const MPI_Datatype *types, int n);
 MS_HIDDEN int64_t ms_sum_wc(ms_thread *t, const MPI_Count *counts, const MPI_Datatype *types, int n);
 MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer, int rpeer, int tag, int cfn);
@@ -269,6 +271,23 @@ MS_INLINE ms_comm *ms_comm_get(MPI_Comm c)
 	return ms_comm_lookup(c);
 }
 
+/* ms_comm_of is ms_comm_get for a wrapper: the thread's last communicator
+ * other than MPI_COMM_WORLD is tried before the table, so that calls on
+ * one communicator find it with one compare (no hash). A freed
+ * communicator's record has handle 0 and matches nothing; ms_nocomm (also
+ * handle 0) stands in before the first. */
+MS_HIDDEN extern ms_comm ms_nocomm;
+MS_HIDDEN ms_comm *ms_comm_memo(ms_thread *t, MPI_Comm c);
+MS_INLINE ms_comm *ms_comm_of(ms_thread *t, MPI_Comm c)
+{
+	if (c == MPI_COMM_WORLD)
+		return &ms_world_comm;
+	ms_comm *m = t->cmemo;
+	if (__builtin_expect(MS_LOAD(m->handle) == (uintptr_t)c, 1))
+		return m;
+	return ms_comm_memo(t, c);
+}
+
 static inline int ms_comm_size(const ms_comm *cm) { return cm ? cm->size : 0; }
 static inline int ms_comm_rsize(const ms_comm *cm) { return cm ? cm->rsize : 0; }
 static inline int ms_comm_rank(const ms_comm *cm) { return cm ? cm->rank : 0; }
@@ -288,9 +307,24 @@ MS_INLINE int ms_world_of(const ms_comm *cm, int peer)
 			((uint32_t)MPI_FLOAT_INT >> 30) != 1)
 #endif
 
+#ifdef OPEN_MPI
+/* ms_type_size_off: the offset at which an Open MPI datatype object holds
+ * its size in bytes (a size_t; not in mpi.h), found at start by
+ * ms_types_probe (hot.c); 0: not found, ms_tsize uses the cache. */
+MS_HIDDEN extern size_t ms_type_size_off;
+#endif
+
 MS_INLINE int64_t ms_tsize(ms_thread *t, MPI_Datatype d)
 {
 	uintptr_t h = (uintptr_t)d;
+#ifdef OPEN_MPI
+	/* Open MPI's handle is the datatype object: one load, no cache and
+	 * no generation to check (a handle freed and reused is a new object
+	 * with its own size). Only a successful call's datatype is read. */
+	const size_t off = MS_LOAD(ms_type_size_off);
+	if (__builtin_expect(off != 0, 1))
+		return (int64_t)*(const size_t *)(h + off);
+#endif
 #ifdef MPICH
 	/* MPICH's predefined datatypes, but for the pair types, are handles
 	 * of kind "builtin" (bits 30-31 = 01) holding their size in bits

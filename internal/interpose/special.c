@@ -102,6 +102,7 @@ static void ms_start_mode(int level, int session)
 		}
 	} else {
 		ms_comm_init();
+		ms_types_probe();
 		PMPI_Comm_dup(MPI_COMM_WORLD, &ms_priv);
 	}
 	int flags = msgoStart(session);

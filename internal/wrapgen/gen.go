@@ -381,7 +381,7 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	if isInt {
 		w("\tif (__builtin_expect(ms_rc == MPI_SUCCESS, 1)) {\n")
 		if s.Comm >= 0 {
-			w("\t\tms_cm = ms_comm_get(%s);\n", a(s.Comm))
+			w("\t\tms_cm = ms_comm_of(ms_t, %s);\n", a(s.Comm))
 		}
 		genBytes(b, pr, s)
 		genPeers(b, s)
