@@ -282,8 +282,10 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 			continue
 		}
 		if p.Passthrough {
+			// The slow path too, which the Fortran entries call.
 			pr := f.Proto
 			w("%s %s(%s)\n{\n\treturn P%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name, args(pr))
+			w("MS_HIDDEN %s ms_slow_%s(%s)\n{\n\t(void)ms_ra;\n\treturn P%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"), pr.Name, args(pr))
 			continue
 		}
 		genWrapper(&b, f)

@@ -38,8 +38,12 @@ func TestPassthrough(t *testing.T) {
 				}
 				wrapped++
 			}
-			if n := strings.Count(c, "\treturn PMPI_"); n != wrapped {
-				t.Errorf("%d pass-through wrappers, want %d", n, wrapped)
+			// Each wrapper and its slow path (the Fortran entries' way in).
+			if n := strings.Count(c, "\treturn PMPI_"); n != 2*wrapped {
+				t.Errorf("%d pass-through functions, want %d (2 per wrapper)", n, 2*wrapped)
+			}
+			if n := strings.Count(c, " ms_slow_MPI_"); n != wrapped {
+				t.Errorf("%d pass-through slow paths, want %d", n, wrapped)
 			}
 		})
 	}
