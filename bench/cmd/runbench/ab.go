@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -82,6 +83,31 @@ func checkAB(job string, expect map[string]int64) error {
 	return nil
 }
 
+// abNoise is how far (ns per call) a control of ab.c may be from zero
+// before its row is reported as not measuring the wrapper: the in-process
+// controls on MPICH stay within about 2.5 ns.
+const abNoise = 3.0
+
+// abControls is a row's verdict from its controls (medians, ns per call).
+func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
+	var bad []string
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"no library: profile", noLibProfile}, {"pass-through: profile", ptProfile}, {"pass-through: off", ptOff}} {
+		if math.Abs(c.v) > abNoise {
+			bad = append(bad, fmt.Sprintf("%s %.1f", c.name, c.v))
+		}
+	}
+	if d := offMS - ptOff; d < -abNoise {
+		bad = append(bad, fmt.Sprintf("off %.1f below pass-through", -d))
+	}
+	if len(bad) == 0 {
+		return "ok"
+	}
+	return "fail (" + strings.Join(bad, "; ") + ")"
+}
+
 func (b *bench) ab() error {
 	libs := []struct{ name, lib string }{{"no library", ""}, {"pass-through", b.ptLib}, {"mpiscope", b.lib}}
 	// diffs[lib][bench][mode] per round, per call; tscs per run.
@@ -135,13 +161,21 @@ func (b *bench) ab() error {
 		"the profile of each libmpiscope run is checked to hold exactly the calls made under profile and trace. "+
 		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", *abRounds, T)
 	md("libmpiscope:\n\n")
-	mdHead([]string{"benchmark", "timer (2 reads)", "off", "profile", "trace", "profile / timer", "trace / timer", "profile / 2 isolated reads"})
+	mdHead([]string{"benchmark", "timer (2 reads)", "off", "profile", "trace", "profile / timer", "trace / timer", "profile / 2 isolated reads", "controls"})
 	med := func(lib, n, mode string) stats { return summarize(diffs[lib][n][mode]) }
 	res := map[string]any{}
+	verdicts := map[string]string{}
 	for _, n := range order {
 		tm, pr, tr := med("mpiscope", n, "timer"), med("mpiscope", n, "profile"), med("mpiscope", n, "trace")
-		md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med))
+		v := abControls(med("no library", n, "profile").Med, med("pass-through", n, "profile").Med,
+			med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med)
+		verdicts[n] = v
+		md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med), v)
 	}
+	md("\n`controls`: ok when every mode that runs the same code as `none` measures within %.0f ns of it (no library: profile; pass-through: profile and off) "+
+		"and libmpiscope's `off` is not more than %.0f ns below the pass-through build's (recording off does one load and a branch more than it, so less would mean the time does not add up on that path). "+
+		"Rows whose controls fail do not measure the wrapper's cost.\n", abNoise, abNoise)
+	res["controls"] = verdicts
 	md("\nControls, (mode - none) per call, median over rounds: with no library every mode but timer calls the same MPI_ functions of the MPI library (noise of the method); with the pass-through build they run its wrappers, which only call PMPI_ (the floor of interposition). `off` of libmpiscope minus `off` of the pass-through build is Pcontrol(0)'s cost over the pass-through build.\n\n")
 	mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off"})
 	for _, n := range order {
