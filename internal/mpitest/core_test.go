@@ -292,6 +292,19 @@ func TestReset(t *testing.T) {
 		prog := mpitest.Compile(t, f.MPICC, "reset.c", t.TempDir())
 		p, _, _ := f.Profile(t, 2, nil, prog)
 		mpitest.Want(t, p, map[string][2]int64{"MPI_Barrier": {0, 0}, "MPI_Bcast": {50, 200}})
+		// The reset came inside 40 nested regions: the broadcasts are in
+		// the 32nd, the deepest recorded, and nothing was lost.
+		deepest := strings.TrimSuffix(strings.Repeat("r/", 32), "/")
+		for _, s := range p.Sites {
+			if s.Func == "MPI_Bcast" && s.Region != deepest {
+				t.Errorf("MPI_Bcast site in region %q, want 32 levels of r", s.Region)
+			}
+		}
+		for _, r := range p.Ranks {
+			if r.Dropped != 0 {
+				t.Errorf("rank %d dropped %d records", r.Rank, r.Dropped)
+			}
+		}
 	})
 }
 
