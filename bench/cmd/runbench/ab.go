@@ -110,6 +110,13 @@ func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 
 func (b *bench) ab() error {
 	libs := []struct{ name, lib string }{{"no library", ""}, {"pass-through", b.ptLib}, {"mpiscope", b.lib}}
+	vars, err := parseVariants(*variants)
+	if err != nil {
+		return err
+	}
+	for _, v := range vars {
+		libs = append(libs, struct{ name, lib string }{v.name, v.lib})
+	}
 	// diffs[lib][bench][mode] per round, per call; tscs per run.
 	diffs := map[string]map[string]map[string][]float64{}
 	var tscs []float64
@@ -181,6 +188,24 @@ func (b *bench) ab() error {
 	for _, n := range order {
 		md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
 			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med)
+	}
+	if len(vars) > 0 {
+		md("\nVariants (-variants), run in the same rounds: profile and trace minus the same run's timer, ns per call, median over rounds; libmpiscope first.\n\n")
+		head := []string{"benchmark", "libmpiscope profile", "libmpiscope trace"}
+		for _, v := range vars {
+			head = append(head, v.name+" profile", v.name+" trace")
+		}
+		mdHead(head)
+		over := func(lib, n, mode string) float64 {
+			return summarize(diffs[lib][n][mode]).Med - summarize(diffs[lib][n]["timer"]).Med
+		}
+		for _, n := range order {
+			md("| %s | %.1f | %.1f |", n, over("mpiscope", n, "profile"), over("mpiscope", n, "trace"))
+			for _, v := range vars {
+				md(" %.1f | %.1f |", over(v.name, n, "profile"), over(v.name, n, "trace"))
+			}
+			md("\n")
+		}
 	}
 	for _, l := range libs {
 		res[l.name] = diffs[l.name]

@@ -63,7 +63,7 @@ var (
 	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
 	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
 	verbose    = flag.Bool("v", false, "print every run")
-	variants   = flag.String("variants", "", "extra profile-mode `configs` name=lib.so,... in the overhead section (to compare builds side by side)")
+	variants   = flag.String("variants", "", "extra builds `name=lib.so,...`: profile mode in the overhead section, every mode in the ab section (to compare builds side by side)")
 )
 
 var out bytes.Buffer // Markdown results
@@ -426,20 +426,40 @@ const phaseFactor = 1.5
 
 var progs = []progRun{{"cheap", 1, "1000000"}, {"pingpong", 2, "40000"}, {"allreduce", 2, "40000"}}
 
+// variant is an extra build of the library given with -variants.
+type variant struct{ name, lib string }
+
+// parseVariants reads -variants: name=lib.so,...
+func parseVariants(s string) ([]variant, error) {
+	var vs []variant
+	if s == "" {
+		return nil, nil
+	}
+	for _, v := range strings.Split(s, ",") {
+		name, lib, ok := strings.Cut(v, "=")
+		if !ok || name == "" || lib == "" {
+			return nil, fmt.Errorf("-variants: want name=lib.so, got %q", v)
+		}
+		vs = append(vs, variant{name, lib})
+	}
+	return vs, nil
+}
+
 func (b *bench) overhead() error {
 	b.traceN = b.traceAvailable()
 	cfgs := configs
 	if b.traceN != "" {
 		cfgs = cfgs[:4]
 	}
-	if *variants != "" {
+	vars, err := parseVariants(*variants)
+	if err != nil {
+		return err
+	}
+	if len(vars) > 0 {
 		cfgs = append([]config(nil), cfgs...)
-		for _, v := range strings.Split(*variants, ",") {
-			name, lib, ok := strings.Cut(v, "=")
-			if !ok {
-				return fmt.Errorf("-variants: want name=lib.so, got %q", v)
-			}
-			cfgs = append(cfgs, config{name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}})
+		for _, v := range vars {
+			lib := v.lib
+			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}})
 		}
 	}
 	nbase := len(configs)
