@@ -64,7 +64,9 @@ static ms_tbuf *ms_tbuf_new(void)
 	tb->ev[0] = m + hdr + MS_TBUF_HEAD;
 	tb->ev[1] = m + hdr + slot + MS_TBUF_HEAD;
 	tb->cur_ev = tb->ev[0];
-	tb->cap = (uint32_t)(blen - MS_TMAX); /* a record fits whenever n <= cap */
+	/* A record fits whenever n <= cap, and a deferred event besides
+	 * (ms_trace_room, ms_trace_swap). */
+	tb->cap = (uint32_t)(blen - 2 * MS_TMAX);
 	tb->fgen = MS_LOAD(ms_trace_fgen);
 	tb->dgen = 1;
 	tb->tid = (int)syscall(SYS_gettid);
@@ -104,11 +106,16 @@ static void ms_trace_push(ms_tbuf *tb)
 	sem_post(&ms_tsem);
 }
 
-/* ms_trace_swap hands the current buffer to the writer and continues in
- * the other. When the writer still holds the other one (it is behind),
- * wait up to 50 ms, then drop the current buffer's events and count them. */
+static void ms_tdef_write(ms_tbuf *tb);
+
+/* ms_trace_swap hands the current buffer to the writer, the deferred
+ * event included, and continues in the other. When the writer still holds
+ * the other one (it is behind), wait up to 50 ms, then drop the current
+ * buffer's events and count them. */
 static void ms_trace_swap(ms_tbuf *tb)
 {
+	if (tb->dfn)
+		ms_tdef_write(tb);
 	tb->fgen = MS_LOAD(ms_trace_fgen);
 	if (tb->n == 0)
 		return;
@@ -132,8 +139,20 @@ static void ms_trace_swap(ms_tbuf *tb)
 	tb->dgen++; /* each buffer starts with an empty dictionary */
 }
 
-/* ms_trace_slow: the first traced call of a thread, a full buffer, or a
- * flush requested by another thread. */
+/* ms_trace_room readies the buffer for a record when ms_tfull says so:
+ * the deferred event is written (it fits: cap leaves room for two
+ * records), then the buffer is handed over if it is full or a flush asked
+ * for it. */
+static void ms_trace_room(ms_tbuf *tb)
+{
+	if (tb->dfn)
+		ms_tdef_write(tb);
+	if (tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen))
+		ms_trace_swap(tb);
+}
+
+/* ms_trace_slow: the first traced call of a thread, a full buffer, a
+ * flush requested by another thread, or a deferred event to write. */
 ms_tbuf *ms_trace_slow(ms_thread *t)
 {
 	ms_tbuf *tb = t->tb;
@@ -144,7 +163,7 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 		t->tb = tb;
 	}
 	if (ms_tfull(tb))
-		ms_trace_swap(tb);
+		ms_trace_room(tb);
 	return tb;
 }
 
@@ -152,7 +171,7 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 static inline void ms_troom(ms_tbuf *tb)
 {
 	if (__builtin_expect(ms_tfull(tb), 0))
-		ms_trace_swap(tb);
+		ms_trace_room(tb);
 }
 
 /* ms_tcomm returns the id + 1 a record stores for communicator cm (0:
@@ -180,6 +199,20 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
 		rq = req ? (uint64_t)(uintptr_t)*req : 0;
 	ms_tput(tb, t0, t1 - t0, (uint64_t)(uintptr_t)pc, fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16,
 		hasreq, rq, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag);
+}
+
+/* ms_tdef_write stores the deferred event (ms_trace_defer) as
+ * ms_trace_call would have stored it. */
+static void ms_tdef_write(ms_tbuf *tb)
+{
+	unsigned fn = tb->dfn - 1;
+	tb->dfn = 0;
+	if (!tb->d.ok) {
+		ms_trace_ev(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
+		return;
+	}
+	ms_trace_ev(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, tb->d.flags, tb->d.speer, tb->d.stag,
+		    tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
 }
 
 int64_t ms_trace_get_count(const MPI_Status *st)

@@ -101,9 +101,21 @@ typedef struct ms_tbuf {
 	uint32_t fgen;
 	uint32_t dgen; /* dictionary generation: one per buffer filled */
 	int cur;
+	uint32_t dfn; /* the deferred event's function + 1 (0: none; ms_trace_defer) */
 	uint64_t total; /* events recorded by this thread */
 	ms_tshape dict[MS_TDICT];
 	/* cold */
+	/* A blocking receive's event, deferred (ms_trace_defer) off the path
+	 * from the message's arrival to the thread's next call: written before
+	 * any later event of the thread (ms_trace_room) or when the buffer is
+	 * handed over (ms_trace_swap). Its status fields are read at once. */
+	struct {
+		void *pc;
+		uint64_t t0, t1;
+		int64_t bytes, rbytes;
+		const ms_comm *cm;
+		int ok, flags, speer, stag, rpeer, rtag;
+	} d;
 	uint64_t base; /* total when the current buffer was started */
 	char *ev[2];
 	int busy[2]; /* atomic: 1 while the writer holds buffer i */
@@ -151,11 +163,12 @@ MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
 	return ms_world_of(cm, peer);
 }
 
-/* ms_tfull: the current buffer has no room for a largest record, or a
- * flush asked every thread to hand its buffer over. */
+/* ms_tfull: the current buffer has no room for a largest record, a flush
+ * asked every thread to hand its buffer over, or an event is deferred
+ * (ms_trace_room, trace.c, writes it first). */
 MS_INLINE int ms_tfull(const ms_tbuf *tb)
 {
-	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
+	return (tb->n > tb->cap) | (tb->dfn != 0) || tb->fgen != MS_LOAD(ms_trace_fgen);
 }
 
 /* ms_tkey and ms_tslot hash a shape to its dictionary slot; fields at
@@ -336,6 +349,42 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 		}
 	}
 	ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, flags, speer, stag, rpeer, rtag, rbytes, st, req);
+}
+
+/* ms_trace_defer is ms_trace_call for a blocking receive (MPI_Recv,
+ * MPI_Mrecv; no request): the event is kept in the buffer and written
+ * before the thread's next event, so that it is not on the path from the
+ * message's arrival to the thread's next call (the send that answers it).
+ * The message's source, tag and size are read from the status now. */
+MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
+			      const ms_comm *cm, int ok, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+			      const MPI_Status *st, const MPI_Request *req)
+{
+	(void)req; /* NULL: the generator defers no call that creates a request */
+	ms_tbuf *tb = t->tb;
+	if (__builtin_expect(tb == NULL || tb->dfn != 0, 0)) {
+		tb = ms_trace_slow(t); /* writes the event deferred before */
+		if (tb == NULL)
+			return;
+	}
+	if ((flags & MS_TF_RECV) && ok && st && rpeer != MPI_PROC_NULL) {
+		rpeer = st->MPI_SOURCE;
+		rtag = st->MPI_TAG;
+		rbytes = ms_status_bytes(st);
+	}
+	tb->d.pc = pc;
+	tb->d.t0 = t0;
+	tb->d.t1 = t1;
+	tb->d.bytes = bytes;
+	tb->d.rbytes = rbytes;
+	tb->d.cm = cm;
+	tb->d.ok = ok;
+	tb->d.flags = flags;
+	tb->d.speer = speer;
+	tb->d.stag = stag;
+	tb->d.rpeer = rpeer;
+	tb->d.rtag = rtag;
+	tb->dfn = fn + 1;
 }
 
 /* A completion call of one request (MPI_Wait, MPI_Test) keeps the request

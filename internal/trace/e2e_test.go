@@ -44,15 +44,31 @@ type collector struct {
 	recvMsg map[uint64]trace.Msg
 	marks   []string
 	regions []string
+	// Each thread's events must come in time order (a deferred receive
+	// written after a later event would not): the last time seen per
+	// (rank, thread), and the events that went back.
+	last      map[[2]int]float64
+	backwards []string
+}
+
+// at checks that an event of (rank, thread) at time t does not precede
+// the thread's previous one.
+func (c *collector) at(rank, thread int, t float64, what string) {
+	k := [2]int{rank, thread}
+	if p, ok := c.last[k]; ok && t < p {
+		c.backwards = append(c.backwards, fmt.Sprintf("rank %d thread %d: %s at %.0f after an event at %.0f", rank, thread, what, t, p))
+	}
+	c.last[k] = t
 }
 
 func newCollector() *collector {
 	return &collector{calls: map[[2]any]int{}, sends: map[uint64]*trace.Call{}, recvs: map[uint64]*trace.Call{},
-		sendMsg: map[uint64]trace.Msg{}, recvMsg: map[uint64]trace.Msg{}}
+		sendMsg: map[uint64]trace.Msg{}, recvMsg: map[uint64]trace.Msg{}, last: map[[2]int]float64{}}
 }
 
 func (c *collector) Call(x *trace.Call) error {
 	c.calls[[2]any{x.Rank, x.Fn}]++
+	c.at(x.Rank, x.Thread, x.T0, x.Fn)
 	cp := *x
 	if x.Send != nil {
 		c.sends[x.Send.Flow] = &cp
@@ -75,11 +91,13 @@ func (c *collector) Call(x *trace.Call) error {
 
 func (c *collector) Region(rank, thread int, enter bool, name string, t float64) error {
 	c.regions = append(c.regions, name)
+	c.at(rank, thread, t, "region "+name)
 	return nil
 }
 
 func (c *collector) Mark(rank, thread int, text string, t float64) error {
 	c.marks = append(c.marks, text)
+	c.at(rank, thread, t, "mark "+text)
 	return nil
 }
 
@@ -96,6 +114,9 @@ func walk(t *testing.T, job string, noClock bool) (*collector, *trace.Walker) {
 	c := newCollector()
 	if err := w.Walk(c); err != nil {
 		t.Fatal(err)
+	}
+	for _, b := range c.backwards {
+		t.Errorf("out of time order: %s", b)
 	}
 	return c, w
 }

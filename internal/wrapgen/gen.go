@@ -440,7 +440,15 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	if isInt {
 		targs = traceArgs(pr, s)
 	}
-	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_trace_call(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, targs)
+	// A blocking receive's event is deferred like its record (ms_defer):
+	// written before the thread's next event, off the path from the
+	// message's arrival to the send that answers it. Completion calls
+	// (MPI_Wait...) write theirs at once, with their completions.
+	tcall := "ms_trace_call"
+	if deferred[pr.Name] && !traceCpl && strings.HasSuffix(targs, ", NULL") {
+		tcall = "ms_trace_defer"
+	}
+	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", tcall, pr.Name, targs)
 	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leave, pr.Name)
 	w("\treturn ms_rc;\n}\n")
 }
