@@ -134,6 +134,7 @@ extern volatile uint32_t ms_trace_fgen;
 extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 
 MS_HIDDEN ms_tbuf *ms_trace_slow(ms_thread *t);
+MS_HIDDEN void ms_tdef_write(ms_tbuf *tb);
 MS_HIDDEN int64_t ms_trace_get_count(const MPI_Status *st);
 MS_HIDDEN int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st);
 MS_HIDDEN void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st);
@@ -163,12 +164,12 @@ MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
 	return ms_world_of(cm, peer);
 }
 
-/* ms_tfull: the current buffer has no room for a largest record, a flush
- * asked every thread to hand its buffer over, or an event is deferred
- * (ms_trace_room, trace.c, writes it first). */
+/* ms_tfull: the current buffer has no room for a largest record, or a
+ * flush asked every thread to hand its buffer over. A deferred event
+ * (tb->dfn) is written before any other (ms_tdef_write, ms_trace_room). */
 MS_INLINE int ms_tfull(const ms_tbuf *tb)
 {
-	return (tb->n > tb->cap) | (tb->dfn != 0) || tb->fgen != MS_LOAD(ms_trace_fgen);
+	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
 }
 
 /* ms_tkey and ms_tslot hash a shape to its dictionary slot; fields at
@@ -327,6 +328,9 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 		if (tb == NULL)
 			return;
 	}
+	/* A receive's deferred event first (room: cap leaves two records'). */
+	if (tb->dfn)
+		ms_tdef_write(tb);
 	if (__builtin_expect(!ok, 0)) {
 		ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
 		return;
