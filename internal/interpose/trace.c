@@ -200,32 +200,13 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
 }
 
 /* ms_tdef_write stores the deferred event (ms_trace_defer) as
- * ms_trace_call would have stored it; the caller has made room for it.
- * A receive whose shape is in the dictionary takes ms_trace_call's short
- * way. */
+ * ms_trace_call would have stored it; the caller has made room for it. */
 void ms_tdef_write(ms_tbuf *tb)
 {
 	unsigned fn = tb->dfn - 1;
 	tb->dfn = 0;
-	uint64_t dt = tb->d.t1 - tb->d.t0;
-	if (tb->d.ok && tb->d.flags == MS_TF_RECV && dt < MS_TSHORT_DT) {
-		const ms_comm *cm = tb->d.cm;
-		ms_tmsg m = ms_tcanon(cm, MS_TF_RECV, tb->d.bytes, -1, -1, tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL);
-		unsigned c = cm ? (unsigned)cm->id + 1 : 0;
-		uint32_t w = fn | MS_TK_CALL << 10 | (c | (unsigned)MS_TF_RECV << 11) << 16;
-		uint64_t k = (uint64_t)(uintptr_t)tb->d.pc;
-		unsigned slot = ms_tslot(ms_tshkey(k, w, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag));
-		if (ms_tholds(&tb->dict[slot], tb, k, w, &m, MS_TF_RECV)) {
-			ms_tshort(tb, slot, tb->d.t0, dt, 0, 0);
-			return;
-		}
-	}
-	if (!tb->d.ok) {
-		ms_trace_ev(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
-		return;
-	}
-	ms_trace_ev(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, tb->d.flags, tb->d.speer, tb->d.stag,
-		    tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
+	ms_trace_put(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, tb->d.ok, tb->d.flags, tb->d.speer,
+		     tb->d.stag, tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
 }
 
 int64_t ms_trace_get_count(const MPI_Status *st)

@@ -310,6 +310,10 @@ MS_HIDDEN void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint
 			  const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
 			  const MPI_Status *st, const MPI_Request *req);
 
+MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
+			    const ms_comm *cm, int ok, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+			    const MPI_Status *st, const MPI_Request *req);
+
 /* ms_trace_call stores the event of a measured call. It is inlined into
  * each wrapper, where flags are mostly constants: an event whose shape
  * (function, call site, communicator, message fields) the dictionary holds
@@ -331,6 +335,15 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 	/* A receive's deferred event first (room: cap leaves two records'). */
 	if (tb->dfn)
 		ms_tdef_write(tb);
+	ms_trace_put(tb, fn, pc, t0, t1, bytes, cm, ok, flags, speer, stag, rpeer, rtag, rbytes, st, req);
+}
+
+/* ms_trace_put stores the event of a measured call in a buffer that has
+ * room for it (ms_trace_call, ms_tdef_write). */
+MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes,
+			    const ms_comm *cm, int ok, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
+			    const MPI_Status *st, const MPI_Request *req)
+{
 	if (__builtin_expect(!ok, 0)) {
 		ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
 		return;
