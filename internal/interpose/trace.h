@@ -94,6 +94,15 @@ typedef struct ms_thand {
 	uint64_t n; /* events */
 } ms_thand;
 
+/* A deferred event: ms_trace_call's arguments (ms_trace_defer). */
+typedef struct ms_tdef {
+	void *pc;
+	uint64_t t0, t1;
+	int64_t bytes, rbytes;
+	const ms_comm *cm;
+	int ok, flags, speer, stag, rpeer, rtag;
+} ms_tdef;
+
 typedef struct ms_tbuf {
 	/* hot: read by every traced call */
 	char *cur_ev; /* ev[cur] */
@@ -109,13 +118,7 @@ typedef struct ms_tbuf {
 	 * from the message's arrival to the thread's next call: written before
 	 * any later event of the thread (ms_trace_room) or when the buffer is
 	 * handed over (ms_trace_swap). Its status fields are read at once. */
-	struct {
-		void *pc;
-		uint64_t t0, t1;
-		int64_t bytes, rbytes;
-		const ms_comm *cm;
-		int ok, flags, speer, stag, rpeer, rtag;
-	} d;
+	ms_tdef d;
 	uint64_t base; /* total when the current buffer was started */
 	char *ev[2];
 	int busy[2]; /* atomic: 1 while the writer holds buffer i */
@@ -389,18 +392,7 @@ MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, 
 		rtag = st->MPI_TAG;
 		rbytes = ms_status_bytes(st);
 	}
-	tb->d.pc = pc;
-	tb->d.t0 = t0;
-	tb->d.t1 = t1;
-	tb->d.bytes = bytes;
-	tb->d.rbytes = rbytes;
-	tb->d.cm = cm;
-	tb->d.ok = ok;
-	tb->d.flags = flags;
-	tb->d.speer = speer;
-	tb->d.stag = stag;
-	tb->d.rpeer = rpeer;
-	tb->d.rtag = rtag;
+	tb->d = (ms_tdef){pc, t0, t1, bytes, rbytes, cm, ok, flags, speer, stag, rpeer, rtag};
 	tb->dfn = fn + 1;
 }
 
