@@ -445,7 +445,7 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	// message's arrival to the send that answers it. Completion calls
 	// (MPI_Wait...) write theirs at once, with their completions.
 	tcall := "ms_trace_call"
-	if deferred[pr.Name] && !traceCpl && strings.HasSuffix(targs, ", NULL") {
+	if deferred[pr.Name] && !traceCpl && s.Req < 0 { // no request to record (traceArgs)
 		tcall = "ms_trace_defer"
 	}
 	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", tcall, pr.Name, targs)
