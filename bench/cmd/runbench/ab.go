@@ -178,6 +178,8 @@ func (b *bench) ab() error {
 			med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med)
 		verdicts[n] = v
 		md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med), v)
+		abTargets(b.f.Name, n+" (in-process)", v, T.Med, tm.Med, pr.Med, tr.Med, med("mpiscope", n, "off").Med,
+			med("no library", n, "profile").Med, med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med)
 	}
 	md("\n`controls`: ok when every mode that runs the same code as `none` measures within %.0f ns of it (no library: profile; pass-through: profile and off) "+
 		"and libmpiscope's `off` is not more than %.0f ns below the pass-through build's (recording off does one load and a branch more than it, so less would mean the time does not add up on that path). "+
@@ -214,4 +216,31 @@ func (b *bench) ab() error {
 	res["calls"] = calls
 	raw[b.f.Name+"/ab"] = res
 	return nil
+}
+
+// abTargets records one in-process row against the targets (medians over
+// rounds, ns per call; tsc is one isolated read). A row whose controls
+// fail measures no cost; its pass-through rows count only when the method
+// itself resolves the row (no library within abNoise).
+func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, ptProfile, ptOff float64) {
+	if math.Abs(noLib) <= abNoise {
+		for _, c := range []struct {
+			what string
+			v    float64
+		}{{"profile", ptProfile}, {"off", ptOff}} {
+			tPass.Rows = append(tPass.Rows, tRow{Family: fam, Row: row + ", pass-through " + c.what, Value: c.v, Limit: abNoise, Abs: true})
+		}
+	} else {
+		tPass.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
+	}
+	if controls != "ok" {
+		for _, t := range []*target{tProfile, tTrace, tPcontrol, tInPlace} {
+			t.skip(fam, row, "controls "+controls)
+		}
+		return
+	}
+	tProfile.add(fam, row, prof/(2*tsc), fmt.Sprintf("%.1f ns", prof))
+	tTrace.add(fam, row, trace/(2*tsc), fmt.Sprintf("%.1f ns", trace))
+	tPcontrol.add(fam, row, off-ptOff, "")
+	tInPlace.add(fam, row, prof/timer, fmt.Sprintf("%.1f over %.1f ns", prof, timer))
 }

@@ -135,6 +135,7 @@ func run() error {
 			return err
 		}
 	}
+	writeTargets()
 	md("\nTotal benchmark time: %.0f s.\n", time.Since(t0).Seconds())
 	dir := filepath.Join(*buildDir, "bench")
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), out.Bytes(), 0o666); err != nil {
@@ -476,6 +477,7 @@ func (b *bench) overhead() error {
 	runTSC := map[string]map[string][]float64{} // the tsc read of each run, as ns
 	var tsc, clk, loads []float64
 	var benchOrder []string
+	rowNP := map[string]int{} // ranks of the program that reports each row
 	for _, c := range cfgs {
 		ns[c.Name], over[c.Name], ratio[c.Name], runTSC[c.Name] = map[string][]float64{}, map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	}
@@ -500,6 +502,7 @@ func (b *bench) overhead() error {
 						benchOrder = append(benchOrder, n)
 					}
 					calls[n] = v[1]
+					rowNP[n] = p.np
 					ns[c.Name][n] = append(ns[c.Name][n], v[0])
 					runTSC[c.Name][n] = append(runTSC[c.Name][n], tm["tsc"])
 				}
@@ -662,6 +665,26 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		md("\nTrace mode: not available (%s).\n", b.traceN)
 	}
+	// Verdicts: the single-rank loops here; the two-rank rows come from the
+	// modes alternating in one process (ab), which share the VM's phase.
+	for _, n := range benchOrder {
+		if rowNP[n] != 1 || strings.HasSuffix(n, "_timer") {
+			continue
+		}
+		row := n + " (single-rank runs)"
+		p := summarize(over["profile"][n]).Med
+		tProfile.add(b.f.Name, row, summarize(ratio["profile"][n]).Med, fmt.Sprintf("%.1f ns", p))
+		if b.traceN == "" {
+			tTrace.add(b.f.Name, row, summarize(ratio["trace"][n]).Med, fmt.Sprintf("%.1f ns", summarize(over["trace"][n]).Med))
+		} else {
+			tTrace.skip(b.f.Name, row, b.traceN)
+		}
+		tPcontrol.add(b.f.Name, row, summarize(pc0[n]).Med, "")
+		tPass.Rows = append(tPass.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(over["passthrough"][n]).Med, Limit: passNoise})
+		if ip := inPlace[n]; ip > 0 {
+			tInPlace.add(b.f.Name, row, p/ip, fmt.Sprintf("%.1f over %.1f ns", p, ip))
+		}
+	}
 	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "two_reads_in_place": inPlace, "trace": b.traceN, "load": loads, "best_overhead": best}
 	return nil
 }
@@ -685,6 +708,7 @@ func (b *bench) memory() error {
 	md("memtest on 65 ranks (oversubscribed; ranks 1..64 sleep in a polled MPI_Ibarrier): rank 0 makes the calls from 1,128 distinct call sites (1,000 switch cases) to 64 peers; VmHWM of rank 0 read from /proc/self/status after MPI_Init and after the calls.\n\n")
 	md("| configuration | calls | call sites seen | peers | VmHWM before (KiB) | after (KiB) | growth (KiB) |\n|---|---|---|---|---|---|---|\n")
 	res := map[string]any{}
+	var growth []float64 // profile mode, per call count
 	for _, n := range strings.Split(*memCalls, ",") {
 		for _, c := range []config{configs[0], configs[2]} {
 			r, err := b.mpirun(65, c.Lib(b), c.Env, filepath.Join(b.bin, "memtest"), n)
@@ -721,8 +745,16 @@ func (b *bench) memory() error {
 			}
 			os.RemoveAll(r.Job)
 			md("| %s | %d | %s | %d | %d | %d | %d |\n", c.Name, calls, seen, peers, before, after, after-before)
+			if c.Name == "profile" {
+				tMemory.add(b.f.Name, fmt.Sprintf("growth at %d calls", calls), float64(after-before), "")
+				growth = append(growth, float64(after-before))
+			}
 			res[c.Name+"/"+n] = []int64{calls, sites, peers, before, after}
 		}
+	}
+	if k := len(growth); k >= 2 {
+		tMemory.Rows = append(tMemory.Rows, tRow{Family: b.f.Name, Row: "growth at the most calls - at the fewest", Value: growth[k-1] - growth[0],
+			Limit: memSlack, Abs: true})
 	}
 	raw[b.f.Name+"/memory"] = res
 	return nil
@@ -748,6 +780,8 @@ func (b *bench) scale() error {
 		nps = "2,4,8"
 		md("MPICH ranks busy-poll without yielding, so only 2, 4 and 8 ranks are run on this machine (-scale-np to change).\n\n")
 	}
+	var sNP []int
+	var sRecv, sMerge []float64
 	md("| ranks | finalize none (ms) | finalize profile (ms) | local | comm | merge | receives | symbolize | write | report | mpiscope total (ms) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range strings.Split(nps, ",") {
 		np, _ := strconv.Atoi(s)
@@ -792,7 +826,11 @@ func (b *bench) scale() error {
 		md("| %d | %.1f | %.1f | %.2f | %.2f | %.2f | %.0f | %.2f | %.2f | %.2f | %.1f |\n", np, summarize(fin["none"]).Med, summarize(fin["profile"]).Med,
 			med("local"), med("reduce_comm"), med("reduce_merge"), med("reduce_recvs"), med("symbolize"), med("write"), med("report"), med("total"))
 		res[s] = map[string]any{"finalize": fin, "phases": ph}
+		sNP = append(sNP, np)
+		sRecv = append(sRecv, med("reduce_recvs"))
+		sMerge = append(sMerge, med("reduce_merge"))
 	}
+	tMerge.Rows = append(tMerge.Rows, mergeRows(b.f.Name, sNP, sRecv, sMerge)...)
 	raw[b.f.Name+"/scale"] = res
 	return nil
 }
@@ -843,6 +881,12 @@ func synth() error {
 		"page cache warm. `mpiscope report <dir>` (text, %d lines of output), 3 runs:\n\n", files, float64(size)/1e6, lines)
 	md("| wall time (s) | peak RSS (MiB) |\n|---|---|\n| %.2f [%.2f, %.2f] | %.0f [%.0f, %.0f] |\n", W.Med, W.Min, W.Max, R.Med, R.Min, R.Max)
 	raw["synth"] = map[string]any{"ranks": *synthRanks, "files": files, "bytes": size, "wall_s": walls, "maxrss_mib": rss}
+	if *synthRanks >= 100000 {
+		tSynth.Rows = append(tSynth.Rows, tRow{Family: "mpiscope report", Row: fmt.Sprintf("wall time (s), %d ranks", *synthRanks), Value: W.Med, Limit: 10},
+			tRow{Family: "mpiscope report", Row: fmt.Sprintf("peak RSS (MiB), %d ranks", *synthRanks), Value: R.Med, Limit: 2048})
+	} else {
+		tSynth.skip("mpiscope report", "100,000 ranks", fmt.Sprintf("this run made %d (-synth-ranks)", *synthRanks))
+	}
 	return nil
 }
 
