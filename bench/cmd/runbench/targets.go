@@ -156,6 +156,8 @@ func writeTargets() {
 		"(rows whose controls fail are not measured); single-rank rows from the interleaved single-rank runs and the local loops. A row's value is its median over rounds.\n\n")
 	mdHead([]string{"target", "family", "verdict", "rows met", "worst row"})
 	var notes []string
+	skipped := map[string][]string{} // "family row: why" -> targets
+	var skipOrder []string
 	for _, t := range targets {
 		for _, f := range fams {
 			if !t.has(f) {
@@ -174,12 +176,20 @@ func writeTargets() {
 				switch {
 				case r.Family != f:
 				case r.Skip != "":
-					notes = append(notes, fmt.Sprintf("- %s: %s %s not measured: %s", t.Short, r.Family, r.Row, r.Skip))
+					k := fmt.Sprintf("%s %s: %s", r.Family, r.Row, r.Skip)
+					if skipped[k] == nil {
+						skipOrder = append(skipOrder, k)
+					}
+					skipped[k] = append(skipped[k], t.Short)
 				case !r.met() && !t.Info:
 					notes = append(notes, fmt.Sprintf("- %s: missed by %s", t.Short, r.String(t.Unit)))
 				}
 			}
 		}
+	}
+	for _, k := range skipOrder {
+		row, why, _ := strings.Cut(k, ": ")
+		notes = append(notes, fmt.Sprintf("- not measured (%s): %s: %s", strings.Join(skipped[k], ", "), row, why))
 	}
 	if len(notes) > 0 {
 		md("\n%s\n", strings.Join(notes, "\n"))
