@@ -88,16 +88,21 @@ func checkAB(job string, expect map[string]int64) error {
 // controls on MPICH stay within about 2.5 ns.
 const abNoise = 3.0
 
-// abControls is a row's verdict from its controls (medians, ns per call).
+// abControls is a row's verdict from its controls (medians, ns per call):
+// the method resolves the row when modes that run the same code measure
+// the same (no library: profile against none; the pass-through build's
+// profile against its off), and the time adds up when libmpiscope's off,
+// which does a load and a branch more than the pass-through build's, is not
+// below it. What the pass-through build costs over no library is the floor
+// of interposition, judged by its own target, not a failed control: on the
+// AMD EPYC VM of session 11 it is 4 to 9 ns on some loops, in every round.
 func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 	var bad []string
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"no library: profile", noLibProfile}, {"pass-through: profile", ptProfile}, {"pass-through: off", ptOff}} {
-		if math.Abs(c.v) > abNoise {
-			bad = append(bad, fmt.Sprintf("%s %.1f", c.name, c.v))
-		}
+	if math.Abs(noLibProfile) > abNoise {
+		bad = append(bad, fmt.Sprintf("no library: profile %.1f", noLibProfile))
+	}
+	if d := ptProfile - ptOff; math.Abs(d) > abNoise {
+		bad = append(bad, fmt.Sprintf("pass-through: profile - off %.1f", d))
 	}
 	if d := offMS - ptOff; d < -abNoise {
 		bad = append(bad, fmt.Sprintf("off %.1f below pass-through", -d))
@@ -181,9 +186,9 @@ func (b *bench) ab() error {
 		abTargets(b.f.Name, n+" (in-process)", v, T.Med, tm.Med, pr.Med, tr.Med, med("mpiscope", n, "off").Med,
 			med("no library", n, "profile").Med, med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med)
 	}
-	md("\n`controls`: ok when every mode that runs the same code as `none` measures within %.0f ns of it (no library: profile; pass-through: profile and off) "+
+	md("\n`controls`: ok when modes that run the same code measure within %.0f ns of each other (no library: profile against none; pass-through: profile against its off) "+
 		"and libmpiscope's `off` is not more than %.0f ns below the pass-through build's (recording off does one load and a branch more than it, so less would mean the time does not add up on that path). "+
-		"Rows whose controls fail do not measure the wrapper's cost.\n", abNoise, abNoise)
+		"Rows whose controls fail do not measure the wrapper's cost. The pass-through build's cost over none is the floor of interposition (its own target).\n", abNoise, abNoise)
 	res["controls"] = verdicts
 	md("\nControls, (mode - none) per call, median over rounds: with no library every mode but timer calls the same MPI_ functions of the MPI library (noise of the method); with the pass-through build they run its wrappers, which only call PMPI_ (the floor of interposition). `off` of libmpiscope minus `off` of the pass-through build is Pcontrol(0)'s cost over the pass-through build.\n\n")
 	mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off"})
