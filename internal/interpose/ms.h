@@ -18,14 +18,6 @@
 #include <x86intrin.h>
 #endif
 
-/* Each generated MPI_X reaches its fast path, ms_on_MPI_X, by a tail call,
- * so that the fast path's return address is the callsite: GCC and Clang
- * make sibling calls at -O2 (cgo.go's CFLAGS). Unoptimized wrappers would
- * record every call at a site inside the library. */
-#if !defined(__OPTIMIZE__)
-#error "mpiscope's wrappers must be compiled with optimization (-O2): see ms.h"
-#endif
-
 #define MS_HIDDEN __attribute__((visibility("hidden")))
 /* MS_INLINE: inlined into every wrapper even where the compiler's unit
  * growth limit would keep an out-of-line copy (the generated file is big). */
@@ -245,13 +237,11 @@ static inline ms_thread *ms_enter(void)
 }
 
 /* ms_fast tells whether a generated wrapper takes its fast path, given
- * ms_tls and ms_gate as its fast path (ms_on_MPI_X) reads it: a thread
+ * ms_tls and the value of ms_gate it has found without MS_G_OFF: a thread
  * exists, the clock is the TSC, the thread's tables belong to the current
  * epoch, and it is neither inside a recorded call nor reached from a
  * relayed Fortran call (MS_DEPTH_RELAY). One branch for what
- * ms_enter, MS_TIMED and ms_catch_up otherwise check one by one. MPI_X
- * tested MS_G_OFF in its own read; if recording went off since, the bit
- * fails this test too and the slow path's ms_enter passes the call on. */
+ * ms_enter, MS_TIMED and ms_catch_up otherwise check one by one. */
 MS_INLINE int ms_fast(const ms_thread *t, uint32_t g)
 {
 	return __builtin_expect(t != NULL && ((g ^ t->epoch) | (uint32_t)t->depth) == 0, 1);
