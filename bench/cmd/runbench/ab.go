@@ -115,7 +115,7 @@ func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 
 func (b *bench) ab() error {
 	libs := []struct{ name, lib string }{{"no library", ""}, {"pass-through", b.ptLib}, {"mpiscope", b.lib}}
-	vars, err := parseVariants(*variants)
+	vars, err := parseVariants(*variants, b.f.Name)
 	if err != nil {
 		return err
 	}
@@ -197,19 +197,19 @@ func (b *bench) ab() error {
 			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med)
 	}
 	if len(vars) > 0 {
-		md("\nVariants (-variants), run in the same rounds: profile and trace minus the same run's timer, ns per call, median over rounds; libmpiscope first.\n\n")
-		head := []string{"benchmark", "libmpiscope profile", "libmpiscope trace"}
+		md("\nVariants (-variants), run in the same rounds, ns per call, median over rounds: off minus none (for a pass-through build, the floor of interposition), profile and trace minus the same run's timer; the pass-through build and libmpiscope first.\n\n")
+		head := []string{"benchmark", "pass-through off", "libmpiscope off", "libmpiscope profile", "libmpiscope trace"}
 		for _, v := range vars {
-			head = append(head, v.name+" profile", v.name+" trace")
+			head = append(head, v.name+" off", v.name+" profile", v.name+" trace")
 		}
 		mdHead(head)
 		over := func(lib, n, mode string) float64 {
 			return summarize(diffs[lib][n][mode]).Med - summarize(diffs[lib][n]["timer"]).Med
 		}
 		for _, n := range order {
-			md("| %s | %.1f | %.1f |", n, over("mpiscope", n, "profile"), over("mpiscope", n, "trace"))
+			md("| %s | %.1f | %.1f | %.1f | %.1f |", n, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med, over("mpiscope", n, "profile"), over("mpiscope", n, "trace"))
 			for _, v := range vars {
-				md(" %.1f | %.1f |", over(v.name, n, "profile"), over(v.name, n, "trace"))
+				md(" %.1f | %.1f | %.1f |", med(v.name, n, "off").Med, over(v.name, n, "profile"), over(v.name, n, "trace"))
 			}
 			md("\n")
 		}

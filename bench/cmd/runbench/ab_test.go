@@ -26,15 +26,15 @@ func TestABControls(t *testing.T) {
 }
 
 func TestParseVariants(t *testing.T) {
-	vs, err := parseVariants("a=/x/a.so,b=b.so")
-	if err != nil || len(vs) != 2 || vs[0] != (variant{"a", "/x/a.so"}) || vs[1] != (variant{"b", "b.so"}) {
+	vs, err := parseVariants("a=/x/a.so,b=b/{family}/{family}.so", "mpich")
+	if err != nil || len(vs) != 2 || vs[0] != (variant{"a", "/x/a.so"}) || vs[1] != (variant{"b", "b/mpich/mpich.so"}) {
 		t.Errorf("parseVariants = %v, %v", vs, err)
 	}
-	if vs, err := parseVariants(""); vs != nil || err != nil {
+	if vs, err := parseVariants("", "mpich"); vs != nil || err != nil {
 		t.Errorf("parseVariants(\"\") = %v, %v", vs, err)
 	}
 	for _, bad := range []string{"a.so", "=a.so", "a=", "a=x.so,,"} {
-		if _, err := parseVariants(bad); err == nil {
+		if _, err := parseVariants(bad, "mpich"); err == nil {
 			t.Errorf("parseVariants(%q): no error", bad)
 		}
 	}

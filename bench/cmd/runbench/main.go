@@ -63,7 +63,7 @@ var (
 	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
 	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
 	verbose    = flag.Bool("v", false, "print every run")
-	variants   = flag.String("variants", "", "extra builds `name=lib.so,...`: profile mode in the overhead section, every mode in the ab section (to compare builds side by side)")
+	variants   = flag.String("variants", "", "extra builds `name=lib.so,...`: profile mode in the overhead section, every mode in the ab section (to compare builds side by side); {family} in a path is replaced by the family's name (bench/build-variant.sh builds them)")
 )
 
 var out bytes.Buffer // Markdown results
@@ -430,8 +430,9 @@ var progs = []progRun{{"cheap", 1, "1000000"}, {"pingpong", 2, "40000"}, {"allre
 // variant is an extra build of the library given with -variants.
 type variant struct{ name, lib string }
 
-// parseVariants reads -variants: name=lib.so,...
-func parseVariants(s string) ([]variant, error) {
+// parseVariants reads -variants: name=lib.so,... ({family} in a path
+// stands for the family's name, so that one flag serves -family all).
+func parseVariants(s, fam string) ([]variant, error) {
 	var vs []variant
 	if s == "" {
 		return nil, nil
@@ -441,7 +442,7 @@ func parseVariants(s string) ([]variant, error) {
 		if !ok || name == "" || lib == "" {
 			return nil, fmt.Errorf("-variants: want name=lib.so, got %q", v)
 		}
-		vs = append(vs, variant{name, lib})
+		vs = append(vs, variant{name, strings.ReplaceAll(lib, "{family}", fam)})
 	}
 	return vs, nil
 }
@@ -452,7 +453,7 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		cfgs = cfgs[:4]
 	}
-	vars, err := parseVariants(*variants)
+	vars, err := parseVariants(*variants, b.f.Name)
 	if err != nil {
 		return err
 	}
