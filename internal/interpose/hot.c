@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "ms.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -522,6 +523,20 @@ MS_HIDDEN int ms_tsc_invariant(void)
 #else
 	return 0;
 #endif
+}
+
+/* ---- binding of the wrappers' PMPI_ pointers (ms.h, MS_PMPI) ---- */
+
+int ms_bound;
+
+void ms_bind(void *slot, const char *name, void *fallback)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	if (p != NULL)
+		__atomic_add_fetch(&ms_bound, 1, __ATOMIC_RELAXED);
+	else
+		p = fallback;
+	__atomic_store_n((void **)slot, p, __ATOMIC_RELAXED);
 }
 
 /* ---- accessors for Go (cgo does not read volatile globals well) ---- */

@@ -177,6 +177,24 @@ MS_HIDDEN int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Requ
 MS_HIDDEN int ms_preq_done(uintptr_t h);
 MS_HIDDEN void ms_preq_free(MPI_Request r);
 
+/* A generated wrapper calls PMPI_X through its pointer ms_p_X (MS_PMPI),
+ * not through this library's PLT: one indirect jump, where the PLT makes
+ * two (a jump to the PLT entry, which jumps through the GOT). The pointer
+ * first holds a stub that calls PMPI_X the usual way and binds the pointer
+ * with ms_bind. Binding at the first call, not at load (as -fno-plt would:
+ * its GOT entries must all resolve when the library loads), keeps the
+ * library loadable against an MPI library older than the header the
+ * wrappers were made from, which lacks some PMPI_ functions.
+ *
+ * ms_bind stores in *slot the address of the function called name, looked
+ * up as the dynamic linker binds this library's calls (dlsym RTLD_DEFAULT
+ * from here: the global scope, then this library's own dependencies), or
+ * fallback when there is none (a static executable): a stub with no
+ * binding in it. Racing first calls store the same value. */
+MS_HIDDEN void ms_bind(void *slot, const char *name, void *fallback);
+MS_HIDDEN extern int ms_bound; /* functions bound by ms_bind (tests) */
+#define MS_PMPI(f) (__atomic_load_n(&ms_p_##f, __ATOMIC_RELAXED))
+
 static inline uint64_t ms_now(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

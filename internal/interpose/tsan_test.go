@@ -74,15 +74,27 @@ func TestHotPathTSan(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("gcc", "-c", "stubs.c", "-o", "stubs.o")
-	run("gcc", append(append([]string{"-fsanitize=thread", "-o", "drv"}, objs...), "stubs.o", "-lpthread")...)
-	cmd := exec.Command(filepath.Join(dir, "drv"))
-	cmd.Env = append(os.Environ(), "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("driver under TSan: %v\n%s", err, out)
-	}
-	want := "threads=8 sends=800000 bytes=6400000 barriers=160 peer0=200000"
-	if !strings.Contains(string(out), want) {
-		t.Errorf("got %q, want %q", out, want)
+	// Two links: with the fake PMPI_ functions exported (-rdynamic) the
+	// wrappers' pointers are bound to them by dlsym; without, dlsym finds
+	// nothing and the pointers take the stubs that call PMPI_ directly.
+	for _, c := range []struct {
+		name  string
+		flags []string
+		bound bool
+	}{{"drv", nil, false}, {"drv-dyn", []string{"-rdynamic"}, true}} {
+		run("gcc", append(append(append([]string{"-fsanitize=thread", "-o", c.name}, c.flags...), objs...), "stubs.o", "-lpthread")...)
+		cmd := exec.Command(filepath.Join(dir, c.name))
+		cmd.Env = append(os.Environ(), "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s under TSan: %v\n%s", c.name, err, out)
+		}
+		want := "threads=8 sends=800000 bytes=6400000 barriers=160 peer0=200000"
+		if !strings.Contains(string(out), want) {
+			t.Errorf("%s: got %q, want %q", c.name, out, want)
+		}
+		if bound := !strings.Contains(string(out), "bound=0\n"); bound != c.bound || !strings.Contains(string(out), "bound=") {
+			t.Errorf("%s: PMPI_ pointers bound by dlsym: %v, want %v (%q)", c.name, bound, c.bound, out)
+		}
 	}
 }

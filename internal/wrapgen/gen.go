@@ -281,11 +281,12 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 		if f.Hand {
 			continue
 		}
+		genBind(&b, f)
 		if p.Passthrough {
 			// The slow path too, which the Fortran entries call.
 			pr := f.Proto
-			w("%s %s(%s)\n{\n\treturn P%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pr.Name, args(pr))
-			w("MS_HIDDEN %s ms_slow_%s(%s)\n{\n\t(void)ms_ra;\n\treturn P%s(%s);\n}\n\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"), pr.Name, args(pr))
+			w("%s %s(%s)\n{\n\treturn %s;\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pmpiCall(pr))
+			w("MS_HIDDEN %s ms_slow_%s(%s)\n{\n\t(void)ms_ra;\n\treturn %s;\n}\n\n", pr.Ret, pr.Name, params(pr, "void *ms_ra"), pmpiCall(pr))
 			continue
 		}
 		genWrapper(&b, f)
@@ -293,10 +294,32 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 	return b.Bytes()
 }
 
+// pmpiCall is a wrapper's call of PMPI_: through its pointer (ms.h, MS_PMPI).
+func pmpiCall(pr *mpih.Proto) string {
+	return fmt.Sprintf("MS_PMPI(%s)(%s)", pr.Name, args(pr))
+}
+
+// genBind writes the pointer through which the wrappers call PMPI_ (ms.h,
+// MS_PMPI) and its two stubs: ms_bind_X, the pointer's first value, binds
+// it at the first call and calls PMPI_X; ms_plt_X, the pointer's value
+// when PMPI_X cannot be looked up, only calls it. Both call it through
+// the PLT, as the wrappers did before.
+func genBind(b *bytes.Buffer, f *Func) {
+	pr := f.Proto
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	ps := params(pr, "")
+	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
+	w("static %s ms_bind_%s(%s);\n", pr.Ret, pr.Name, ps)
+	w("static %s (*ms_p_%s)(%s) = ms_bind_%s;\n", pr.Ret, pr.Name, ps, pr.Name)
+	w("static %s ms_plt_%s(%s)\n{\n\treturn %s;\n}\n", pr.Ret, pr.Name, ps, call)
+	w("static __attribute__((cold)) %s ms_bind_%s(%s)\n{\n", pr.Ret, pr.Name, ps)
+	w("\tms_bind(&ms_p_%s, \"P%s\", (void *)ms_plt_%s);\n\treturn %s;\n}\n\n", pr.Name, pr.Name, pr.Name, call)
+}
+
 func genWrapper(b *bytes.Buffer, f *Func) {
 	pr := f.Proto
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
+	call := pmpiCall(pr)
 
 	// The slow path: every check one by one (ms_enter, the clock source,
 	// ms_catch_up), for a thread's first call, the first call after a reset
@@ -340,7 +363,7 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	pr, s := f.Proto, f.Sem
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	a := func(i int) string { return fmt.Sprintf("a%d", i) }
-	call := fmt.Sprintf("P%s(%s)", pr.Name, args(pr))
+	call := pmpiCall(pr)
 	isInt := pr.Ret == "int"
 	timed, leave := "MS_TIMED", leaveFunc(pr.Name)
 	if fast {
