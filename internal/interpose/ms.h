@@ -192,7 +192,7 @@ MS_HIDDEN void ms_preq_free(MPI_Request r);
  * fallback when there is none (a static executable): a stub with no
  * binding in it. Racing first calls store the same value. */
 MS_HIDDEN void ms_bind(void *slot, const char *name, void *fallback);
-MS_HIDDEN extern int ms_bound; /* functions bound by ms_bind (tests) */
+MS_HIDDEN extern int ms_bound; /* bindings dlsym found (tests; racing first calls may each count) */
 #define MS_PMPI(f) (__atomic_load_n(&ms_p_##f, __ATOMIC_RELAXED))
 
 static inline uint64_t ms_now(void)

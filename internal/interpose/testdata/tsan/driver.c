@@ -118,7 +118,7 @@ int main(void)
 		peer0 += t->peers[0].smsgs;
 	}
 	printf("threads=%d sends=%llu bytes=%llu barriers=%llu peer0=%llu\n", threads, sends, bytes, barriers, peer0);
-	/* Functions whose PMPI_ pointer dlsym found (MS_PMPI): none unless the
+	/* Bindings of PMPI_ pointers that dlsym found (MS_PMPI): none unless the
 	 * executable exports this file's PMPI_ functions (-rdynamic). */
 	printf("bound=%d\n", __atomic_load_n(&ms_bound, __ATOMIC_RELAXED));
 	return 0;
