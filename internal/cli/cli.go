@@ -89,7 +89,8 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	return report.Write(stdout, p, f, report.Options{All: *all, Top: *top, Source: fs.Arg(0), Notes: notes})
 }
 
-// launch execs the program with libmpiscope preloaded.
+// launch execs the program with libmpiscope preloaded (without it under
+// MPISCOPE_ENABLE=never).
 func launch(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mpiscope", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -106,6 +107,11 @@ func launch(args []string, stderr io.Writer) error {
 	prog, err := exec.LookPath(fs.Arg(0))
 	if err != nil {
 		return err
+	}
+	if os.Getenv("MPISCOPE_ENABLE") == "never" {
+		// Profiling switched off for the whole run: the program runs
+		// without the library, so nothing of ours is on its calls' path.
+		return syscall.Exec(prog, fs.Args(), os.Environ())
 	}
 	so := *lib
 	if so == "" {

@@ -61,8 +61,15 @@ func parseBool(v string) (bool, error) {
 var Settings = []setting{
 	{"MPISCOPE_OUT", "", "job directory; default ./mpiscope-<app>-<N>r-<YYYYmmdd-HHMMSS>",
 		func(c *Config, v string) error { c.Out = v; return nil }},
-	{"MPISCOPE_ENABLE", "1", "record from MPI_Init (0: wait for MPI_Pcontrol(1))",
-		func(c *Config, v string) (err error) { c.Enable, err = parseBool(v); return }},
+	{"MPISCOPE_ENABLE", "1", "record from MPI_Init (0: wait for MPI_Pcontrol(1); never: record and write nothing and ignore MPI_Pcontrol, the launcher not even loading the library)",
+		func(c *Config, v string) (err error) {
+			if v == "never" { // the run does not start (special.c), so this is never read there
+				c.Enable = false
+				return nil
+			}
+			c.Enable, err = parseBool(v)
+			return
+		}},
 	{"MPISCOPE_PCONTROL", "mpiscope", "Pcontrol convention: mpiscope or ipm",
 		func(c *Config, v string) error {
 			switch v {

@@ -82,7 +82,12 @@ static int ms_env_int(const char *a, const char *b, int def)
 
 static void ms_start_mode(int level, int session)
 {
-	if (ms_started)
+	/* MPISCOPE_ENABLE=never: nothing starts, so MPI_Pcontrol and the end
+	 * of the run do nothing either, and every wrapper passes its calls on
+	 * as under MPI_Pcontrol(0). (The launcher does not even load the
+	 * library then: cli.) */
+	const char *en = getenv("MPISCOPE_ENABLE");
+	if (ms_started || (en != NULL && strcmp(en, "never") == 0))
 		return;
 	ms_started = 1;
 	ms_session_mode = session;

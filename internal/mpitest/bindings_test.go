@@ -2,7 +2,8 @@ package mpitest
 
 // The bindings matrix: {Open MPI, MPICH} x {C, C++ (C API), C++ bindings
 // (Open MPI), Fortran mpif.h, use mpi, use mpi_f08} x {launcher prefix,
-// LD_PRELOAD, link-time shared, static archive}. Every program makes the
+// LD_PRELOAD, link-time shared, static archive, and preloaded under
+// MPISCOPE_ENABLE=never}. Every program makes the
 // calls of testdata/progs/cxx/bind.c; every profile must hold exactly the
 // same counts, bytes and peers, the send callsite must be the program's
 // source line, and the program's stdout must be the same as without mpiscope.
@@ -188,6 +189,22 @@ func TestBindingsMatrix(t *testing.T) {
 				t.Run("static", func(t *testing.T) {
 					prog := compile("static", f.Archive(), "-lpthread", "-ldl")
 					run(t, prog, false, nil)
+				})
+				// MPISCOPE_ENABLE=never (TestNever): the binding's calls reach
+				// the MPI library as without mpiscope, and nothing is written.
+				t.Run("never", func(t *testing.T) {
+					job := filepath.Join(t.TempDir(), "job")
+					res := f.Exec(t, Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_ENABLE": "never"},
+						Preload: f.Lib(), Args: []string{plain}})
+					if res.Err != nil {
+						t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
+					}
+					if got, want := sortedLines(res.Stdout), sortedLines(base.Stdout); got != want {
+						t.Errorf("stdout differs under never:\n%s\nwithout mpiscope:\n%s", got, want)
+					}
+					if _, err := os.Stat(job); !os.IsNotExist(err) {
+						t.Errorf("%s: %v, want nothing written", job, err)
+					}
 				})
 			})
 		}
