@@ -108,3 +108,19 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestParseConfigEnable: MPISCOPE_ENABLE takes a boolean or never, which
+// is a setting, not a bad value (the run itself never starts under it:
+// special.c), and "Never" is a bad value like any other.
+func TestParseConfigEnable(t *testing.T) {
+	for _, c := range []struct {
+		v      string
+		enable bool
+		warns  int
+	}{{"1", true, 0}, {"0", false, 0}, {"never", false, 0}, {"Never", true, 1}} {
+		cfg, _, warns := ParseConfig([]string{"MPISCOPE_ENABLE=" + c.v})
+		if cfg.Enable != c.enable || len(warns) != c.warns {
+			t.Errorf("MPISCOPE_ENABLE=%s: Enable %v, warnings %q; want %v and %d", c.v, cfg.Enable, warns, c.enable, c.warns)
+		}
+	}
+}
