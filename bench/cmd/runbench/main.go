@@ -470,6 +470,7 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		cfgs = cfgs[:nNoTrace]
 	}
+	nbase := len(cfgs) // the configurations run; variants follow
 	vars, err := parseVariants(*variants, b.f.Name)
 	if err != nil {
 		return err
@@ -480,10 +481,6 @@ func (b *bench) overhead() error {
 			lib := v.lib
 			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}})
 		}
-	}
-	nbase := len(configs)
-	if b.traceN != "" {
-		nbase = nNoTrace
 	}
 	// Table columns: every configuration (trace as n/a when missing), then variants.
 	all := append(append([]config(nil), configs...), cfgs[nbase:]...)
