@@ -90,6 +90,11 @@ func run() error {
 		return err
 	}
 	*buildDir = abs
+	unlock, err := lockBench()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	fams, err := pickFamilies()
 	if err != nil {
 		return err
@@ -235,7 +240,7 @@ func prepare(f family) (*bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v (run make lib)", err)
 	}
-	if err := os.WriteFile(b.lib, data, 0o755); err != nil {
+	if err := replaceFile(b.lib, func(tmp string) error { return os.WriteFile(tmp, data, 0o755) }); err != nil {
 		return nil, err
 	}
 	// Pass-through build: the same package with the generated wrappers
@@ -256,12 +261,19 @@ func prepare(f family) (*bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mpiwrapgen fortran -ldflags: %v", err)
 	}
-	cmd := exec.Command("go", "build", "-overlay", ovPath, "-tags", "mpiscope_"+f.Name, "-buildmode=c-shared", "-o", b.ptLib, "./cmd/libmpiscope")
-	cmd.Env = append(os.Environ(), "CC="+f.MPICC, "CGO_LDFLAGS="+os.Getenv("CGO_LDFLAGS")+" "+strings.TrimSpace(string(fflags)))
-	if o, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building the pass-through library: %v\n%s", err, o)
+	err = replaceFile(b.ptLib, func(tmp string) error {
+		cmd := exec.Command("go", "build", "-overlay", ovPath, "-tags", "mpiscope_"+f.Name, "-buildmode=c-shared", "-o", tmp, "./cmd/libmpiscope")
+		cmd.Env = append(os.Environ(), "CC="+f.MPICC, "CGO_LDFLAGS="+os.Getenv("CGO_LDFLAGS")+" "+strings.TrimSpace(string(fflags)))
+		o, err := cmd.CombinedOutput()
+		os.Remove(strings.TrimSuffix(tmp, ".so") + ".h")
+		if err != nil {
+			return fmt.Errorf("building the pass-through library: %v\n%s", err, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	os.Remove(strings.TrimSuffix(b.ptLib, ".so") + ".h")
 	for _, p := range []struct {
 		name, opt string
 	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
@@ -270,6 +282,39 @@ func prepare(f family) (*bench, error) {
 		}
 	}
 	return b, nil
+}
+
+// replaceFile makes path anew by rename: write (given a temporary name in
+// the same directory) makes the new file, which then takes path's name. A
+// library still mapped by a running program keeps its old pages; written
+// in place, it would be truncated under the program (SIGBUS).
+func replaceFile(path string, write func(tmp string) error) error {
+	tmp := filepath.Join(filepath.Dir(path), ".new-"+filepath.Base(path))
+	os.Remove(tmp)
+	if err := write(tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// lockBench takes an exclusive lock on the benchmark's directory for the
+// whole run: two runs at once would rebuild each other's libraries and
+// share the CPUs, and the figures of both would be wrong.
+func lockBench() (unlock func(), err error) {
+	dir := filepath.Join(*buildDir, "bench")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: another runbench is running in %s (%v)", f.Name(), *buildDir, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func sh(name string, args ...string) error {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A library mapped by a running program must keep its pages when runbench
+// makes it anew: replaceFile renames a new file over it.
+func TestReplaceFileKeepsMappings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lib.so")
+	old := strings.Repeat("old!", 4096)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, len(old), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	if err := replaceFile(path, func(tmp string) error { return os.WriteFile(tmp, []byte("new"), 0o644) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new" {
+		t.Errorf("%s holds %q, want %q", path, got, "new")
+	}
+	// Touching the last page would raise SIGBUS had the file been
+	// truncated in place.
+	if string(m[len(m)-4:]) != "old!" || string(m[:4]) != "old!" {
+		t.Errorf("the old mapping reads %q...%q", m[:4], m[len(m)-4:])
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("%d files left in the directory, want 1", len(ents))
+	}
+}
+
+func TestReplaceFileFailureKeepsOld(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lib.so")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := replaceFile(path, func(tmp string) error {
+		os.WriteFile(tmp, []byte("half"), 0o644)
+		return os.ErrInvalid
+	})
+	if err != os.ErrInvalid {
+		t.Fatalf("replaceFile: %v, want %v", err, os.ErrInvalid)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Errorf("%s holds %q after a failed build, want %q", path, got, "old")
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
+		t.Errorf("%d files left in the directory, want 1", len(ents))
+	}
+}
+
+// A second runbench on the same build directory stops at once.
+func TestLockBench(t *testing.T) {
+	saved := *buildDir
+	defer func() { *buildDir = saved }()
+	*buildDir = t.TempDir()
+	unlock, err := lockBench()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockBench(); err == nil || !strings.Contains(err.Error(), "another runbench is running") {
+		t.Errorf("second lockBench: %v, want another runbench is running", err)
+	}
+	unlock()
+	unlock2, err := lockBench()
+	if err != nil {
+		t.Fatalf("lockBench after unlock: %v", err)
+	}
+	unlock2()
+}
