@@ -216,8 +216,10 @@ type bench struct {
 	f      family
 	dir    string // build/bench/<family>
 	bin    string // compiled programs
+	binPT  string // the single-rank and two-rank programs linked with the pass-through archive
 	lib    string // the normal libmpiscope.so
 	ptLib  string // the pass-through build
+	ptArch string // the pass-through build as a static archive
 	jobs   string // job directories (scratch)
 	traceN string // why trace is not available, "" if it is
 }
@@ -230,7 +232,9 @@ func prepare(f family) (*bench, error) {
 	lib := filepath.Join(*buildDir, "lib", f.Name, "libmpiscope.so")
 	b.lib = filepath.Join(*buildDir, "bench", f.Name+"-profile", "libmpiscope.so")
 	b.ptLib = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.so")
-	for _, d := range []string{b.bin, b.jobs, filepath.Dir(b.ptLib), filepath.Dir(b.lib)} {
+	b.ptArch = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.a")
+	b.binPT = filepath.Join(b.dir, "bin-pt-linked")
+	for _, d := range []string{b.bin, b.binPT, b.jobs, filepath.Dir(b.ptLib), filepath.Dir(b.lib)} {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			return nil, err
 		}
@@ -261,23 +265,35 @@ func prepare(f family) (*bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mpiwrapgen fortran -ldflags: %v", err)
 	}
-	err = replaceFile(b.ptLib, func(tmp string) error {
-		cmd := exec.Command("go", "build", "-overlay", ovPath, "-tags", "mpiscope_"+f.Name, "-buildmode=c-shared", "-o", tmp, "./cmd/libmpiscope")
-		cmd.Env = append(os.Environ(), "CC="+f.MPICC, "CGO_LDFLAGS="+os.Getenv("CGO_LDFLAGS")+" "+strings.TrimSpace(string(fflags)))
-		o, err := cmd.CombinedOutput()
-		os.Remove(strings.TrimSuffix(tmp, ".so") + ".h")
+	// The same wrappers as a shared library (preloaded, like libmpiscope)
+	// and as a static archive (linked into the programs: pt-linked).
+	for _, t := range []struct{ out, mode string }{{b.ptLib, "c-shared"}, {b.ptArch, "c-archive"}} {
+		err = replaceFile(t.out, func(tmp string) error {
+			cmd := exec.Command("go", "build", "-overlay", ovPath, "-tags", "mpiscope_"+f.Name, "-buildmode="+t.mode, "-o", tmp, "./cmd/libmpiscope")
+			cmd.Env = append(os.Environ(), "CC="+f.MPICC, "CGO_LDFLAGS="+os.Getenv("CGO_LDFLAGS")+" "+strings.TrimSpace(string(fflags)))
+			o, err := cmd.CombinedOutput()
+			os.Remove(strings.TrimSuffix(tmp, filepath.Ext(tmp)) + ".h")
+			if err != nil {
+				return fmt.Errorf("building the pass-through library (%s): %v\n%s", t.mode, err, o)
+			}
+			return nil
+		})
 		if err != nil {
-			return fmt.Errorf("building the pass-through library: %v\n%s", err, o)
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	for _, p := range []struct {
 		name, opt string
 	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
 		if err := sh(f.MPICC, p.opt, "-g", "-o", filepath.Join(b.bin, p.name), filepath.Join("bench/progs", p.name+".c")); err != nil {
+			return nil, err
+		}
+	}
+	// The overhead section's programs with the pass-through wrappers linked
+	// in, as `-lmpiscope` linked statically puts them: each call reaches
+	// the wrapper directly, in place of the program's PLT stub.
+	for _, p := range progs {
+		if err := sh(f.MPICC, "-O2", "-g", "-o", filepath.Join(b.binPT, p.prog), filepath.Join("bench/progs", p.prog+".c"), b.ptArch, "-lpthread", "-ldl"); err != nil {
 			return nil, err
 		}
 	}
@@ -330,22 +346,34 @@ type config struct {
 	Name string
 	Lib  func(b *bench) string
 	Env  map[string]string
+	Bin  func(b *bench) string // the programs' directory; nil: b.bin
+}
+
+// prog is the path of program name under c.
+func (c config) prog(b *bench, name string) string {
+	if c.Bin != nil {
+		return filepath.Join(c.Bin(b), name)
+	}
+	return filepath.Join(b.bin, name)
 }
 
 // configs are the configurations of the single-rank and two-rank runs,
 // the first nNoTrace needing no trace writer. none2 is none again: its
 // difference from none is the method's own noise on each row (a control).
+// passthrough is the pass-through build preloaded; pt-linked the same
+// wrappers linked into the program (its static archive).
 var configs = []config{
-	{"none", func(*bench) string { return "" }, nil},
-	{"none2", func(*bench) string { return "" }, nil},
-	{"passthrough", func(b *bench) string { return b.ptLib }, nil},
-	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}},
-	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}},
-	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}},
-	{"trace-run", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}},
+	{"none", func(*bench) string { return "" }, nil, nil},
+	{"none2", func(*bench) string { return "" }, nil, nil},
+	{"passthrough", func(b *bench) string { return b.ptLib }, nil, nil},
+	{"pt-linked", func(*bench) string { return "" }, nil, func(b *bench) string { return b.binPT }},
+	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, nil},
+	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}, nil},
+	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}, nil},
+	{"trace-run", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}, nil},
 }
 
-const nNoTrace = 5
+const nNoTrace = 6
 
 // configNamed is the configuration called name.
 func configNamed(name string) config {
@@ -524,7 +552,7 @@ func (b *bench) overhead() error {
 		cfgs = append([]config(nil), cfgs...)
 		for _, v := range vars {
 			lib := v.lib
-			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}})
+			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, nil})
 		}
 	}
 	// Table columns: every configuration (trace as n/a when missing), then variants.
@@ -545,7 +573,7 @@ func (b *bench) overhead() error {
 	for r := 0; r < *rounds; r++ {
 		for _, p := range progs {
 			for _, c := range cfgs {
-				res, err := b.mpirun(p.np, c.Lib(b), c.Env, filepath.Join(b.bin, p.prog), p.arg)
+				res, err := b.mpirun(p.np, c.Lib(b), c.Env, c.prog(b, p.prog), p.arg)
 				if err != nil {
 					return err
 				}
@@ -610,7 +638,8 @@ func (b *bench) overhead() error {
 	}
 	T, C := summarize(tsc), summarize(clk)
 	md("\n## Overhead per call (%s)\n\n", b.f.Name)
-	md("%d rounds, configurations interleaved within each round (none, none2 = none again, passthrough, profile, pcontrol0%s), "+
+	md("%d rounds, configurations interleaved within each round (none, none2 = none again, passthrough = the pass-through build preloaded, "+
+		"pt-linked = the same wrappers linked into the program from their static archive, profile, pcontrol0%s), "+
 		"each run one mpirun. Values: median [min, max] over rounds.\n\n", *rounds, map[bool]string{true: ", trace", false: ""}[b.traceN == ""])
 	md("1-minute load average after each round (2 = both CPUs busy with the benchmark; more = other work on the machine): %s.\n\n", summarize(loads))
 	md("Timestamp reads measured in the same runs (%d runs): rdtsc %s ns, clock_gettime %s ns; "+
@@ -746,6 +775,11 @@ func (b *bench) overhead() error {
 			tPass.Rows = append(tPass.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(over["passthrough"][n]).Med, Limit: passNoise})
 		} else {
 			tPass.skip(b.f.Name, row, fmt.Sprintf("no library measures %.1f ns against itself (none2 - none)", aa))
+		}
+		if aa := summarize(over["none2"][n]).Med; math.Abs(aa) <= passNoise {
+			tPassLinked.Rows = append(tPassLinked.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(over["pt-linked"][n]).Med, Limit: passNoise})
+		} else {
+			tPassLinked.skip(b.f.Name, row, fmt.Sprintf("no library measures %.1f ns against itself (none2 - none)", aa))
 		}
 		if ip := inPlace[n]; ip > 0 {
 			tInPlace.add(b.f.Name, row, p/ip, fmt.Sprintf("%.1f over %.1f ns", p, ip))
@@ -987,7 +1021,7 @@ func (b *bench) callgrind() error {
 			for i, iters := range []int{n, 2 * n} {
 				out := filepath.Join(b.dir, "callgrind.out")
 				cmd := exec.Command("valgrind", "--tool=callgrind", "--toggle-collect=cheap_loops", "--callgrind-out-file="+out,
-					filepath.Join(b.bin, "cheap"), strconv.Itoa(iters), loop)
+					c.prog(b, "cheap"), strconv.Itoa(iters), loop)
 				cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 					"MPISCOPE_OUT="+filepath.Join(b.jobs, "callgrind"), "MPISCOPE_SUMMARY=0",
 					// Go's preemption signals upset callgrind.

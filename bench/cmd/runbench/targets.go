@@ -54,11 +54,16 @@ var (
 	tTrace    = &target{Short: "trace", Name: "trace mode, per-call overhead <= 2 x two timestamp reads", Unit: "x", Limit: 2}
 	tPcontrol = &target{Short: "Pcontrol(0)", Name: "profile mode under Pcontrol(0) <= 5 ns over the pass-through build", Unit: "ns", Limit: 5}
 	tPass     = &target{Short: "pass-through", Name: "pass-through build indistinguishable from no library", Unit: "ns"}
-	tMemory   = &target{Short: "memory", Name: "memory per rank in profile mode <= 16 MiB growth, independent of run length", Unit: "KiB", Limit: 16 << 10}
-	tMerge    = &target{Short: "finalize merge", Name: "finalize merge grows with log P, not P", Unit: ""}
-	tSynth    = &target{Short: "100,000 ranks", Name: "100,000-rank merge and report in the command <= 10 s and 2 GiB", Unit: ""}
-	tInPlace  = &target{Short: "reads in place", Name: "profile mode <= 1.3 x two reads in place (stricter than the issue's measure)", Unit: "x", Limit: 1.3, Info: true}
-	targets   = []*target{tProfile, tTrace, tPcontrol, tPass, tMemory, tMerge, tSynth, tInPlace}
+	// The same build linked into the program (-lmpiscope, static): its
+	// wrapper takes the place of the program's PLT stub, so interposition
+	// adds no jump there. Reported beside the preloaded build's rows; the
+	// issue's target stays judged on those.
+	tPassLinked = &target{Short: "pass-through linked", Name: "pass-through build linked into the program (static archive) indistinguishable from no library", Unit: "ns"}
+	tMemory     = &target{Short: "memory", Name: "memory per rank in profile mode <= 16 MiB growth, independent of run length", Unit: "KiB", Limit: 16 << 10}
+	tMerge      = &target{Short: "finalize merge", Name: "finalize merge grows with log P, not P", Unit: ""}
+	tSynth      = &target{Short: "100,000 ranks", Name: "100,000-rank merge and report in the command <= 10 s and 2 GiB", Unit: ""}
+	tInPlace    = &target{Short: "reads in place", Name: "profile mode <= 1.3 x two reads in place (stricter than the issue's measure)", Unit: "x", Limit: 1.3, Info: true}
+	targets     = []*target{tProfile, tTrace, tPcontrol, tPass, tPassLinked, tMemory, tMerge, tSynth, tInPlace}
 )
 
 // add records a row against t at t's limit.
