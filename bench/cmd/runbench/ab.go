@@ -114,13 +114,17 @@ func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 }
 
 func (b *bench) ab() error {
-	libs := []struct{ name, lib string }{{"no library", ""}, {"pass-through", b.ptLib}, {"mpiscope", b.lib}}
+	// name, library preloaded, program; "pass-through linked" is the
+	// pass-through wrappers linked into the program (pt-linked).
+	type abLib struct{ name, lib, prog string }
+	ab := filepath.Join(b.bin, "ab")
+	libs := []abLib{{"no library", "", ab}, {"pass-through", b.ptLib, ab}, {"pass-through linked", "", filepath.Join(b.binPT, "ab")}, {"mpiscope", b.lib, ab}}
 	vars, err := parseVariants(*variants, b.f.Name)
 	if err != nil {
 		return err
 	}
 	for _, v := range vars {
-		libs = append(libs, struct{ name, lib string }{v.name, v.lib})
+		libs = append(libs, abLib{v.name, v.lib, ab})
 	}
 	// diffs[lib][bench][mode] per round, per call; tscs per run.
 	diffs := map[string]map[string]map[string][]float64{}
@@ -132,7 +136,7 @@ func (b *bench) ab() error {
 	}
 	for r := 0; r < *abRounds; r++ {
 		for _, l := range libs {
-			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, filepath.Join(b.bin, "ab"))
+			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, l.prog)
 			if err != nil {
 				return err
 			}
@@ -169,7 +173,7 @@ func (b *bench) ab() error {
 		"(the least a timing profiler can add, measured where the wrapper's work is: on the critical path), `off` = MPI_Pcontrol(0), "+
 		"`profile` = MPI_Pcontrol(1) (callsites on), `trace` = MPI_Pcontrol(1) and (6). A run's value for a mode is the median over cycles of "+
 		"(mode - none of the same cycle) per call on the critical path; all modes of a run share the VM's phase. "+
-		"%d rounds, each running the program with no library, with the pass-through build and with libmpiscope; "+
+		"%d rounds, each running the program with no library, with the pass-through build preloaded, with it linked into the program (its static archive) and with libmpiscope; "+
 		"the profile of each libmpiscope run is checked to hold exactly the calls made under profile and trace. "+
 		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", *abRounds, T)
 	md("libmpiscope:\n\n")
@@ -184,17 +188,20 @@ func (b *bench) ab() error {
 		verdicts[n] = v
 		md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med), v)
 		abTargets(b.f.Name, n+" (in-process)", v, T.Med, tm.Med, pr.Med, tr.Med, med("mpiscope", n, "off").Med,
-			med("no library", n, "profile").Med, med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med)
+			med("no library", n, "profile").Med, med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med,
+			med("pass-through linked", n, "profile").Med, med("pass-through linked", n, "off").Med)
 	}
 	md("\n`controls`: ok when modes that run the same code measure within %.0f ns of each other (no library: profile against none; pass-through: profile against its off) "+
 		"and libmpiscope's `off` is not more than %.0f ns below the pass-through build's (recording off does one load and a branch more than it, so less would mean the time does not add up on that path). "+
 		"Rows whose controls fail do not measure the wrapper's cost. The pass-through build's cost over none is the floor of interposition (its own target).\n", abNoise, abNoise)
 	res["controls"] = verdicts
 	md("\nControls, (mode - none) per call, median over rounds: with no library every mode but timer calls the same MPI_ functions of the MPI library (noise of the method); with the pass-through build they run its wrappers, which only call PMPI_ (the floor of interposition). `off` of libmpiscope minus `off` of the pass-through build is Pcontrol(0)'s cost over the pass-through build.\n\n")
-	mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off"})
+	mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off",
+		"pass-through linked: profile", "pass-through linked: off"})
 	for _, n := range order {
-		md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
-			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med)
+		md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
+			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med,
+			med("pass-through linked", n, "profile").Med, med("pass-through linked", n, "off").Med)
 	}
 	if len(vars) > 0 {
 		md("\nVariants (-variants), run in the same rounds, ns per call, median over rounds: off minus none (for a pass-through build, the floor of interposition), profile and trace minus the same run's timer; the pass-through build and libmpiscope first.\n\n")
@@ -227,7 +234,7 @@ func (b *bench) ab() error {
 // rounds, ns per call; tsc is one isolated read). A row whose controls
 // fail measures no cost; its pass-through rows count only when the method
 // itself resolves the row (no library within abNoise).
-func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, ptProfile, ptOff float64) {
+func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, ptProfile, ptOff, linkedProfile, linkedOff float64) {
 	if math.Abs(noLib) <= abNoise {
 		for _, c := range []struct {
 			what string
@@ -235,8 +242,15 @@ func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, p
 		}{{"profile", ptProfile}, {"off", ptOff}} {
 			tPass.Rows = append(tPass.Rows, tRow{Family: fam, Row: row + ", pass-through " + c.what, Value: c.v, Limit: abNoise, Abs: true})
 		}
+		for _, c := range []struct {
+			what string
+			v    float64
+		}{{"profile", linkedProfile}, {"off", linkedOff}} {
+			tPassLinked.Rows = append(tPassLinked.Rows, tRow{Family: fam, Row: row + ", linked " + c.what, Value: c.v, Limit: abNoise, Abs: true})
+		}
 	} else {
 		tPass.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
+		tPassLinked.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
 	}
 	if controls != "ok" {
 		for _, t := range []*target{tProfile, tTrace, tPcontrol, tInPlace} {

@@ -70,8 +70,8 @@ func TestABTargets(t *testing.T) {
 	for _, tg := range targets {
 		tg.Rows = nil
 	}
-	abTargets("openmpi", "pingpong_0 (in-process)", "ok", 9.5, 9.4, 17.5, 26.6, 1.3, -0.6, -1.3, -1.8)
-	abTargets("openmpi", "allreduce_8 (in-process)", "fail (off 17.2 below pass-through)", 9.5, 12, 14.5, 29.8, -0.4, -3.2, -1.2, -2.0)
+	abTargets("openmpi", "pingpong_0 (in-process)", "ok", 9.5, 9.4, 17.5, 26.6, 1.3, -0.6, -1.3, -1.8, 0.4, 3.5)
+	abTargets("openmpi", "allreduce_8 (in-process)", "fail (off 17.2 below pass-through)", 9.5, 12, 14.5, 29.8, -0.4, -3.2, -1.2, -2.0, 0, 0)
 	if r := tProfile.Rows; len(r) != 2 || !near(r[0].Value, 17.5/19) || r[1].Skip == "" {
 		t.Errorf("profile rows: %+v", r)
 	}
@@ -84,12 +84,17 @@ func TestABTargets(t *testing.T) {
 	if r := tPass.Rows; len(r) != 3 || r[2].Skip == "" || !r[0].met() || !r[1].met() {
 		t.Errorf("pass-through rows: %+v", r)
 	}
+	// Linked: profile 0.4 ns is within abNoise, off 3.5 is not.
+	if r := tPassLinked.Rows; len(r) != 3 || r[2].Skip == "" || !r[0].met() || r[1].met() || r[1].Row != "pingpong_0 (in-process), linked off" {
+		t.Errorf("pass-through linked rows: %+v", r)
+	}
 	out.Reset()
 	writeTargets()
 	s := out.String()
 	for _, want := range []string{
 		"| profile mode, callsites on, per-call overhead <= 1.3 x two timestamp reads | openmpi | met | 1 of 1 | openmpi pingpong_0 (in-process): 0.92 x (17.5 ns) |",
 		"- not measured (profile, trace, Pcontrol(0), reads in place): openmpi allreduce_8 (in-process): controls fail (off 17.2 below pass-through)",
+		"| pass-through build linked into the program (static archive) indistinguishable from no library | openmpi | missed | 1 of 2 | openmpi pingpong_0 (in-process), linked off: 3.5 ns |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("writeTargets output lacks %q:\n%s", want, s)
