@@ -235,22 +235,17 @@ func (b *bench) ab() error {
 // fail measures no cost; its pass-through rows count only when the method
 // itself resolves the row (no library within abNoise).
 func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, ptProfile, ptOff, linkedProfile, linkedOff float64) {
-	if math.Abs(noLib) <= abNoise {
-		for _, c := range []struct {
-			what string
-			v    float64
-		}{{"profile", ptProfile}, {"off", ptOff}} {
-			tPass.Rows = append(tPass.Rows, tRow{Family: fam, Row: row + ", pass-through " + c.what, Value: c.v, Limit: abNoise, Abs: true})
+	for _, t := range []struct {
+		tg           *target
+		build        string
+		profile, off float64
+	}{{tPass, "pass-through", ptProfile, ptOff}, {tPassLinked, "linked", linkedProfile, linkedOff}} {
+		if math.Abs(noLib) > abNoise {
+			t.tg.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
+			continue
 		}
-		for _, c := range []struct {
-			what string
-			v    float64
-		}{{"profile", linkedProfile}, {"off", linkedOff}} {
-			tPassLinked.Rows = append(tPassLinked.Rows, tRow{Family: fam, Row: row + ", linked " + c.what, Value: c.v, Limit: abNoise, Abs: true})
-		}
-	} else {
-		tPass.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
-		tPassLinked.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
+		t.tg.Rows = append(t.tg.Rows, tRow{Family: fam, Row: row + ", " + t.build + " profile", Value: t.profile, Limit: abNoise, Abs: true},
+			tRow{Family: fam, Row: row + ", " + t.build + " off", Value: t.off, Limit: abNoise, Abs: true})
 	}
 	if controls != "ok" {
 		for _, t := range []*target{tProfile, tTrace, tPcontrol, tInPlace} {
