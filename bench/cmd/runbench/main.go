@@ -771,15 +771,15 @@ func (b *bench) overhead() error {
 		tPcontrol.add(b.f.Name, row, summarize(pc0[n]).Med, "")
 		// The pass-through build's cost counts only where the method
 		// resolves it: no library measures within passNoise of itself.
-		if aa := summarize(over["none2"][n]).Med; math.Abs(aa) <= passNoise {
-			tPass.Rows = append(tPass.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(over["passthrough"][n]).Med, Limit: passNoise})
-		} else {
-			tPass.skip(b.f.Name, row, fmt.Sprintf("no library measures %.1f ns against itself (none2 - none)", aa))
-		}
-		if aa := summarize(over["none2"][n]).Med; math.Abs(aa) <= passNoise {
-			tPassLinked.Rows = append(tPassLinked.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(over["pt-linked"][n]).Med, Limit: passNoise})
-		} else {
-			tPassLinked.skip(b.f.Name, row, fmt.Sprintf("no library measures %.1f ns against itself (none2 - none)", aa))
+		for _, t := range []struct {
+			tg  *target
+			cfg string
+		}{{tPass, "passthrough"}, {tPassLinked, "pt-linked"}} {
+			if aa := summarize(over["none2"][n]).Med; math.Abs(aa) <= passNoise {
+				t.tg.Rows = append(t.tg.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(over[t.cfg][n]).Med, Limit: passNoise})
+			} else {
+				t.tg.skip(b.f.Name, row, fmt.Sprintf("no library measures %.1f ns against itself (none2 - none)", aa))
+			}
 		}
 		if ip := inPlace[n]; ip > 0 {
 			tInPlace.add(b.f.Name, row, p/ip, fmt.Sprintf("%.1f over %.1f ns", p, ip))
