@@ -515,7 +515,7 @@ type progRun struct {
 // not with another overhead, and is dropped.
 const phaseFactor = 1.5
 
-var progs = []progRun{{"cheap", 1, "1000000"}, {"pingpong", 2, "40000"}, {"allreduce", 2, "40000"}}
+var progs = []progRun{{"cheap", 1, "400000"}, {"pingpong", 2, "20000"}, {"allreduce", 2, "20000"}}
 
 // variant is an extra build of the library given with -variants.
 type variant struct{ name, lib string }
