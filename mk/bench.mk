@@ -8,7 +8,7 @@ ms_bench_goal := $(.DEFAULT_GOAL)
 .PHONY: bench-quick bench-callgrind bench-all
 
 bench-quick: all
-	go run ./bench/cmd/runbench -build $(BUILD) -rounds 3 -ab-rounds 2 -synth-ranks 10000
+	go run ./bench/cmd/runbench -build $(BUILD) -rounds 3 -ab-rounds 2 -layouts 2 -synth-ranks 10000
 
 bench-callgrind: all
 	go run ./bench/cmd/runbench -build $(BUILD) -only callgrind

@@ -116,15 +116,17 @@ func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 func (b *bench) ab() error {
 	// name, library preloaded, program; "pass-through linked" is the
 	// pass-through wrappers linked into the program (pt-linked).
-	type abLib struct{ name, lib, prog string }
-	ab := filepath.Join(b.bin, "ab")
-	libs := []abLib{{"no library", "", ab}, {"pass-through", b.ptLib, ab}, {"pass-through linked", "", filepath.Join(b.binPT, "ab")}, {"mpiscope", b.lib, ab}}
+	type abLib struct {
+		name, lib string
+		linked    bool
+	}
+	libs := []abLib{{"no library", "", false}, {"pass-through", b.ptLib, false}, {"pass-through linked", "", true}, {"mpiscope", b.lib, false}}
 	vars, err := parseVariants(*variants, b.f.Name)
 	if err != nil {
 		return err
 	}
 	for _, v := range vars {
-		libs = append(libs, abLib{v.name, v.lib, ab})
+		libs = append(libs, abLib{v.name, v.lib, false})
 	}
 	// diffs[lib][bench][mode] per round, per call; tscs per run.
 	diffs := map[string]map[string]map[string][]float64{}
@@ -136,7 +138,7 @@ func (b *bench) ab() error {
 	}
 	for r := 0; r < *abRounds; r++ {
 		for _, l := range libs {
-			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, l.prog)
+			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, config{Linked: l.linked}.prog(b, "ab", r%len(b.bins)))
 			if err != nil {
 				return err
 			}
@@ -202,6 +204,23 @@ func (b *bench) ab() error {
 		md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
 			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med,
 			med("pass-through linked", n, "profile").Med, med("pass-through linked", n, "off").Med)
+	}
+	if nl := len(b.bins); nl > 1 {
+		md("\nBy program layout (round r at layout r mod %d; the program's code shifted by %s bytes, bench/progs/pad.c): (mode - none) per call, median over the layout's rounds, one value per layout, ns:\n\n",
+			nl, intList(layoutPads[:nl]))
+		shown := [][2]string{{"no library", "profile"}, {"pass-through", "profile"}, {"pass-through linked", "profile"}, {"mpiscope", "off"}, {"mpiscope", "profile"}}
+		head := []string{"benchmark"}
+		for _, c := range shown {
+			head = append(head, c[0]+": "+c[1])
+		}
+		mdHead(head)
+		for _, n := range order {
+			md("| %s |", n)
+			for _, c := range shown {
+				md(" %s |", layoutCells(diffs[c[0]][n][c[1]], nl))
+			}
+			md("\n")
+		}
 	}
 	if len(vars) > 0 {
 		md("\nVariants (-variants), run in the same rounds, ns per call, median over rounds: off minus none (for a pass-through build, the floor of interposition), profile and trace minus the same run's timer; the pass-through build and libmpiscope first.\n\n")

@@ -18,6 +18,11 @@
 //	synth     mpiscope report on 100,000 synthetic rank profiles
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
 //
+// In overhead and ab, round r runs every configuration with the programs
+// at layout r mod -layouts: their code shifted by one of layoutPads' byte
+// counts (bench/progs/pad.c), so that no figure rests on one placement of
+// the program's loops.
+//
 // Results go to stdout and, as Markdown, to <build>/bench/results.md (raw
 // numbers in results.json).
 package main
@@ -64,8 +69,15 @@ var (
 	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
 	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
 	verbose    = flag.Bool("v", false, "print every run")
+	layouts    = flag.Int("layouts", len(layoutPads), "program `layouts` the overhead and ab sections rotate through, round r running every configuration at layout r mod n (1: the programs as compiled)")
 	variants   = flag.String("variants", "", "extra builds `name=lib.so,...`: profile mode in the overhead section, every mode in the ab section (to compare builds side by side); {family} in a path is replaced by the family's name (bench/build-variant.sh builds them)")
 )
+
+// layoutPads are the shifts, in bytes, of the benchmark programs' code in
+// their layouts (bench/progs/pad.c): the first is the program as
+// compiled; the others, about 3/4 KiB apart, differ in bits 5 to 11 of
+// every address of the program's loops.
+var layoutPads = []int{0, 736, 1504, 2272, 3104}
 
 var out bytes.Buffer // Markdown results
 
@@ -147,7 +159,10 @@ func run() error {
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), out.Bytes(), 0o666); err != nil {
 		return err
 	}
-	j, _ := json.MarshalIndent(raw, "", "  ")
+	j, err := json.MarshalIndent(raw, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results.json: %v (results.md is written)", err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "results.json"), j, 0o666); err != nil {
 		return err
 	}
@@ -214,14 +229,16 @@ func machine() string {
 // bench is one family's prepared benchmark.
 type bench struct {
 	f      family
-	dir    string // build/bench/<family>
-	bin    string // compiled programs
-	binPT  string // the single-rank and two-rank programs linked with the pass-through archive
-	lib    string // the normal libmpiscope.so
-	ptLib  string // the pass-through build
-	ptArch string // the pass-through build as a static archive
-	jobs   string // job directories (scratch)
-	traceN string // why trace is not available, "" if it is
+	dir    string   // build/bench/<family>
+	bin    string   // compiled programs
+	binPT  string   // the single-rank and two-rank programs linked with the pass-through archive
+	bins   []string // per layout, the overhead and ab sections' programs (bins[0] = bin)
+	binsPT []string // per layout, the same linked with the pass-through archive (binsPT[0] = binPT)
+	lib    string   // the normal libmpiscope.so
+	ptLib  string   // the pass-through build
+	ptArch string   // the pass-through build as a static archive
+	jobs   string   // job directories (scratch)
+	traceN string   // why trace is not available, "" if it is
 }
 
 // prepare builds the pass-through library and the programs.
@@ -234,7 +251,15 @@ func prepare(f family) (*bench, error) {
 	b.ptLib = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.so")
 	b.ptArch = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.a")
 	b.binPT = filepath.Join(b.dir, "bin-pt-linked")
-	for _, d := range []string{b.bin, b.binPT, b.jobs, filepath.Dir(b.ptLib), filepath.Dir(b.lib)} {
+	if *layouts < 1 || *layouts > len(layoutPads) {
+		return nil, fmt.Errorf("-layouts %d: want 1 to %d", *layouts, len(layoutPads))
+	}
+	b.bins, b.binsPT = []string{b.bin}, []string{b.binPT}
+	for _, pad := range layoutPads[1:*layouts] {
+		b.bins = append(b.bins, fmt.Sprintf("%s-pad%d", b.bin, pad))
+		b.binsPT = append(b.binsPT, fmt.Sprintf("%s-pad%d", b.binPT, pad))
+	}
+	for _, d := range append(append([]string{b.jobs, filepath.Dir(b.ptLib), filepath.Dir(b.lib)}, b.bins...), b.binsPT...) {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			return nil, err
 		}
@@ -289,16 +314,29 @@ func prepare(f family) (*bench, error) {
 			return nil, err
 		}
 	}
-	// The overhead and ab sections' programs with the pass-through wrappers linked
-	// in, as `-lmpiscope` linked statically puts them: each call reaches
-	// the wrapper directly, in place of the program's PLT stub.
-	linked := []string{"ab"}
+	// The overhead and ab sections' programs at the other layouts, and at
+	// every layout with the pass-through wrappers linked in, as
+	// `-lmpiscope` linked statically puts them: each call reaches the
+	// wrapper directly, in place of the program's PLT stub.
+	timed := []string{"ab"}
 	for _, p := range progs {
-		linked = append(linked, p.prog)
+		timed = append(timed, p.prog)
 	}
-	for _, p := range linked {
-		if err := sh(f.MPICC, "-O2", "-g", "-o", filepath.Join(b.binPT, p), filepath.Join("bench/progs", p+".c"), b.ptArch, "-lpthread", "-ldl"); err != nil {
-			return nil, err
+	for lay := range b.bins {
+		var pad []string
+		if lay > 0 {
+			pad = []string{fmt.Sprintf("-DBENCH_PAD=%d", layoutPads[lay]), "bench/progs/pad.c"}
+		}
+		for _, p := range timed {
+			src := append(append([]string{"-O2", "-g"}, pad...), filepath.Join("bench/progs", p+".c"))
+			if lay > 0 {
+				if err := sh(f.MPICC, append(src, "-o", filepath.Join(b.bins[lay], p))...); err != nil {
+					return nil, err
+				}
+			}
+			if err := sh(f.MPICC, append(src, "-o", filepath.Join(b.binsPT[lay], p), b.ptArch, "-lpthread", "-ldl")...); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return b, nil
@@ -347,18 +385,18 @@ func sh(name string, args ...string) error {
 
 // config is one way of running a program.
 type config struct {
-	Name string
-	Lib  func(b *bench) string
-	Env  map[string]string
-	Bin  func(b *bench) string // the programs' directory; nil: b.bin
+	Name   string
+	Lib    func(b *bench) string
+	Env    map[string]string
+	Linked bool // the programs linked with the pass-through archive
 }
 
-// prog is the path of program name under c.
-func (c config) prog(b *bench, name string) string {
-	if c.Bin != nil {
-		return filepath.Join(c.Bin(b), name)
+// prog is the path of program name under c at layout lay.
+func (c config) prog(b *bench, name string, lay int) string {
+	if c.Linked {
+		return filepath.Join(b.binsPT[lay], name)
 	}
-	return filepath.Join(b.bin, name)
+	return filepath.Join(b.bins[lay], name)
 }
 
 // configs are the configurations of the single-rank and two-rank runs,
@@ -367,14 +405,14 @@ func (c config) prog(b *bench, name string) string {
 // passthrough is the pass-through build preloaded; pt-linked the same
 // wrappers linked into the program (its static archive).
 var configs = []config{
-	{"none", func(*bench) string { return "" }, nil, nil},
-	{"none2", func(*bench) string { return "" }, nil, nil},
-	{"passthrough", func(b *bench) string { return b.ptLib }, nil, nil},
-	{"pt-linked", func(*bench) string { return "" }, nil, func(b *bench) string { return b.binPT }},
-	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, nil},
-	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}, nil},
-	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}, nil},
-	{"trace-run", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}, nil},
+	{"none", func(*bench) string { return "" }, nil, false},
+	{"none2", func(*bench) string { return "" }, nil, false},
+	{"passthrough", func(b *bench) string { return b.ptLib }, nil, false},
+	{"pt-linked", func(*bench) string { return "" }, nil, true},
+	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, false},
+	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}, false},
+	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}, false},
+	{"trace-run", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}, false},
 }
 
 const nNoTrace = 6
@@ -556,7 +594,7 @@ func (b *bench) overhead() error {
 		cfgs = append([]config(nil), cfgs...)
 		for _, v := range vars {
 			lib := v.lib
-			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, nil})
+			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, false})
 		}
 	}
 	// Table columns: every configuration (trace as n/a when missing), then variants.
@@ -577,7 +615,7 @@ func (b *bench) overhead() error {
 	for r := 0; r < *rounds; r++ {
 		for _, p := range progs {
 			for _, c := range cfgs {
-				res, err := b.mpirun(p.np, c.Lib(b), c.Env, c.prog(b, p.prog), p.arg)
+				res, err := b.mpirun(p.np, c.Lib(b), c.Env, c.prog(b, p.prog, r%len(b.bins)), p.arg)
 				if err != nil {
 					return err
 				}
@@ -758,6 +796,59 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		md("\nTrace mode: not available (%s).\n", b.traceN)
 	}
+	// By layout: the medians above pool the layouts; this shows how far
+	// each configuration's cost moves with the program's layout.
+	byLayout := map[string]map[string][]*float64{} // [config][bench][layout], nil: every round dropped
+	if nl := len(b.bins); nl > 1 {
+		md("\nBy program layout (round r runs every configuration at layout r mod %d; the programs' code shifted by %s bytes, bench/progs/pad.c). "+
+			"`none`: its median time per iteration at the layout minus that at the first, per call; the others: their overhead per call over the same round's `none` "+
+			"(as above), median over the layout's rounds kept. One value per layout, ns:\n\n", nl, intList(layoutPads[:nl]))
+		shown := []string{"none", "none2", "passthrough", "pt-linked", "pcontrol0", "profile"}
+		mdHead(append([]string{"benchmark"}, shown...))
+		for _, n := range benchOrder {
+			if strings.HasSuffix(n, "_timer") {
+				continue
+			}
+			md("| %s |", n)
+			for _, c := range shown {
+				if byLayout[c] == nil {
+					byLayout[c] = map[string][]*float64{}
+				}
+				meds := make([]float64, nl)
+				for lay := range meds {
+					var v []float64
+					for r := lay; r < len(ns[c][n]); r += nl {
+						switch {
+						case !kept(c, n, r):
+						case c == "none":
+							v = append(v, ns[c][n][r])
+						case kept("none", n, r):
+							v = append(v, (ns[c][n][r]-ns["none"][n][r])/calls[n])
+						}
+					}
+					meds[lay] = math.NaN()
+					if len(v) > 0 {
+						meds[lay] = summarize(v).Med
+					}
+				}
+				var cells []string
+				for _, m := range meds {
+					if c == "none" {
+						m = (m - meds[0]) / calls[n]
+					}
+					if math.IsNaN(m) {
+						byLayout[c][n] = append(byLayout[c][n], nil)
+						cells = append(cells, "-")
+					} else {
+						byLayout[c][n] = append(byLayout[c][n], &m)
+						cells = append(cells, fmt.Sprintf("%.1f", m))
+					}
+				}
+				md(" %s |", strings.Join(cells, " / "))
+			}
+			md("\n")
+		}
+	}
 	// Verdicts: the single-rank loops here; the two-rank rows come from the
 	// modes alternating in one process (ab), which share the VM's phase.
 	for _, n := range benchOrder {
@@ -790,7 +881,8 @@ func (b *bench) overhead() error {
 			tInPlace.add(b.f.Name, row, p/ip, fmt.Sprintf("%.1f over %.1f ns", p, ip))
 		}
 	}
-	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "two_reads_in_place": inPlace, "trace": b.traceN, "load": loads, "best_overhead": best}
+	raw[b.f.Name+"/overhead"] = map[string]any{"ns": ns, "run_tsc": runTSC, "phase_dropped": dropped, "overhead": over, "ratio": ratio, "tsc": tsc, "clock": clk, "calls": calls, "pcontrol0_minus_passthrough": pc0, "two_reads_in_place": inPlace, "trace": b.traceN, "load": loads, "best_overhead": best,
+		"layout_pads": layoutPads[:len(b.bins)], "by_layout": byLayout}
 	return nil
 }
 
@@ -1026,7 +1118,7 @@ func (b *bench) callgrind() error {
 			for i, iters := range []int{n, 2 * n} {
 				out := filepath.Join(b.dir, "callgrind.out")
 				cmd := exec.Command("valgrind", "--tool=callgrind", "--toggle-collect=cheap_loops", "--callgrind-out-file="+out,
-					c.prog(b, "cheap"), strconv.Itoa(iters), loop)
+					c.prog(b, "cheap", 0), strconv.Itoa(iters), loop)
 				cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 					"MPISCOPE_OUT="+filepath.Join(b.jobs, "callgrind"), "MPISCOPE_SUMMARY=0",
 					// Go's preemption signals upset callgrind.
@@ -1061,6 +1153,36 @@ func (b *bench) callgrind() error {
 }
 
 // mdHead writes a Markdown table's header row and separator.
+// layoutCells is "a / b / ...": per layout lay < nl, the median of the
+// values of rounds lay, lay+nl, lay+2nl, ... of v (one per round); "-"
+// for a layout with no round.
+func layoutCells(v []float64, nl int) string {
+	cells := make([]string, nl)
+	for lay := range cells {
+		var w []float64
+		for r := lay; r < len(v); r += nl {
+			w = append(w, v[r])
+		}
+		cells[lay] = "-"
+		if len(w) > 0 {
+			cells[lay] = fmt.Sprintf("%.1f", summarize(w).Med)
+		}
+	}
+	return strings.Join(cells, " / ")
+}
+
+// intList is v as "a, b and c".
+func intList(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
 func mdHead(cols []string) {
 	md("| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
 }
