@@ -18,6 +18,15 @@
 #include <x86intrin.h>
 #endif
 
+/* Each generated MPI_X reaches its fast path, ms_on_MPI_X, by a tail call,
+ * so that the fast path's return address is the callsite: GCC and Clang
+ * make sibling calls when optimizing (cgo.go's CFLAGS: -O2), and
+ * TestWrappersTailCall checks the built library. Unoptimized wrappers would
+ * record every call at a site inside the library. */
+#if !defined(__OPTIMIZE__)
+#error "mpiscope's wrappers must be compiled with optimization (-O2): see ms.h"
+#endif
+
 #define MS_HIDDEN __attribute__((visibility("hidden")))
 /* MS_INLINE: inlined into every wrapper even where the compiler's unit
  * growth limit would keep an out-of-line copy (the generated file is big). */

@@ -1,0 +1,78 @@
+package mpitest_test
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/mpitest"
+)
+
+// TestWrappersTailCall: every generated MPI_X reaches its fast path
+// ms_on_MPI_X by a jump, never a call, so that the fast path's return
+// address is the application's callsite (internal/wrapgen, genWrapper).
+// A build that did not make the tail call (no optimization, say) would
+// record every call at a site inside the library.
+func TestWrappersTailCall(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, fam mpitest.Family) {
+		f, err := elf.Open(fam.Lib())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		syms, err := f.Symbols()
+		if err != nil {
+			t.Fatalf("%s: %v (the library must keep its symbol table)", fam.Lib(), err)
+		}
+		text := f.Section(".text")
+		if text == nil {
+			t.Fatalf("%s: no .text", fam.Lib())
+		}
+		code, err := text.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := map[string]uint64{}
+		for _, s := range syms {
+			if strings.HasPrefix(s.Name, "ms_on_MPI_") && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+				on[strings.TrimPrefix(s.Name, "ms_on_")] = s.Value
+			}
+		}
+		jumps := 0
+		var bad []string
+		for _, s := range syms {
+			target, ok := on[s.Name]
+			if !ok || elf.ST_TYPE(s.Info) != elf.STT_FUNC {
+				continue
+			}
+			if s.Value < text.Addr || s.Value+s.Size > text.Addr+text.Size {
+				t.Fatalf("%s: %s outside .text", fam.Lib(), s.Name)
+			}
+			body := code[s.Value-text.Addr : s.Value-text.Addr+s.Size]
+			jmp, call := false, false
+			for i := range body {
+				at := s.Value + uint64(i)
+				switch {
+				case body[i] == 0xe9 && i+5 <= len(body):
+					jmp = jmp || at+5+uint64(int64(int32(binary.LittleEndian.Uint32(body[i+1:])))) == target
+				case body[i] == 0xeb && i+2 <= len(body):
+					jmp = jmp || at+2+uint64(int64(int8(body[i+1]))) == target
+				case body[i] == 0xe8 && i+5 <= len(body):
+					call = call || at+5+uint64(int64(int32(binary.LittleEndian.Uint32(body[i+1:])))) == target
+				}
+			}
+			if jmp && !call {
+				jumps++
+			} else {
+				bad = append(bad, s.Name)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("%s: %d wrappers do not jump to their fast path, among them %s", fam.Lib(), len(bad), strings.Join(bad[:min(len(bad), 5)], ", "))
+		}
+		if jumps < 300 {
+			t.Errorf("%s: %d wrappers jump to their fast path, want every generated one (over 300)", fam.Lib(), jumps)
+		}
+	})
+}
