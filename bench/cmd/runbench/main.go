@@ -231,9 +231,8 @@ type bench struct {
 	f      family
 	dir    string   // build/bench/<family>
 	bin    string   // compiled programs
-	binPT  string   // the single-rank and two-rank programs linked with the pass-through archive
 	bins   []string // per layout, the overhead and ab sections' programs (bins[0] = bin)
-	binsPT []string // per layout, the same linked with the pass-through archive (binsPT[0] = binPT)
+	binsPT []string // per layout, the same linked with the pass-through archive (binsPT[0] = <dir>/bin-pt-linked)
 	lib    string   // the normal libmpiscope.so
 	ptLib  string   // the pass-through build
 	ptArch string   // the pass-through build as a static archive
@@ -250,14 +249,14 @@ func prepare(f family) (*bench, error) {
 	b.lib = filepath.Join(*buildDir, "bench", f.Name+"-profile", "libmpiscope.so")
 	b.ptLib = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.so")
 	b.ptArch = filepath.Join(*buildDir, "bench", f.Name+"-passthrough", "libmpiscope.a")
-	b.binPT = filepath.Join(b.dir, "bin-pt-linked")
+	binPT := filepath.Join(b.dir, "bin-pt-linked")
 	if *layouts < 1 || *layouts > len(layoutPads) {
 		return nil, fmt.Errorf("-layouts %d: want 1 to %d", *layouts, len(layoutPads))
 	}
-	b.bins, b.binsPT = []string{b.bin}, []string{b.binPT}
+	b.bins, b.binsPT = []string{b.bin}, []string{binPT}
 	for _, pad := range layoutPads[1:*layouts] {
 		b.bins = append(b.bins, fmt.Sprintf("%s-pad%d", b.bin, pad))
-		b.binsPT = append(b.binsPT, fmt.Sprintf("%s-pad%d", b.binPT, pad))
+		b.binsPT = append(b.binsPT, fmt.Sprintf("%s-pad%d", binPT, pad))
 	}
 	for _, d := range append(append([]string{b.jobs, filepath.Dir(b.ptLib), filepath.Dir(b.lib)}, b.bins...), b.binsPT...) {
 		if err := os.MkdirAll(d, 0o777); err != nil {
