@@ -3,14 +3,16 @@ package main
 import (
 	"debug/elf"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 )
 
-// symAddr is the address of symbol name in the ELF file path.
-func symAddr(t *testing.T, path, name string) uint64 {
+// funcCode is the address of function name in the ELF file path and the
+// first n bytes of its code.
+func funcCode(t *testing.T, path, name string, n int) (uint64, []byte) {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -21,13 +23,22 @@ func symAddr(t *testing.T, path, name string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	text := f.Section(".text")
 	for _, s := range syms {
-		if s.Name == name {
-			return s.Value
+		if s.Name != name {
+			continue
 		}
+		if text == nil || s.Value < text.Addr || s.Value+uint64(n) > text.Addr+text.Size {
+			t.Fatalf("%s: %s at %#x not in .text", path, name, s.Value)
+		}
+		b := make([]byte, n)
+		if _, err := text.ReadAt(b, int64(s.Value-text.Addr)); err != nil {
+			t.Fatal(err)
+		}
+		return s.Value, b
 	}
 	t.Fatalf("%s: no symbol %s", path, name)
-	return 0
+	return 0, nil
 }
 
 // Every layout shifts the program's functions by exactly its pad, with
@@ -64,8 +75,7 @@ int main(int argc, char **argv) { (void)argv; printf("%d\n", loop(argc * 1000));
 		if o, err := exec.Command(exe).Output(); err != nil || string(o) != "332833500\n" {
 			t.Fatalf("%s: %q, %v", exe, o, err)
 		}
-		a := symAddr(t, exe, "loop")
-		c := textAt(t, exe, a, 32)
+		a, c := funcCode(t, exe, "loop", 32)
 		if i == 0 {
 			base, code = a, c
 			continue
@@ -83,25 +93,6 @@ int main(int argc, char **argv) { (void)argv; printf("%d\n", loop(argc * 1000));
 	}
 }
 
-// textAt is n bytes of path's code at address a.
-func textAt(t *testing.T, path string, a uint64, n int) []byte {
-	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := f.Section(".text")
-	if s == nil || a < s.Addr || a+uint64(n) > s.Addr+s.Size {
-		t.Fatalf("%s: %#x not in .text", path, a)
-	}
-	b := make([]byte, n)
-	if _, err := s.ReadAt(b, int64(a-s.Addr)); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestLayoutCells(t *testing.T) {
 	// Rounds 0..6 at 3 layouts: layout 0 has rounds 0, 3, 6; 1 has 1, 4; 2 has 2, 5.
 	v := []float64{1, 10, 100, 3, 20, 200, 2}
@@ -110,6 +101,11 @@ func TestLayoutCells(t *testing.T) {
 	}
 	if got, want := layoutCells(v[:2], 3), "1.0 / 10.0 / -"; got != want {
 		t.Errorf("layoutCells = %q, want %q", got, want)
+	}
+	// keep takes rounds 1, 3 and 4: layout 0 is left with round 3, layout 2 with none.
+	m := layoutMedians(v, 3, func(r int) bool { return r == 1 || r == 3 || r == 4 })
+	if len(m) != 3 || m[0] != 3 || m[1] != 15 || !math.IsNaN(m[2]) {
+		t.Errorf("layoutMedians with keep = %v, want [3 15 NaN]", m)
 	}
 	if got, want := intList([]int{0, 736, 1504}), "0, 736 and 1504"; got != want {
 		t.Errorf("intList = %q, want %q", got, want)

@@ -813,23 +813,18 @@ func (b *bench) overhead() error {
 				if byLayout[c] == nil {
 					byLayout[c] = map[string][]*float64{}
 				}
-				meds := make([]float64, nl)
-				for lay := range meds {
-					var v []float64
-					for r := lay; r < len(ns[c][n]); r += nl {
-						switch {
-						case !kept(c, n, r):
-						case c == "none":
-							v = append(v, ns[c][n][r])
-						case kept("none", n, r):
-							v = append(v, (ns[c][n][r]-ns["none"][n][r])/calls[n])
-						}
+				// none: its time per round; the others: their overhead
+				// per call over the round's none (over's values, by round).
+				v := ns[c][n]
+				keep := func(r int) bool { return kept(c, n, r) }
+				if c != "none" {
+					v = make([]float64, len(ns[c][n]))
+					for r := range v {
+						v[r] = (ns[c][n][r] - ns["none"][n][r]) / calls[n]
 					}
-					meds[lay] = math.NaN()
-					if len(v) > 0 {
-						meds[lay] = summarize(v).Med
-					}
+					keep = func(r int) bool { return kept(c, n, r) && kept("none", n, r) }
 				}
+				meds := layoutMedians(v, nl, keep)
 				var cells []string
 				for _, m := range meds {
 					if c == "none" {
@@ -1162,17 +1157,33 @@ func (b *bench) callgrind() error {
 // for a layout with no round.
 func layoutCells(v []float64, nl int) string {
 	cells := make([]string, nl)
-	for lay := range cells {
-		var w []float64
-		for r := lay; r < len(v); r += nl {
-			w = append(w, v[r])
-		}
+	for lay, m := range layoutMedians(v, nl, nil) {
 		cells[lay] = "-"
-		if len(w) > 0 {
-			cells[lay] = fmt.Sprintf("%.1f", summarize(w).Med)
+		if !math.IsNaN(m) {
+			cells[lay] = fmt.Sprintf("%.1f", m)
 		}
 	}
 	return strings.Join(cells, " / ")
+}
+
+// layoutMedians is, per layout lay < nl, the median of v's values of
+// rounds lay, lay+nl, lay+2nl, ... (v holds one per round) for which
+// keep(round) holds (nil: every round); NaN for a layout with none.
+func layoutMedians(v []float64, nl int, keep func(r int) bool) []float64 {
+	meds := make([]float64, nl)
+	for lay := range meds {
+		var w []float64
+		for r := lay; r < len(v); r += nl {
+			if keep == nil || keep(r) {
+				w = append(w, v[r])
+			}
+		}
+		meds[lay] = math.NaN()
+		if len(w) > 0 {
+			meds[lay] = summarize(w).Med
+		}
+	}
+	return meds
 }
 
 // intList is v as "a, b and c".
