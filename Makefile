@@ -13,6 +13,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 
 .PHONY: all deps lib cli demo run-demo test check gotest install bench clean
 
+.DEFAULT_GOAL := all
 -include mk/*.mk
 
 all: lib cli
