@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
 // index is the per-module lookup structure. All slices are sorted by
@@ -17,6 +18,9 @@ type index struct {
 	lines []lineRow   // all line table rows of all CUs, sorted by addr
 	files []string    // interned file names referenced by lines
 	syms  []symbol    // ELF function symbols, sorted by addr
+	// fortran: the module was built by gfortran (it needs libgfortran or
+	// defines MAIN__), so its symbol p_ is the external procedure p.
+	fortran bool
 }
 
 // funcInfo is a concrete DW_TAG_subprogram. One funcInfo may own several
@@ -95,6 +99,7 @@ func loadModule(path, debugRoot string) (idx *index, err error) {
 	if hasDebugInfo(dwarfFile) {
 		idx.addDWARF(dwarfFile, exec)
 	}
+	idx.fortran = isGfortran(f, idx.syms)
 	// A module with neither DWARF nor symbols is not an error;
 	// lookups in it report ErrNotFound.
 	return idx, nil
@@ -461,7 +466,28 @@ func (idx *index) symbolAt(pc uint64) string {
 	if s.size > 0 && pc-s.addr >= s.size {
 		return ""
 	}
-	return s.name
+	if idx.fortran {
+		return demangleFortran(s.name)
+	}
+	return Demangle(s.name)
+}
+
+// isGfortran tells whether the module was built by gfortran: it needs
+// libgfortran, or it defines the Fortran main program MAIN__.
+func isGfortran(f *elf.File, syms []symbol) bool {
+	if libs, err := f.ImportedLibraries(); err == nil {
+		for _, l := range libs {
+			if strings.HasPrefix(l, "libgfortran.") {
+				return true
+			}
+		}
+	}
+	for _, s := range syms {
+		if s.name == "MAIN__" {
+			return true
+		}
+	}
+	return false
 }
 
 func (idx *index) funcName(pc uint64) string {
