@@ -20,17 +20,18 @@ const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto) [-o out] [-n
 // convertCmd converts a job's event trace.
 func convertCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	otf2 := fs.Bool("otf2", false, "write an OTF2 archive")
 	perfetto := fs.Bool("perfetto", false, "write Chrome trace JSON (Perfetto)")
 	out := fs.String("o", "", "output `path` (OTF2: a new directory; Perfetto: a file, - for stdout)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
-	if err := fs.Parse(args); err != nil {
-		return ErrUsage
+	if err := parseFlags(fs, args, stdout, convertUsage); err != nil {
+		return err
 	}
-	if fs.NArg() != 1 || *otf2 == *perfetto {
-		fmt.Fprint(stderr, convertUsage)
-		return ErrUsage
+	if fs.NArg() != 1 {
+		return usageErr("convert", "want one job directory, got %s", argList(fs.Args()))
+	}
+	if *otf2 == *perfetto {
+		return usageErr("convert", "give one of --otf2 and --perfetto")
 	}
 	dir := fs.Arg(0)
 	job, err := trace.OpenJob(dir)
