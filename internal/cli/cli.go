@@ -50,6 +50,10 @@ const versionUsage = `usage: mpiscope version
   Print the version of mpiscope.
 `
 
+const helpUsage = `usage: mpiscope help [command]
+  Print the usage of mpiscope, or of a command (report, convert, version).
+`
+
 // ErrUsage marks errors that deserve exit status 2: the command line is
 // wrong. Errors made by usageErr say what is wrong and wrap ErrUsage.
 var ErrUsage = errors.New("usage")
@@ -79,6 +83,8 @@ func commandUsage(cmd string) string {
 		return convertUsage
 	case "version":
 		return versionUsage
+	case "help":
+		return helpUsage
 	}
 	return usage
 }
