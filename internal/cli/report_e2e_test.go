@@ -82,7 +82,9 @@ func TestReportRealPrograms(t *testing.T) {
 			}
 			exe := strings.TrimSuffix(src, filepath.Ext(src))
 			args := append(append([]string{"-O1"}, flags...), "-o", exe, src)
-			if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			cmd := exec.Command(cc, args...)
+			cmd.Dir = dir // gfortran writes solver.mod there
+			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%s %v: %v\n%s", cc, args, err, out)
 			}
 			return exe

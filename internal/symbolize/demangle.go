@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"debug/dwarf"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -45,3 +46,18 @@ func demangleFortran(name string) string {
 	}
 	return name
 }
+
+// mangled tells whether a DWARF linkage name is one Demangle turns into a
+// fuller name than DW_AT_name: C++ (class and parameters) and gfortran
+// module procedures (the module).
+func mangled(name string) bool {
+	if strings.HasPrefix(name, "_Z") {
+		return true
+	}
+	mod, proc, ok := strings.Cut(strings.TrimPrefix(name, "__"), "_MOD_")
+	return ok && strings.HasPrefix(name, "__") && mod != "" && proc != ""
+}
+
+// attrMIPSLinkageName is DW_AT_MIPS_linkage_name, the linkage name of DWARF
+// before version 4, which GCC still emits with -gdwarf-2 and -gdwarf-3.
+const attrMIPSLinkageName dwarf.Attr = 0x2007

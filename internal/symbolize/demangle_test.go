@@ -45,12 +45,14 @@ func TestDemangle(t *testing.T) {
 	}
 }
 
-// TestDemangleNoDebug: without debug information, the names the symbol
+// TestDemangleSymbols: without debug information, the names the symbol
 // table gives for a C++ method and for gfortran's module procedure,
-// external procedure and main program are demangled by Lookup.
-func TestDemangleNoDebug(t *testing.T) {
+// external procedure and main program are demangled by Lookup; with it, the
+// DWARF linkage names give the same class and module (the main program has
+// its own name there).
+func TestDemangleSymbols(t *testing.T) {
 	dir := t.TempDir()
-	type want struct{ sym, name string }
+	type want struct{ sym, name, debugName string }
 	progs := []struct {
 		compiler, src, code string
 		want                []want
@@ -58,7 +60,8 @@ func TestDemangleNoDebug(t *testing.T) {
 		{"g++", "lmp.cpp", `namespace LAMMPS_NS { struct CommBrick { void reverse_comm(); }; }
 void LAMMPS_NS::CommBrick::reverse_comm() { __asm__ volatile(""); }
 int main() { LAMMPS_NS::CommBrick c; c.reverse_comm(); return 0; }
-`, []want{{"_ZN9LAMMPS_NS9CommBrick12reverse_commEv", "LAMMPS_NS::CommBrick::reverse_comm()"}, {"main", "main"}}},
+`, []want{{"_ZN9LAMMPS_NS9CommBrick12reverse_commEv", "LAMMPS_NS::CommBrick::reverse_comm()", "LAMMPS_NS::CommBrick::reverse_comm()"},
+			{"main", "main", "main"}}},
 		{"gfortran", "known.f90", `module solver
 contains
   subroutine step(n)
@@ -78,18 +81,28 @@ program known
   call halo(n)
   print *, n
 end program known
-`, []want{{"__solver_MOD_step", "solver::step"}, {"halo_", "halo"}, {"MAIN__", "program"}}},
+`, []want{{"__solver_MOD_step", "solver::step", "solver::step"}, {"halo_", "halo", "halo"}, {"MAIN__", "program", "known"}}},
 	}
-	for _, p := range progs {
+	for i := range 2 * len(progs) {
+		p, debug := progs[i/2], i%2 == 1
 		if _, err := exec.LookPath(p.compiler); err != nil {
 			mpitest.Skip(t, "%s not installed", p.compiler)
 		}
 		src := filepath.Join(dir, p.src)
 		exe := filepath.Join(dir, p.src+".exe")
+		if debug {
+			exe += ".g"
+		}
 		if err := os.WriteFile(src, []byte(p.code), 0o666); err != nil {
 			t.Fatal(err)
 		}
-		if out, err := exec.Command(p.compiler, "-O0", "-o", exe, src).CombinedOutput(); err != nil {
+		flags := []string{"-O0", "-o", exe, src}
+		if debug {
+			flags = append(flags, "-g")
+		}
+		cc := exec.Command(p.compiler, flags...)
+		cc.Dir = dir // gfortran writes solver.mod there
+		if out, err := cc.CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", p.compiler, err, out)
 		}
 		f, err := elf.Open(exe)
@@ -113,8 +126,15 @@ end program known
 				continue
 			}
 			fn, file, _, err := s.Lookup(exe, a+1)
-			if err != nil || fn != w.name || file != "" {
-				t.Errorf("%s: Lookup(%s+1) = %q, %q, %v; want %q without a file", p.src, w.sym, fn, file, err, w.name)
+			name := w.name
+			if debug {
+				name = w.debugName
+			}
+			if err != nil || fn != name || (file != "") != debug {
+				t.Errorf("%s (debug %v): Lookup(%s+1) = %q, %q, %v; want %q", p.src, debug, w.sym, fn, file, err, name)
+			}
+			if frames, err := s.LookupFrames(exe, a+1); err != nil || frames[len(frames)-1].Func != name {
+				t.Errorf("%s (debug %v): LookupFrames(%s+1) = %+v, %v; want %q", p.src, debug, w.sym, frames, err, name)
 			}
 		}
 	}

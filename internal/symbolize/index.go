@@ -324,8 +324,15 @@ func (b *builder) ranges(e *dwarf.Entry) []addrRange {
 
 // name returns e's DW_AT_name, following DW_AT_abstract_origin and
 // DW_AT_specification (concrete instances of inline functions, C++
-// out-of-line member definitions, compiler clones).
+// out-of-line member definitions, compiler clones). A mangled
+// DW_AT_linkage_name (C++, gfortran module procedures) is preferred, as it
+// names the class or module too; lookups demangle it.
 func (b *builder) name(e *dwarf.Entry, depth int) string {
+	for _, a := range []dwarf.Attr{dwarf.AttrLinkageName, attrMIPSLinkageName} {
+		if n, ok := e.Val(a).(string); ok && mangled(n) {
+			return n
+		}
+	}
 	if n, ok := e.Val(dwarf.AttrName).(string); ok && n != "" {
 		return n
 	}
@@ -492,7 +499,7 @@ func isGfortran(f *elf.File, syms []symbol) bool {
 
 func (idx *index) funcName(pc uint64) string {
 	if f := idx.findFunc(pc); f != nil && f.fn.name != "" {
-		return f.fn.name
+		return Demangle(f.fn.name)
 	}
 	return idx.symbolAt(pc)
 }
@@ -524,7 +531,7 @@ func (idx *index) frames(pc uint64) []Frame {
 	}
 	frames := make([]Frame, 0, len(chain)+1)
 	for i := len(chain) - 1; i >= 0; i-- {
-		frames = append(frames, Frame{Func: chain[i].name, File: file, Line: line, Inlined: true})
+		frames = append(frames, Frame{Func: Demangle(chain[i].name), File: file, Line: line, Inlined: true})
 		file, line = chain[i].callFile, chain[i].callLine
 	}
 	return append(frames, Frame{Func: fn, File: file, Line: line})
