@@ -97,6 +97,11 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) 
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, help)
+		if fs.Name() == "mpiscope" {
+			fmt.Fprint(stdout, "\nlauncher flags:\n")
+		} else {
+			fmt.Fprint(stdout, "\nflags:\n")
+		}
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		return errHelp
