@@ -97,9 +97,13 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, help string) 
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, help)
-		if fs.Name() == "mpiscope" {
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		switch {
+		case n == 0:
+		case fs.Name() == "mpiscope":
 			fmt.Fprint(stdout, "\nlauncher flags:\n")
-		} else {
+		default:
 			fmt.Fprint(stdout, "\nflags:\n")
 		}
 		fs.SetOutput(stdout)
