@@ -95,7 +95,8 @@ const abNoise = 3.0
 // which does a load and a branch more than the pass-through build's, is not
 // below it. What the pass-through build costs over no library is the floor
 // of interposition, judged by its own target, not a failed control: on the
-// AMD EPYC VM of session 11 it is 4 to 9 ns on some loops, in every round.
+// AMD EPYC (Zen 1) VM measured on 2026-11-25 it is 4 to 9 ns on some
+// loops, in every round.
 func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 	var bad []string
 	if math.Abs(noLibProfile) > abNoise {
@@ -138,7 +139,7 @@ func (b *bench) ab() error {
 	}
 	for r := 0; r < *abRounds; r++ {
 		for _, l := range libs {
-			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, config{Linked: l.linked}.prog(b, "ab", r%len(b.bins)))
+			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, config{Linked: l.linked}.prog(b, "ab", r%len(b.bins)), "10000", strconv.Itoa(*abCycles))
 			if err != nil {
 				return err
 			}
@@ -171,13 +172,13 @@ func (b *bench) ab() error {
 	T := summarize(tscs)
 	md("\n## Overhead per call, modes alternating in one process (%s)\n\n", b.f.Name)
 	md("bench/progs/ab.c, 2 ranks: each benchmark runs cycles of five modes, one repetition of 10,000 iterations each, "+
-		"in an order rotated per cycle (21 cycles after one warm-up): `none` calls PMPI_ directly, `timer` calls PMPI_ between two inline rdtsc reads "+
+		"in an order rotated per cycle (%d cycles after one warm-up): `none` calls PMPI_ directly, `timer` calls PMPI_ between two inline rdtsc reads "+
 		"(the least a timing profiler can add, measured where the wrapper's work is: on the critical path), `off` = MPI_Pcontrol(0), "+
 		"`profile` = MPI_Pcontrol(1) (callsites on), `trace` = MPI_Pcontrol(1) and (6). A run's value for a mode is the median over cycles of "+
 		"(mode - none of the same cycle) per call on the critical path; all modes of a run share the VM's phase. "+
 		"%d rounds, each running the program with no library, with the pass-through build preloaded, with it linked into the program (its static archive) and with libmpiscope; "+
 		"the profile of each libmpiscope run is checked to hold exactly the calls made under profile and trace. "+
-		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", *abRounds, T)
+		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", *abCycles, *abRounds, T)
 	md("libmpiscope:\n\n")
 	mdHead([]string{"benchmark", "timer (2 reads)", "off", "profile", "trace", "profile / timer", "trace / timer", "profile / 2 isolated reads", "controls"})
 	med := func(lib, n, mode string) stats { return summarize(diffs[lib][n][mode]) }

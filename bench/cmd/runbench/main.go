@@ -65,6 +65,7 @@ var (
 	rounds     = flag.Int("rounds", 10, "interleaved rounds of the overhead section")
 	only       = flag.String("only", "overhead,ab,memory,scale,synth", "`sections` to run: overhead, ab, memory, scale, synth, callgrind")
 	abRounds   = flag.Int("ab-rounds", 5, "rounds of the ab section")
+	abCycles   = flag.Int("ab-cycles", 13, "cycles of the modes per benchmark in each run of the ab section, after one warm-up (bench/progs/ab.c)")
 	synthRanks = flag.Int("synth-ranks", 100000, "rank profiles for the synth section")
 	memCalls   = flag.String("mem-calls", "1000000,10000000", "call counts of the memory section")
 	scaleNP    = flag.String("scale-np", "2,4,8,16,32", "rank counts of the scale section")
@@ -115,46 +116,44 @@ func run() error {
 	for _, s := range strings.Split(*only, ",") {
 		sections[strings.TrimSpace(s)] = true
 	}
+	if *abCycles < 1 {
+		return fmt.Errorf("-ab-cycles %d: want at least 1", *abCycles)
+	}
 	t0 := time.Now()
+	// took[i] is how long the i-th part of the run took, for the
+	// benchmark's own time budget (docs/performance.md).
+	var took []string
+	timed := func(name string, fn func() error) error {
+		t := time.Now()
+		err := fn()
+		took = append(took, fmt.Sprintf("%s %.0f s", name, time.Since(t).Seconds()))
+		return err
+	}
 	md("# mpiscope benchmark results\n\n%s\n\n", machine())
 	for _, f := range fams {
-		b, err := prepare(f)
-		if err != nil {
+		var b *bench
+		if err := timed(f.Name+" builds", func() (err error) { b, err = prepare(f); return err }); err != nil {
 			return err
 		}
-		if sections["overhead"] {
-			if err := b.overhead(); err != nil {
-				return err
+		for _, s := range []struct {
+			name string
+			fn   func() error
+		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}} {
+			if !sections[s.name] {
+				continue
 			}
-		}
-		if sections["ab"] {
-			if err := b.ab(); err != nil {
-				return err
-			}
-		}
-		if sections["callgrind"] {
-			if err := b.callgrind(); err != nil {
-				return err
-			}
-		}
-		if sections["memory"] {
-			if err := b.memory(); err != nil {
-				return err
-			}
-		}
-		if sections["scale"] {
-			if err := b.scale(); err != nil {
+			if err := timed(f.Name+" "+s.name, s.fn); err != nil {
 				return err
 			}
 		}
 	}
 	if sections["synth"] {
-		if err := synth(); err != nil {
+		if err := timed("synth", synth); err != nil {
 			return err
 		}
 	}
 	writeTargets()
-	md("\nTotal benchmark time: %.0f s.\n", time.Since(t0).Seconds())
+	md("\nTotal benchmark time: %.0f s (%s).\n", time.Since(t0).Seconds(), strings.Join(took, ", "))
 	dir := filepath.Join(*buildDir, "bench")
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), out.Bytes(), 0o666); err != nil {
 		return err
@@ -1022,7 +1021,7 @@ func (b *bench) scale() error {
 		sRecv = append(sRecv, med("reduce_recvs"))
 		// The verdict takes the fastest run's merge: with up to 32 ranks on
 		// 2 CPUs rank 0 loses its CPU during some runs' merge (1.40 ms
-		// against 0.35-0.44 at P=32 in session 15, its local phase 10 x
+		// against 0.35-0.44 at P=32 in a run of 2026-11-25, its local phase 10 x
 		// too), which is the machine's, not the merge's growth with P.
 		sMerge = append(sMerge, summarize(ph["reduce_merge"]).Min)
 	}
