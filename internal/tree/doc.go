@@ -9,4 +9,7 @@
 //
 // makefile_test.go checks that make with no target builds (the default
 // goal is all, whatever mk/*.mk declares).
+//
+// words_test.go checks that the tree speaks of itself: no file cites a
+// numbered round of work on the project; dates and commits say when.
 package tree
