@@ -64,18 +64,16 @@ func TestReplaceFileFailureKeepsOld(t *testing.T) {
 
 // A second runbench on the same build directory stops at once.
 func TestLockBench(t *testing.T) {
-	saved := *buildDir
-	defer func() { *buildDir = saved }()
-	*buildDir = t.TempDir()
-	unlock, err := lockBench()
+	dir := t.TempDir()
+	unlock, err := lockBench(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lockBench(); err == nil || !strings.Contains(err.Error(), "another runbench is running") {
+	if _, err := lockBench(dir); err == nil || !strings.Contains(err.Error(), "another runbench is running") {
 		t.Errorf("second lockBench: %v, want another runbench is running", err)
 	}
 	unlock()
-	unlock2, err := lockBench()
+	unlock2, err := lockBench(dir)
 	if err != nil {
 		t.Fatalf("lockBench after unlock: %v", err)
 	}
