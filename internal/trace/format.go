@@ -394,16 +394,21 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 // 1 GiB at most).
 const maxRaw = 1 << 30
 
+// minEvent is the size of the smallest encoded event: kind, flags and five
+// one-byte varints (function, communicator, t0 delta, duration, call site
+// delta), a cheap call repeated in a loop.
+const minEvent = 7
+
 // DecodeEvents decodes an events block payload, appending to evs.
 func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 	d := dec{b: p}
 	tid = d.n(1 << 31)
-	n := d.n(maxRaw / 8)
+	n := d.n(maxRaw / minEvent)
 	rawLen := d.n(maxRaw)
 	if d.err != nil {
 		return 0, evs, d.err
 	}
-	if n > rawLen/8+1 {
+	if n > rawLen/minEvent {
 		return 0, evs, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
 	}
 	if rawLen > len(d.b)*1100+64 {
@@ -420,7 +425,7 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
 	r := dec{b: raw}
-	evs = slices.Grow(evs, n) // n <= len(raw)/8+1: what the data holds
+	evs = slices.Grow(evs, n) // n <= len(raw)/minEvent: what the data holds
 	var pt, ppc uint64
 	for i := 0; i < n; i++ {
 		if len(r.b) < 2 {
