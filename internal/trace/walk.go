@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -176,10 +177,52 @@ func flowID(k chanKey, seq uint64) uint64 {
 
 // post is what a request handle stands for until it completes: a send, a
 // receive, or both (MPI_Isendrecv), each with its own request id; or a
-// collective.
+// collective; or nothing to show (a message to or from MPI_PROC_NULL, an
+// RMA or I/O request), which its completion still takes.
 type post struct {
 	send, recv *Msg
 	coll       *CollOp
+}
+
+// maxShared bounds the posts pending under one handle value; beyond it the
+// oldest is forgotten (a post whose completion was never traced).
+const maxShared = 1 << 16
+
+// postTable holds a rank's pending posts by request handle. A handle value
+// does not name one request: Open MPI gives every send that completes at
+// once, and every request to MPI_PROC_NULL, the same handle
+// (ompi_request_empty), MPICH its lightweight complete request; and a
+// library reuses a request's handle once the request is freed, whether or
+// not its completion was traced (MPI_Request_free, a completion call of
+// more than 256 requests). So each handle keeps its posts in posting
+// order, and the k completions of a handle in one call take its k latest
+// posts: those the call's requests can be, since a post whose completion
+// was missed is older than the one that reused its handle.
+type postTable struct {
+	m map[uint64][]*post
+}
+
+func (pt *postTable) push(h uint64, po *post) {
+	s := append(pt.m[h], po)
+	if len(s) > maxShared {
+		s = s[1:]
+	}
+	pt.m[h] = s
+}
+
+// take removes and returns the k latest posts of handle h, oldest first
+// (fewer when fewer are pending).
+func (pt *postTable) take(h uint64, k int) []*post {
+	s := pt.m[h]
+	k = min(k, len(s))
+	out := slices.Clone(s[len(s)-k:])
+	clear(s[len(s)-k:])
+	if s = s[:len(s)-k]; len(s) == 0 {
+		delete(pt.m, h)
+	} else {
+		pt.m[h] = s
+	}
+	return out
 }
 
 // Walk visits every event of every rank.
@@ -203,7 +246,6 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return nil
 	}
 	sendSeq := map[chanKey]uint64{}
-	posts := map[uint64]post{}
 	var nextReq uint64
 	pending := map[int][]Event{}
 	var done uint64
@@ -233,24 +275,26 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		m.pi = ord.post(k)
 	}
-	// postMsg follows a nonblocking operation's message until it completes.
-	postMsg := func(h uint64, m *Msg, send bool) {
+	pt := postTable{m: map[uint64][]*post{}}
+	// reqMsg gives a nonblocking operation's message its request id; a
+	// receive is registered with the matching order.
+	reqMsg := func(m *Msg, send bool) {
 		nextReq++
 		m.Req = nextReq
-		po := posts[h]
-		if send {
-			po.send = m
-		} else {
+		if !send {
 			recvPost(m)
-			po.recv = m
 		}
-		posts[h] = po
 	}
-	postColl := func(h uint64, op *CollOp) {
+	reqColl := func(op *CollOp) {
 		nextReq++
 		op.Req = nextReq
-		posts[h] = post{coll: op}
 	}
+	type match struct {
+		e  *Event
+		po *post
+	}
+	var matched []match
+	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
@@ -284,11 +328,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					w.End = c.T1
 				}
 				nb := e.Flags&FReq != 0 && e.Req != 0
+				var po post
 				if e.Flags&FColl != 0 {
 					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
 					if nb {
 						op := &CollOp{Fn: c.Fn, Comm: c.Comm, Root: c.Root, Bytes: c.CollBytes}
-						postColl(e.Req, op)
+						reqColl(op)
+						po.coll = op
 						c.CollReq = op.Req
 					}
 				}
@@ -296,7 +342,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
 					if nb {
-						postMsg(e.Req, m, true)
+						reqMsg(m, true)
+						po.send = m
 					}
 					c.Send = m
 				}
@@ -306,45 +353,72 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						if m.Peer < 0 {
 							m.Peer = -1
 						}
-						postMsg(e.Req, m, false)
+						reqMsg(m, false)
+						po.recv = m
 						c.RecvPost = m
 					} else if m.Peer >= 0 {
 						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag, 0)
 						c.Recv = m
 					}
 				}
+				if nb {
+					pt.push(e.Req, &po)
+				}
 				for _, p := range starts[tid] {
 					g := comm(p.Comm)
+					sp := &post{}
 					if p.Flags&FColl != 0 {
 						op := &CollOp{Fn: r.FnName(int(p.Fn)), Comm: g, Root: int(p.STag), Bytes: p.SBytes}
-						postColl(p.Req, op)
+						reqColl(op)
+						sp.coll = op
 						c.StartColl = append(c.StartColl, *op)
-					} else if p.Flags&FSend != 0 {
-						if p.SPeer < 0 {
-							continue // MPI_PROC_NULL
-						}
+					} else if p.Flags&FSend != 0 && p.SPeer >= 0 {
 						m := &Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
 						m.Flow = sendFlow(g, m.Peer, m.Tag)
-						postMsg(p.Req, m, true)
+						reqMsg(m, true)
+						sp.send = m
 						c.StartSend = append(c.StartSend, *m)
 					} else if p.Flags&FRecv != 0 && p.RPeer != -1 {
 						m := &Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
-						postMsg(p.Req, m, false)
+						reqMsg(m, false)
+						sp.recv = m
 						c.StartRecv = append(c.StartRecv, *m)
 					}
+					// MPI_PROC_NULL: nothing to show, but its completion
+					// takes the post.
+					pt.push(p.Req, sp)
 				}
 				starts[tid] = starts[tid][:0]
-				// Completions in the order the requests were posted (MPI
-				// matches receives in that order), not in array order.
+				// The k completions of one handle take its k latest posts,
+				// in array order; all are then taken in the order their
+				// requests were posted (MPI matches receives in that
+				// order), not in array order.
 				cpl := pending[tid]
-				sort.SliceStable(cpl, func(a, b int) bool { return firstReq(posts[cpl[a].Req]) < firstReq(posts[cpl[b].Req]) })
-				for _, p := range cpl {
-					po, ok := posts[p.Req]
+				clear(seenReq)
+				for i := range cpl {
+					seenReq[cpl[i].Req]++
+				}
+				matched = matched[:0]
+				for i := range cpl {
+					h := cpl[i].Req
+					k, ok := seenReq[h]
 					if !ok {
-						w.Unmatched++
-						continue
+						continue // taken with its handle's first completion
 					}
-					delete(posts, p.Req)
+					delete(seenReq, h)
+					took := pt.take(h, k)
+					w.Unmatched += k - len(took)
+					j := 0
+					for x := i; x < len(cpl) && j < len(took); x++ {
+						if cpl[x].Req == h {
+							matched = append(matched, match{&cpl[x], took[j]})
+							j++
+						}
+					}
+				}
+				sort.SliceStable(matched, func(a, b int) bool { return firstReq(*matched[a].po) < firstReq(*matched[b].po) })
+				for _, mt := range matched {
+					p, po := mt.e, mt.po
 					if po.coll != nil {
 						c.CollDone = append(c.CollDone, *po.coll)
 						continue
