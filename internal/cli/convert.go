@@ -52,7 +52,14 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		if ents, err := os.ReadDir(dest); err == nil && len(ents) > 0 {
 			return fmt.Errorf("%s exists and is not empty: choose another -o", dest)
 		}
-		o, err := trace.NewOTF2Writer(dest, w)
+		// Written under a temporary name, renamed when complete: a failed
+		// conversion leaves nothing behind.
+		tmp, err := tempName(dest)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		o, err := trace.NewOTF2Writer(tmp, w)
 		if err != nil {
 			return err
 		}
@@ -60,6 +67,10 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := o.Close(); err != nil {
+			return err
+		}
+		os.Remove(dest) // an empty directory, if any
+		if err := os.Rename(tmp, dest); err != nil {
 			return err
 		}
 		records = o.Records
@@ -72,10 +83,17 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		var f io.Writer = stdout
 		var file *os.File
 		if dest != "-" {
-			if file, err = os.Create(dest); err != nil {
+			tmp, err := tempName(dest)
+			if err != nil {
 				return err
 			}
-			defer file.Close()
+			if file, err = os.Create(tmp); err != nil {
+				return err
+			}
+			defer func() {
+				file.Close()
+				os.Remove(tmp)
+			}()
 			f = file
 		}
 		p := trace.NewPerfettoWriter(f)
@@ -89,12 +107,18 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			if err := file.Close(); err != nil {
 				return err
 			}
+			if err := os.Rename(file.Name(), dest); err != nil {
+				return err
+			}
 		}
 		records = p.Records
 	}
 	prog.done()
 	if w.Warning != "" {
 		fmt.Fprintf(stderr, "mpiscope: warning: %s\n", w.Warning)
+	}
+	for _, d := range w.Damaged {
+		fmt.Fprintf(stderr, "mpiscope: warning: %s\n", d)
 	}
 	if w.Unmatched > 0 {
 		fmt.Fprintf(stderr, "mpiscope: warning: %d request completions had no matching post (posted before tracing started, or on another thread)\n", w.Unmatched)
@@ -103,6 +127,19 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mpiscope: %d ranks, %d records: %s\n", len(job.Ranks), records, dest)
 	}
 	return nil
+}
+
+// tempName returns a name beside path, on the same file system, that does
+// not exist yet: the output is written there and renamed to path when
+// complete.
+func tempName(path string) (string, error) {
+	for i := 0; i < 100; i++ {
+		tmp := fmt.Sprintf("%s.tmp-%d-%d", path, os.Getpid(), i)
+		if _, err := os.Lstat(tmp); errors.Is(err, os.ErrNotExist) {
+			return tmp, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no free temporary name beside it", path)
 }
 
 // progress prints conversion progress on a terminal once it takes longer
@@ -151,5 +188,3 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
-
-var _ = errors.New

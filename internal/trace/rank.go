@@ -219,9 +219,12 @@ type Job struct {
 	Dir      string
 	Ranks    []*Rank // sorted by rank
 	Warnings []string
+	Skipped  []string // rank files that could not be read (a warning each)
 }
 
-// OpenJob opens a job directory (or its trace/ subdirectory).
+// OpenJob opens a job directory (or its trace/ subdirectory). A rank file
+// that cannot be read is skipped with a warning; it fails only when no
+// rank file can be read.
 func OpenJob(dir string) (*Job, error) {
 	tdir := filepath.Join(dir, "trace")
 	if st, err := os.Stat(tdir); err != nil || !st.IsDir() {
@@ -255,10 +258,19 @@ func OpenJob(dir string) (*Job, error) {
 	}
 	j := &Job{Dir: dir}
 	seen := map[int]string{}
+	var firstErr error
 	for _, f := range files {
 		r, err := OpenRank(f)
 		if err != nil {
-			return nil, err
+			// A damaged or unreadable rank file is skipped, as report
+			// skips a damaged rank profile; the error names the file
+			// and the offset.
+			j.Warnings = append(j.Warnings, fmt.Sprintf("%v (rank skipped)", err))
+			j.Skipped = append(j.Skipped, f)
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
 		if r.Warning != "" {
 			j.Warnings = append(j.Warnings, r.Warning)
@@ -273,6 +285,12 @@ func OpenJob(dir string) (*Job, error) {
 		}
 		seen[r.Header.Rank] = f
 		j.Ranks = append(j.Ranks, r)
+	}
+	if len(j.Ranks) == 0 {
+		if len(files) == 1 {
+			return nil, firstErr
+		}
+		return nil, fmt.Errorf("none of the %d trace files of %s could be read; the first: %w", len(files), tdir, firstErr)
 	}
 	sort.Slice(j.Ranks, func(a, b int) bool { return j.Ranks[a].Header.Rank < j.Ranks[b].Header.Rank })
 	if n := j.Ranks[0].Header.Size; len(j.Ranks) < n {

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -105,6 +106,12 @@ type Walker struct {
 	// Warning says why the clocks could not be made consistent with the
 	// messages ("" when they are).
 	Warning string
+	// Damaged lists the ranks whose events could not all be read (a
+	// damaged block: file and offset); their events before it are
+	// converted, the other ranks' in full.
+	Damaged []string
+	// Calls counts the calls visited.
+	Calls uint64
 	opt     WalkOptions
 }
 
@@ -226,11 +233,22 @@ func (pt *postTable) take(h uint64, k int) []*post {
 }
 
 // Walk visits every event of every rank.
+// A rank whose events cannot all be decoded (a damaged block) is
+// converted up to that block and noted in Damaged; the walk goes on with
+// the other ranks. It fails only when the visitor does, or when no call
+// at all could be read from a damaged job.
 func (w *Walker) Walk(v Visitor) error {
 	for i, r := range w.Job.Ranks {
 		if err := w.walkRank(i, r, v); err != nil {
-			return err
+			var ce *CorruptError
+			if !errors.As(err, &ce) {
+				return err
+			}
+			w.Damaged = append(w.Damaged, fmt.Sprintf("%v: rank %d's events from there on were not converted", err, r.Header.Rank))
 		}
+	}
+	if w.Calls == 0 && len(w.Damaged) > 0 {
+		return fmt.Errorf("no event could be converted: %s", w.Damaged[0])
 	}
 	return nil
 }
@@ -453,6 +471,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					c.RecvDone = append(c.RecvDone, m)
 				}
 				pending[tid] = pending[tid][:0]
+				w.Calls++
 				if err := v.Call(c); err != nil {
 					return err
 				}
@@ -568,10 +587,10 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 			return nil
 		})
 		if err := w.walkRank(i, r, v); err != nil {
-			break // the real walk reports it
+			continue // the real walk reports it
 		}
 	}
-	w.opt.Progress, w.End, w.Unmatched = progress, 0, 0
+	w.opt.Progress, w.End, w.Unmatched, w.Calls = progress, 0, 0, 0
 	// d[s] - d[r] <= slack(s->r) for every pair; start from 0 and relax.
 	d := make([]float64, len(node))
 	for it := 0; ; it++ {
