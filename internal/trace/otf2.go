@@ -51,6 +51,7 @@ const (
 	otf2DefRegion    = 0x0f
 	otf2DefGroup     = 0x12
 	otf2DefComm      = 0x16
+	otf2DefInterComm = 0x2b
 	otf2Undef32      = math.MaxUint32
 	otf2Undef64      = math.MaxUint64
 	otf2ParadigmUser = 1
@@ -194,7 +195,19 @@ type OTF2Writer struct {
 	rpar    []byte
 	rec     []byte
 	d       []byte
+	// comms maps the job's communicators to OTF2 communicator ids (both
+	// sides of an intercommunicator share one); defs are those ids'
+	// definitions, in id order.
+	comms   map[*GComm]uint32
+	defs    []otf2CommDef
 	Records uint64
+}
+
+// otf2CommDef is an OTF2 communicator: an intracommunicator (B nil) or an
+// intercommunicator between groups A and B (world ranks).
+type otf2CommDef struct {
+	name string
+	a, b []int
 }
 
 // NewOTF2Writer creates dir (which must not exist or be empty) and its
@@ -203,7 +216,28 @@ func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o777); err != nil {
 		return nil, err
 	}
-	return &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}}, nil
+	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[*GComm]uint32{}}
+	for _, c := range w.CommList() {
+		if c.Inter && c.Peer != nil {
+			if id, ok := o.comms[c.Peer]; ok {
+				o.comms[c] = id
+				continue
+			}
+		}
+		o.comms[c] = uint32(len(o.defs))
+		name := c.Key
+		if name == "world" {
+			name = "MPI_COMM_WORLD"
+		}
+		d := otf2CommDef{name: name, a: c.LocalGroup()}
+		if c.Inter {
+			// A message's peer is a rank of the remote group: B for
+			// this side's events, A for the other side's.
+			d.b = c.World
+		}
+		o.defs = append(o.defs, d)
+	}
+	return o, nil
 }
 
 func locID(rank, thread int) uint64 { return uint64(thread)<<32 | uint64(rank) }
@@ -299,17 +333,19 @@ func (o *OTF2Writer) ev(l *otf2Loc, typ byte, t uint64, withLen bool, data []byt
 	o.Records++
 }
 
-// msgComm returns the OTF2 communicator and the peer's rank in it, or ok
-// false when the message cannot be expressed (intercommunicator, unknown).
-func msgComm(m *Msg) (uint32, uint32, bool) {
-	if m == nil || m.Comm == nil || m.Comm.Inter || m.Peer < 0 {
+// msgComm returns the OTF2 communicator and the peer's rank in it (of an
+// intercommunicator, in the remote group), or ok false when the message
+// cannot be expressed (peer or communicator unknown).
+func (o *OTF2Writer) msgComm(m *Msg) (uint32, uint32, bool) {
+	if m == nil || m.Comm == nil || m.Peer < 0 {
 		return 0, 0, false
 	}
+	id, ok := o.comms[m.Comm]
 	p := m.Comm.Local(m.Peer)
-	if p < 0 {
+	if !ok || p < 0 {
 		return 0, 0, false
 	}
-	return uint32(m.Comm.ID), uint32(p), true
+	return id, uint32(p), true
 }
 
 func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
@@ -330,7 +366,7 @@ func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
 func (o *OTF2Writer) collData(op byte, g *GComm, root int, bytes int64) []byte {
 	b := uint64(max(bytes, 0))
 	d := append(o.d[:0], op)
-	d = cu32(d, uint32(g.ID))
+	d = cu32(d, o.comms[g])
 	r := uint32(otf2Undef32)
 	if root >= 0 {
 		r = uint32(root)
@@ -363,7 +399,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 		o.ev(l, otf2NBCRequest, t0, true, cu64(o.d[:0], c.StartColl[i].Req))
 	}
 	if m := c.Send; m != nil {
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			if m.Req != 0 {
 				o.ev(l, otf2MpiIsend, t0, true, o.msgData(m, peer, comm, true))
 			} else {
@@ -376,7 +412,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	for i := range c.StartSend {
 		m := &c.StartSend[i]
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			o.ev(l, otf2MpiIsend, t0, true, o.msgData(m, peer, comm, true))
 		}
 	}
@@ -384,16 +420,19 @@ func (o *OTF2Writer) Call(c *Call) error {
 		o.ev(l, otf2MpiIrecvRequest, t0, false, cu64(o.d[:0], c.StartRecv[i].Req))
 	}
 	for i := range c.SendDone {
-		o.ev(l, otf2MpiIsendCompl, t1, false, cu64(o.d[:0], c.SendDone[i].Req))
+		// Completed only when its MpiIsend was written.
+		if _, _, ok := o.msgComm(&c.SendDone[i]); ok {
+			o.ev(l, otf2MpiIsendCompl, t1, false, cu64(o.d[:0], c.SendDone[i].Req))
+		}
 	}
 	for i := range c.RecvDone {
 		m := &c.RecvDone[i]
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			o.ev(l, otf2MpiIrecv, t1, true, o.msgData(m, peer, comm, true))
 		}
 	}
 	if m := c.Recv; m != nil {
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			o.ev(l, otf2MpiRecv, t1, true, o.msgData(m, peer, comm, false))
 		}
 	}
@@ -552,33 +591,30 @@ func (o *OTF2Writer) Close() error {
 		locs[r] = locID(r, 0)
 	}
 	group(0, 6, 4, locs) // MPI_COMM_WORLD rank -> location
-	comms := o.w.CommList()
-	for _, c := range comms {
-		if c.Inter {
-			continue
+	ngroups := uint32(1)
+	commGroup := func(world []int) uint32 {
+		ms := make([]uint64, 0, len(world))
+		for _, x := range world {
+			ms = append(ms, uint64(max(x, 0)))
 		}
-		ms := make([]uint64, 0, len(c.World))
-		for _, x := range c.World {
-			if x < 0 {
-				x = 0
-			}
-			ms = append(ms, uint64(x))
-		}
-		group(uint32(c.ID)+1, 4, 5, ms)
+		group(ngroups, 4, 5, ms)
+		ngroups++
+		return ngroups - 1
 	}
-	for _, c := range comms {
-		if c.Inter {
+	for id, c := range o.defs {
+		ga := commGroup(c.a)
+		d = cu32(nil, uint32(id))
+		d = cu32(d, str(c.name))
+		d = cu32(d, ga)
+		if c.b != nil {
+			d = cu32(d, commGroup(c.b))
+			d = cu32(d, otf2Undef32) // common communicator
+			d = cu32(d, 0)           // flags
+			def(otf2DefInterComm, d)
 			continue
 		}
-		name := c.Key
-		if name == "world" {
-			name = "MPI_COMM_WORLD"
-		}
-		d = cu32(nil, uint32(c.ID))
-		d = cu32(d, str(name))
-		d = cu32(d, uint32(c.ID)+1)
-		d = cu32(d, otf2Undef32)
-		d = cu32(d, 0)
+		d = cu32(d, otf2Undef32) // parent
+		d = cu32(d, 0)           // flags
 		def(otf2DefComm, d)
 	}
 	if err := g.close(); err != nil {

@@ -31,6 +31,12 @@ func convertOTF2(t testing.TB, job, out string) *Walker {
 // otf2Print runs otf2-print on an archive (skipping without it, failing in CI).
 func otf2Print(t testing.TB, dir string) string {
 	t.Helper()
+	return otf2PrintArgs(t, dir)
+}
+
+// otf2PrintArgs runs otf2-print with options on an archive.
+func otf2PrintArgs(t testing.TB, dir string, opts ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("otf2-print")
 	if err != nil {
 		if ci() {
@@ -38,7 +44,7 @@ func otf2Print(t testing.TB, dir string) string {
 		}
 		t.Skip("otf2-print not installed")
 	}
-	out, err := exec.Command(bin, filepath.Join(dir, "traces.otf2")).CombinedOutput()
+	out, err := exec.Command(bin, append(opts, filepath.Join(dir, "traces.otf2"))...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("otf2-print: %v\n%s", err, out)
 	}

@@ -7,15 +7,71 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // GComm is a communicator of the job, the same object on every member.
 type GComm struct {
 	ID    int
 	Key   string
-	World []int // comm rank -> world rank
+	World []int // comm rank -> world rank; of an intercommunicator, its remote group
 	Inter bool
+	// Members are the world ranks whose traces define it, sorted.
+	Members []int
+	// Peer is the other side of an intercommunicator (the ranks of its
+	// remote group define it under their own key), nil when not traced.
+	Peer  *GComm
 	local map[int]int
+}
+
+// LocalGroup returns an intercommunicator's local group (comm rank ->
+// world rank): the other side's remote group when it was traced, else the
+// members in world rank order. Of an intracommunicator, World.
+func (g *GComm) LocalGroup() []int {
+	if !g.Inter {
+		return g.World
+	}
+	if g.Peer != nil {
+		return g.Peer.World
+	}
+	return g.Members
+}
+
+// interKey reads an intercommunicator key ("inter:<fn>:<local size>@<local
+// leader's world rank>").
+func interKey(k string) (size, leader int, ok bool) {
+	rest, ok := strings.CutPrefix(k, "inter:")
+	i := strings.LastIndexByte(rest, '@')
+	j := strings.LastIndexByte(rest[:max(i, 0)], ':')
+	if !ok || i < 0 || j < 0 {
+		return 0, 0, false
+	}
+	size, err1 := strconv.Atoi(rest[j+1 : i])
+	leader, err2 := strconv.Atoi(rest[i+1:])
+	return size, leader, err1 == nil && err2 == nil
+}
+
+// pairInter finds each intercommunicator's other side: the one whose
+// remote group starts with this side's leader and has this side's size,
+// and the other way round.
+func pairInter(comms []*GComm) {
+	for _, a := range comms {
+		sa, la, ok := interKey(a.Key)
+		if !ok || a.Peer != nil || len(a.World) == 0 {
+			continue
+		}
+		for _, b := range comms {
+			sb, lb, ok := interKey(b.Key)
+			if !ok || b == a || b.Peer != nil || len(b.World) == 0 {
+				continue
+			}
+			if a.World[0] == lb && len(a.World) == sb && b.World[0] == la && len(b.World) == sa {
+				a.Peer, b.Peer = b, a
+				break
+			}
+		}
+	}
 }
 
 // Local returns the rank in the communicator of world rank w, or -1.
@@ -112,7 +168,7 @@ type Walker struct {
 	Damaged []string
 	// Calls counts the calls visited.
 	Calls uint64
-	opt     WalkOptions
+	opt   WalkOptions
 }
 
 // NewWalker prepares the job: communicators unified by key, clocks, origin.
@@ -120,6 +176,7 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	w := &Walker{Job: j, Comms: map[string]*GComm{}, opt: opt, Origin: math.Inf(1)}
 	var keys []string
 	defs := map[string]*CommDef{}
+	members := map[string][]int{}
 	hostClock := hostClocks(j)
 	for _, r := range j.Ranks {
 		c := NewClock(hostClock[r])
@@ -132,6 +189,7 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 		sort.Ints(ids)
 		for _, id := range ids {
 			d := r.Comms[id]
+			members[d.Key] = append(members[d.Key], r.Header.Rank)
 			if _, ok := defs[d.Key]; !ok {
 				defs[d.Key] = d
 				keys = append(keys, d.Key)
@@ -142,8 +200,11 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	sort.SliceStable(keys, func(a, b int) bool { return keys[a] == "world" && keys[b] != "world" })
 	for i, k := range keys {
 		d := defs[k]
-		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter}
+		m := members[k]
+		sort.Ints(m)
+		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter, Members: slices.Compact(m)}
 	}
+	pairInter(w.CommList())
 	if !opt.NoClock {
 		w.Origin = 0 // the repair pass needs finite times, not this origin
 		w.repair(hostClock)

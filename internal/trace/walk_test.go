@@ -2,6 +2,7 @@ package trace
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -138,4 +139,74 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// interJob: 4 ranks, an intercommunicator between {0, 1} and {2, 3}
+// (each side defines it under its own key, with its remote group), and a
+// communicator of each side. Rank 0 Isends to rank 2 and waits; rank 2
+// receives it; rank 3 sends to rank 1, which receives it with MPI_Irecv
+// from any source (the status gives rank 1 of the remote group).
+func interJob(t *testing.T) string {
+	job := t.TempDir()
+	x := []CommDef{{ID: 1, Key: "inter:Intercomm_create:2@0", Size: 2, World: []int{2, 3}, Inter: true},
+		{ID: 2, Key: "Comm_split:2@0", Size: 2, World: []int{0, 1}}}
+	y := []CommDef{{ID: 1, Key: "inter:Intercomm_create:2@2", Size: 2, World: []int{0, 1}, Inter: true},
+		{ID: 2, Key: "Comm_split:2@2", Size: 2, World: []int{2, 3}}}
+	on := func(e Event, comm int32) Event { e.Comm = comm; return e }
+	synthRankComms(t, job, 0, 4, []Event{on(isend(1000, 2, 9, 0x50), 1), cpl(1300, 0x50), call(4, 1200, 1300),
+		on(coll(5, 2000, 2100, 0), 2)}, 100, nil, true, BEvents, x)
+	ir := on(irecv(1000, -2, -1, 0x60), 1)
+	synthRankComms(t, job, 1, 4, []Event{ir, cplRecv(1500, 0x60, 1, 4), on(call(4, 1400, 1500), 1),
+		on(coll(5, 2000, 2100, 0), 2)}, 100, nil, true, BEvents, x)
+	synthRankComms(t, job, 2, 4, []Event{on(recv(1, 1100, 1400, 0, 9, 8), 1), on(coll(5, 2000, 2100, 0), 2)}, 100, nil, true, BEvents, y)
+	synthRankComms(t, job, 3, 4, []Event{on(send(0, 1100, 1200, 1, 4, 8), 1), on(coll(5, 2000, 2100, 0), 2)}, 100, nil, true, BEvents, y)
+	return job
+}
+
+// TestOTF2InterComm: intercommunicators are defined (one InterComm for
+// both sides, communicator ids without gaps) and their messages are
+// written; no send is completed without its MpiIsend.
+func TestOTF2InterComm(t *testing.T) {
+	job := interJob(t)
+	out := filepath.Join(t.TempDir(), "otf2")
+	w := convertOTF2(t, job, out)
+	if w.Unmatched != 0 {
+		t.Errorf("%d unmatched completions", w.Unmatched)
+	}
+	text := otf2Print(t, out)
+	m := countLines(t, text)
+	for k, n := range map[string]int{"MPI_SEND": 1, "MPI_RECV": 1, "MPI_ISEND": 1, "MPI_ISEND_COMPLETE": 1,
+		"MPI_IRECV_REQUEST": 1, "MPI_IRECV": 1, "MPI_COLLECTIVE_END": 4} {
+		if len(m[k]) != n {
+			t.Errorf("%s: %d records, want %d", k, len(m[k]), n)
+		}
+	}
+	for _, c := range []struct{ rec, sub string }{
+		{"MPI_ISEND", `0 Receiver: 0 ("thread 0" <2>), Communicator: "inter:Intercomm_create:2@0" <1>, Tag: 9, Length: 8, Request: 1`},
+		{"MPI_RECV", `2 Sender: 0 ("thread 0" <0>), Communicator: "inter:Intercomm_create:2@0" <1>, Tag: 9, Length: 8`},
+		{"MPI_SEND", `3 Receiver: 1 ("thread 0" <1>), Communicator: "inter:Intercomm_create:2@0" <1>, Tag: 4, Length: 8`},
+		{"MPI_IRECV", `1 Sender: 1 ("thread 0" <3>), Communicator: "inter:Intercomm_create:2@0" <1>, Tag: 4, Length: 8, Request: 1`},
+	} {
+		if len(m[c.rec]) == 0 || m[c.rec][0] != c.sub {
+			t.Errorf("%s: got %q, want %q", c.rec, m[c.rec], c.sub)
+		}
+	}
+	// Communicator ids 0 to 3 without a gap; the intercommunicator's
+	// groups are its two sides.
+	defs := strings.Join(strings.Fields(otf2PrintArgs(t, out, "-G")), " ")
+	for _, want := range []string{
+		`COMM 0 Name: "MPI_COMM_WORLD"`,
+		`GROUP 2 Name: "" <0>, Type: COMM_GROUP, Paradigm: "MPI" <4>, Flags: NONE, 2 Members: 0 ("thread 0" <0>), 1 ("thread 0" <1>)`,
+		`GROUP 3 Name: "" <0>, Type: COMM_GROUP, Paradigm: "MPI" <4>, Flags: NONE, 2 Members: 2 ("thread 0" <2>), 3 ("thread 0" <3>)`,
+		`INTER_COMM 1 name: "inter:Intercomm_create:2@0" <16>, Group A: "" <2>, Group B: "" <3>, Common Communicator: UNDEFINED`,
+		`COMM 2 Name: "Comm_split:2@0"`,
+		`COMM 3 Name: "Comm_split:2@2"`,
+	} {
+		if !strings.Contains(defs, want) {
+			t.Errorf("otf2-print -G: no %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s\n%s", text, defs)
+	}
 }
