@@ -703,3 +703,52 @@ type callVisitor func(c *trace.Call) error
 func (f callVisitor) Call(c *trace.Call) error                   { return f(c) }
 func (callVisitor) Region(int, int, bool, string, float64) error { return nil }
 func (callVisitor) Mark(int, int, string, float64) error         { return nil }
+
+// TestTraceInterComm: a program with an intercommunicator converts to an
+// OTF2 archive otf2-print reads without a warning: the intercommunicator
+// defined, its 12 messages each sent, completed and received.
+func TestTraceInterComm(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "inter.c", 4, map[string]string{"MPISCOPE_TRACE": "1"})
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := trace.NewWalker(j, trace.WalkOptions{})
+		out := filepath.Join(filepath.Dir(job), "otf2")
+		o, err := trace.NewOTF2Writer(out, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Walk(o); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if w.Unmatched != 0 {
+			t.Errorf("%d unmatched completions", w.Unmatched)
+		}
+		bin, err := exec.LookPath("otf2-print")
+		if err != nil {
+			mpitest.Skip(t, "otf2-print not installed")
+		}
+		b, err := exec.Command(bin, "-A", filepath.Join(out, "traces.otf2")).CombinedOutput()
+		text := string(b)
+		if err != nil || strings.Contains(text, "WARNING") || strings.Contains(text, "ERROR") {
+			t.Fatalf("otf2-print: %v\n%s", err, text)
+		}
+		if n := strings.Count(text, "\nINTER_COMM "); n != 1 {
+			t.Errorf("%d INTER_COMM definitions, want 1", n)
+		}
+		lines := otf2Lines(text)
+		for rec, n := range map[string]int{"MPI_ISEND": 12, "MPI_ISEND_COMPLETE": 12, "MPI_IRECV_REQUEST": 12, "MPI_IRECV": 12} {
+			if len(lines[rec]) != n {
+				t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s", text)
+		}
+	})
+}
