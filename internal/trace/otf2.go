@@ -527,28 +527,42 @@ func (o *OTF2Writer) Close() error {
 	d = cu64(nil, 1e9)
 	d = cu64(d, 0)
 	d = cu64(d, ts(o.w.End)+1)
-	d = cu64(d, 0)
+	d = cu64(d, uint64(max(o.w.RealOrigin, 0))) // the date of time 0 (OTF2 3.0)
 	def(otf2DefClock, d)
 	str("")
 	def(otf2DefParadigm, append(cu32([]byte{otf2ParadigmMPI}, str("MPI")), 0))
+	// System tree: the job, then one node per host with its ranks.
 	d = cu32(nil, 0)
 	d = cu32(d, str("job"))
 	d = cu32(d, str("machine"))
 	d = cu32(d, otf2Undef32)
 	def(otf2DefSTN, d)
 	ranks := map[int]*Rank{}
+	hosts := map[string]uint32{}
 	for _, r := range o.w.Job.Ranks {
 		ranks[r.Header.Rank] = r
+		if h := r.Header.Host; h != "" {
+			if _, ok := hosts[h]; !ok {
+				hosts[h] = uint32(len(hosts) + 1)
+				d = cu32(nil, hosts[h])
+				d = cu32(d, str(h))
+				d = cu32(d, str("node"))
+				d = cu32(d, 0)
+				def(otf2DefSTN, d)
+			}
+		}
 	}
 	for r := 0; r < size; r++ {
 		name := fmt.Sprintf("rank %d", r)
+		node := uint32(0)
 		if rk := ranks[r]; rk != nil && rk.Header.Host != "" {
 			name += " (" + rk.Header.Host + ")"
+			node = hosts[rk.Header.Host]
 		}
 		d = cu32(nil, uint32(r))
 		d = cu32(d, str(name))
 		d = append(d, 1) // process
-		d = cu32(d, 0)
+		d = cu32(d, node)
 		d = cu32(d, otf2Undef32)
 		def(otf2DefLocGroup, d)
 	}

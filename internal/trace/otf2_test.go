@@ -94,6 +94,18 @@ func TestOTF2Synthetic(t *testing.T) {
 	if !strings.Contains(text, `Operation: ALLREDUCE, Communicator: "MPI_COMM_WORLD" <0>, Root: NONE, Sent: 8, Received: 8`) {
 		t.Errorf("no allreduce end:\n%s", text)
 	}
+	// The date of time 0, the host with its ranks in the system tree.
+	defs := strings.Join(strings.Fields(otf2PrintArgs(t, out, "-G")), " ")
+	for _, re := range []string{
+		`CLOCK_PROPERTIES Ticks per Seconds: 1000000000, Global Offset: 0, Length: 4301, Date: 2023-11-14 22:13:20.000000500 \+0000`,
+		`SYSTEM_TREE_NODE 1 Name: "h" <\d+>, Class: "node" <\d+>, Parent: "machine::job" <0>`,
+		`LOCATION_GROUP 0 Name: "rank 0 \(h\)" <\d+>, Type: PROCESS, Parent: "node::h" <1>`,
+		`LOCATION_GROUP 1 Name: "rank 1 \(h\)" <\d+>, Type: PROCESS, Parent: "node::h" <1>`,
+	} {
+		if !regexp.MustCompile(re).MatchString(defs) {
+			t.Errorf("otf2-print -G: no %s\n%s", re, defs)
+		}
+	}
 	if t.Failed() {
 		t.Logf("%s", text)
 	}

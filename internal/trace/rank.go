@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ type Rank struct {
 	Comms    map[int]*CommDef
 	Regions  map[int]string
 	Texts    map[int]string
-	Threads  []int // thread ids in order of first appearance
+	Threads  []int // thread ids: the main thread first, then in order of first appearance
 	Events   uint64
 	Dropped  uint64
 	Complete bool   // the final block was read
@@ -53,6 +54,12 @@ func OpenRank(path string) (*Rank, error) {
 	}
 	if r.Calib.NsPerTick == 0 {
 		r.Calib = Calib{NsPerTick: 1}
+	}
+	// The main thread (its id is the process id) is thread 0, whichever
+	// thread's buffer was written first.
+	if i := slices.Index(r.Threads, r.Header.PID); i > 0 {
+		copy(r.Threads[1:i+1], r.Threads[:i])
+		r.Threads[0] = r.Header.PID
 	}
 	return r, nil
 }

