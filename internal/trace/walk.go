@@ -158,7 +158,7 @@ type Walker struct {
 	// RealOrigin is the date of job time 0: nanoseconds since 1970 UTC
 	// (0 unknown).
 	RealOrigin int64
-	End    float64 // last time seen so far, relative to Origin
+	End        float64 // last time seen so far, relative to Origin
 	// Unmatched counts completions whose post was not found (another
 	// thread's buffer written later, or the post before tracing started).
 	Unmatched int
