@@ -72,6 +72,7 @@ const (
 	BGap    = 'G' // events dropped on one thread (writer behind)
 	BFinal  = 'F' // clean end
 	BPad    = 'P' // padding (zeros) that aligns the next block for a direct write; readers skip it
+	BMaps   = 'L' // the process's file mappings (/proc/self/maps): callsite addresses -> module + offset; the last one wins
 )
 
 // Header is the first block of a rank's file.
@@ -114,6 +115,13 @@ type CommDef struct {
 	Size  int
 	World []int // comm rank -> MPI_COMM_WORLD rank (-1 unknown); for an intercommunicator, the remote group
 	Inter bool
+}
+
+// Mapping is one file mapping of the process: addresses [Start, End)
+// come from offset Offset of the file at Path.
+type Mapping struct {
+	Start, End, Offset uint64
+	Path               string
 }
 
 // Final closes a complete file.
@@ -308,6 +316,33 @@ func decodeComm(p []byte) (*CommDef, error) {
 		c.World = append(c.World, int(d.i()))
 	}
 	return c, d.err
+}
+
+// EncodeMaps returns the payload of a mappings block.
+func EncodeMaps(ms []Mapping) []byte {
+	var e enc
+	e.u(uint64(len(ms)))
+	for _, m := range ms {
+		e.u(m.Start)
+		e.u(m.End)
+		e.u(m.Offset)
+		e.s(m.Path)
+	}
+	return e.b
+}
+
+func decodeMaps(p []byte) ([]Mapping, error) {
+	d := dec{b: p}
+	n := d.n(len(d.b) / 4)
+	ms := make([]Mapping, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		m := Mapping{Start: d.u(), End: d.u(), Offset: d.u(), Path: d.s()}
+		if d.err == nil && m.End < m.Start {
+			d.err = fmt.Errorf("mapping %d ends (%#x) before it starts (%#x)", i, m.End, m.Start)
+		}
+		ms = append(ms, m)
+	}
+	return ms, d.err
 }
 
 // EncodeName returns the payload of a region or text block.

@@ -40,6 +40,8 @@ const (
 	otf2CollEnd         = 0x17
 	otf2NBCRequest      = 0x55 // NonBlockingCollectiveRequest (OTF2 3.0)
 	otf2NBCComplete     = 0x56 // NonBlockingCollectiveComplete (OTF2 3.0)
+	otf2CCEnter         = 0x42 // CallingContextEnter
+	otf2CCLeave         = 0x43 // CallingContextLeave
 
 	// Global definition records.
 	otf2DefClock     = 0x05
@@ -51,6 +53,8 @@ const (
 	otf2DefRegion    = 0x0f
 	otf2DefGroup     = 0x12
 	otf2DefComm      = 0x16
+	otf2DefSCL       = 0x21 // SourceCodeLocation
+	otf2DefCC        = 0x22 // CallingContext
 	otf2DefInterComm = 0x2b
 	otf2Undef32      = math.MaxUint32
 	otf2Undef64      = math.MaxUint64
@@ -198,9 +202,19 @@ type OTF2Writer struct {
 	// comms maps the job's communicators to OTF2 communicator ids (both
 	// sides of an intercommunicator share one); defs are those ids'
 	// definitions, in id order.
-	comms   map[*GComm]uint32
-	defs    []otf2CommDef
+	comms map[*GComm]uint32
+	defs  []otf2CommDef
+	// Calling contexts: an MPI function's region at one callsite (a
+	// source code location).
+	ccs     map[otf2CCKey]uint32
+	ccl     []otf2CCKey
+	scls    map[Source]uint32
+	scll    []Source
 	Records uint64
+}
+
+type otf2CCKey struct {
+	region, scl uint32
 }
 
 // otf2CommDef is an OTF2 communicator: an intracommunicator (B nil) or an
@@ -216,7 +230,8 @@ func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o777); err != nil {
 		return nil, err
 	}
-	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[*GComm]uint32{}}
+	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[*GComm]uint32{},
+		ccs: map[otf2CCKey]uint32{}, scls: map[Source]uint32{}}
 	for _, c := range w.CommList() {
 		if c.Inter && c.Peer != nil {
 			if id, ok := o.comms[c.Peer]; ok {
@@ -386,7 +401,15 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	t0, t1 := ts(c.T0), ts(c.T1)
 	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
-	o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
+	cc := uint32(otf2Undef32)
+	if c.Src != nil {
+		// Entered in the calling context of its callsite; readers
+		// without calling contexts see an Enter of the region.
+		cc = o.context(reg, c.Src)
+		o.ev(l, otf2CCEnter, t0, true, cu32(cu32(o.d[:0], cc), 1))
+	} else {
+		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
+	}
 	op, isColl := collOps[collName(c.Fn)]
 	isColl = isColl && c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter
 	if isColl {
@@ -445,8 +468,30 @@ func (o *OTF2Writer) Call(c *Call) error {
 	if isColl {
 		o.ev(l, otf2CollEnd, t1, true, o.collData(op, c.Comm, c.Root, c.CollBytes))
 	}
-	o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
+	if cc != otf2Undef32 {
+		o.ev(l, otf2CCLeave, t1, true, cu32(o.d[:0], cc))
+	} else {
+		o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
+	}
 	return l.file.err
+}
+
+// context returns the calling context of region reg at callsite src.
+func (o *OTF2Writer) context(reg uint32, src *Source) uint32 {
+	scl, ok := o.scls[*src]
+	if !ok {
+		scl = uint32(len(o.scll))
+		o.scls[*src] = scl
+		o.scll = append(o.scll, *src)
+	}
+	k := otf2CCKey{reg, scl}
+	id, ok := o.ccs[k]
+	if !ok {
+		id = uint32(len(o.ccl))
+		o.ccs[k] = id
+		o.ccl = append(o.ccl, k)
+	}
+	return id
 }
 
 // Region implements Visitor.
@@ -587,6 +632,19 @@ func (o *OTF2Writer) Close() error {
 		d = append(d, o.rroles[i], o.rpar[i])
 		d = cu32(d, 0) // flags
 		def(otf2DefRegion, d)
+	}
+	for i, src := range o.scll {
+		d = cu32(nil, uint32(i))
+		d = cu32(d, str(src.File))
+		d = cu32(d, uint32(src.Line))
+		def(otf2DefSCL, d)
+	}
+	for i, k := range o.ccl {
+		d = cu32(nil, uint32(i))
+		d = cu32(d, k.region)
+		d = cu32(d, k.scl)
+		d = cu32(d, otf2Undef32) // parent
+		def(otf2DefCC, d)
 	}
 	group := func(id uint32, oldType, typ byte, members []uint64) {
 		d := cu32(nil, id)

@@ -29,7 +29,8 @@ type Rank struct {
 	Comms    map[int]*CommDef
 	Regions  map[int]string
 	Texts    map[int]string
-	Threads  []int // thread ids: the main thread first, then in order of first appearance
+	Maps     []Mapping // the process's file mappings (the last block), sorted by address
+	Threads  []int     // thread ids: the main thread first, then in order of first appearance
 	Events   uint64
 	Dropped  uint64
 	Complete bool   // the final block was read
@@ -133,6 +134,10 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 				return bad(err)
 			}
 			r.Comms[c.ID] = c
+		case BMaps:
+			if r.Maps, err = decodeMaps(p); err != nil {
+				return bad(err)
+			}
 		case BRegion, BText:
 			id, s, err := decodeName(p)
 			if err != nil {

@@ -118,6 +118,7 @@ type Call struct {
 	Fn, Class    string
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
+	Src          *Source // the callsite in the source, nil when unknown
 	Comm         *GComm
 	Send         *Msg  // blocking send, or a nonblocking send's post (Req set)
 	Recv         *Msg  // blocking receive, completed
@@ -134,6 +135,15 @@ type Call struct {
 	CollDone     []CollOp // nonblocking and persistent collectives completed in this call
 }
 
+// Source is a callsite resolved to source code.
+type Source struct {
+	Func, File string
+	Line       int
+}
+
+// String is "file:line".
+func (s *Source) String() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+
 // Visitor receives a job's events rank by rank, thread by thread in time
 // order within each thread.
 type Visitor interface {
@@ -147,6 +157,9 @@ type WalkOptions struct {
 	NoClock  bool                          // skip clock correction
 	MaxOpen  int                           // clock repair: messages held open at most (0: DefaultMaxOpen)
 	Progress func(rank int, events uint64) // called after each block
+	// Source resolves a rank's callsite address (nil: callsites stay
+	// addresses); called once per rank and address.
+	Source func(r *Rank, pc uint64) (Source, bool)
 }
 
 // Walker resolves a job's events.
@@ -384,6 +397,20 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var matched []match
 	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
+	srcs := map[uint64]*Source{}
+	source := func(pc uint64) *Source {
+		if w.opt.Source == nil || pc == 0 {
+			return nil
+		}
+		s, ok := srcs[pc]
+		if !ok {
+			if x, found := w.opt.Source(r, pc); found {
+				s = &x
+			}
+			srcs[pc] = s
+		}
+		return s
+	}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
 		for i := range evs {
@@ -411,7 +438,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 			case KCall:
 				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Comm: comm(e.Comm), Root: -1}
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1}
 				if c.T1 > w.End {
 					w.End = c.T1
 				}
