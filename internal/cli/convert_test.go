@@ -160,3 +160,79 @@ func TestConvertFails(t *testing.T) {
 		t.Errorf("err %v, want none of the 2 trace files", err)
 	}
 }
+
+// TestConvertCallsites: the sample on 2 ranks, traced; converted, each
+// call's callsite is its source line: in Perfetto's args and as OTF2
+// calling contexts (the MPI_Allreduce of line 45, 200 times per rank).
+func TestConvertCallsites(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		prog := mpitest.Compile(t, f.MPICC, mpitest.Testdata("../../examples/sample.c"), dir)
+		job := filepath.Join(dir, "job")
+		res := f.Exec(t, mpitest.Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0",
+			"MPISCOPE_TRACE": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+		if res.Err != nil {
+			t.Fatalf("mpirun: %v\n%s", res.Err, res.Stderr)
+		}
+		if stderr, err := convert(t, "--perfetto", job); err != nil {
+			t.Fatalf("convert: %v\n%s", err, stderr)
+		}
+		js, _ := os.ReadFile(filepath.Join(job, "trace.json"))
+		for re, n := range map[string]int{
+			`"name":"MPI_Allreduce"[^\n]*"callsite":"[^"]*sample\.c:45","caller":"main"`: 400,
+			`"name":"MPI_Waitall"[^\n]*"callsite":"[^"]*sample\.c:43","caller":"main"`:   400,
+			`"callsite":"0x`: 0,
+		} {
+			if c := len(regexp.MustCompile(re).FindAllIndex(js, -1)); c != n {
+				t.Errorf("trace.json: %d slices %s, want %d", c, re, n)
+			}
+		}
+		if stderr, err := convert(t, "--otf2", job); err != nil {
+			t.Fatalf("convert: %v\n%s", err, stderr)
+		}
+		anchor := filepath.Join(job, "otf2", "traces.otf2")
+		out, err := exec.Command("otf2-print", anchor).CombinedOutput()
+		if err != nil {
+			t.Fatalf("otf2-print: %v\n%s", err, out)
+		}
+		if c := len(regexp.MustCompile(`(?m)^CALLING_CONTEXT_ENTER .*"MPI_Allreduce@[^"]*sample\.c:45"`).FindAllIndex(out, -1)); c != 400 {
+			t.Errorf("otf2-print: %d calling context enters of MPI_Allreduce at sample.c:45, want 400", c)
+		}
+		n := otf2Records(t, anchor)
+		if n["CALLING_CONTEXT_ENTER"] != n["CALLING_CONTEXT_LEAVE"] || n["CALLING_CONTEXT_ENTER"] < 2*1202 {
+			t.Errorf("otf2-print: %d calling context enters, %d leaves; want as many, at least %d", n["CALLING_CONTEXT_ENTER"], n["CALLING_CONTEXT_LEAVE"], 2*1202)
+		}
+	})
+}
+
+// TestConvertSpace: a conversion whose estimated output exceeds the free
+// space is refused with the sizes; -force converts anyway.
+func TestConvertSpace(t *testing.T) {
+	job := t.TempDir()
+	writeRank(t, job, 0, 1, [][]trace.Event{calls(1000, 1000)}, false)
+	save := freeSpace
+	defer func() { freeSpace = save }()
+	var asked string
+	freeSpace = func(dir string) (uint64, error) { asked = dir; return 200 << 10, nil }
+	// 1,000 events: about 63 KiB of OTF2, 375 KiB of JSON.
+	_, err := convert(t, "--otf2", job)
+	if err != nil || asked != job {
+		t.Errorf("OTF2 in 200 KiB free: %v (free space asked of %q, want %q)", err, asked, job)
+	}
+	_, err = convert(t, "--perfetto", job)
+	want := "the output needs about 375 KiB (1000 events) and " + job + " has 200 KiB free"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Perfetto in 200 KiB free: %v, want %q", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(job, "trace.json")); err == nil {
+		t.Errorf("trace.json written after the refusal")
+	}
+	if _, err := convert(t, "--perfetto", "-force", job); err != nil {
+		t.Errorf("-force: %v", err)
+	}
+	// -o in a directory yet to be made: the space of its first existing parent.
+	out := filepath.Join(job, "new", "sub", "t.json")
+	if _, err := convert(t, "--perfetto", "-o", out, job); err == nil || asked != job {
+		t.Errorf("-o %s: %v, free space asked of %q, want %q", out, err, asked, job)
+	}
+}
