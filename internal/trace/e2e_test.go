@@ -665,11 +665,12 @@ func TestTraceSample(t *testing.T) {
 			t.Errorf("%d unmatched completions, want 0", w.Unmatched)
 		}
 		out := filepath.Join(dir, "otf2")
-		o, err := trace.NewOTF2Writer(out, w)
+		w2 := trace.NewWalker(j, trace.WalkOptions{})
+		o, err := trace.NewOTF2Writer(out, w2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := trace.NewWalker(j, trace.WalkOptions{}).Walk(o); err != nil {
+		if err := w2.Walk(o); err != nil {
 			t.Fatal(err)
 		}
 		if err := o.Close(); err != nil {

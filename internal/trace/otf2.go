@@ -202,7 +202,7 @@ type OTF2Writer struct {
 	// comms maps the job's communicators to OTF2 communicator ids (both
 	// sides of an intercommunicator share one); defs are those ids'
 	// definitions, in id order.
-	comms map[*GComm]uint32
+	comms map[string]uint32 // by key
 	defs  []otf2CommDef
 	// Calling contexts: an MPI function's region at one callsite (a
 	// source code location).
@@ -230,16 +230,16 @@ func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o777); err != nil {
 		return nil, err
 	}
-	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[*GComm]uint32{},
+	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[string]uint32{},
 		ccs: map[otf2CCKey]uint32{}, scls: map[Source]uint32{}}
 	for _, c := range w.CommList() {
 		if c.Inter && c.Peer != nil {
-			if id, ok := o.comms[c.Peer]; ok {
-				o.comms[c] = id
+			if id, ok := o.comms[c.Peer.Key]; ok {
+				o.comms[c.Key] = id
 				continue
 			}
 		}
-		o.comms[c] = uint32(len(o.defs))
+		o.comms[c.Key] = uint32(len(o.defs))
 		name := c.Key
 		if name == "world" {
 			name = "MPI_COMM_WORLD"
@@ -355,7 +355,7 @@ func (o *OTF2Writer) msgComm(m *Msg) (uint32, uint32, bool) {
 	if m == nil || m.Comm == nil || m.Peer < 0 {
 		return 0, 0, false
 	}
-	id, ok := o.comms[m.Comm]
+	id, ok := o.comms[m.Comm.Key]
 	p := m.Comm.Local(m.Peer)
 	if !ok || p < 0 {
 		return 0, 0, false
@@ -381,7 +381,7 @@ func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
 func (o *OTF2Writer) collData(op byte, g *GComm, root int, bytes int64) []byte {
 	b := uint64(max(bytes, 0))
 	d := append(o.d[:0], op)
-	d = cu32(d, o.comms[g])
+	d = cu32(d, o.comms[g.Key])
 	r := uint32(otf2Undef32)
 	if root >= 0 {
 		r = uint32(root)
