@@ -753,3 +753,15 @@ func TestTraceInterComm(t *testing.T) {
 		}
 	})
 }
+
+// TestTraceCheapLoop: 1,000 MPI_Comm_get_attr in a tight loop on one rank
+// (7 bytes per event once packed) convert.
+func TestTraceCheapLoop(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "attr.c", 1, map[string]string{"MPISCOPE_TRACE": "1"})
+		c, _ := walk(t, job, false)
+		if n := c.calls[[2]any{0, "MPI_Comm_get_attr"}]; n != 1000 {
+			t.Errorf("%d MPI_Comm_get_attr calls, want 1000", n)
+		}
+	})
+}
