@@ -19,6 +19,7 @@ import (
 const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto) [-o out] [-no-clock] [-force] jobdir
   --otf2      write an OTF2 archive (default out: <jobdir>/otf2/traces.otf2)
   --perfetto  write Chrome trace JSON for Perfetto (default out: <jobdir>/trace.json)
+  -force      convert even when the file system seems to lack room for the output
 `
 
 // convertCmd converts a job's event trace.
