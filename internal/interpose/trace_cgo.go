@@ -31,11 +31,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
 
+	"github.com/mpiscope/mpiscope/internal/symbolize"
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
@@ -175,6 +177,7 @@ func traceOpen() bool {
 		h.FnClasses = append(h.FnClasses, C.GoString(C.ms_fn_class(C.int(i))))
 	}
 	tr.bw.Block(trace.BHeader, trace.EncodeHeader(h))
+	traceMaps() // again at finalize, with what was loaded since
 	tr.done = make(chan struct{})
 	go traceWriter(tr.done)
 	tr.open.Store(true)
@@ -293,6 +296,22 @@ func traceWriteDirect(raw []byte) error {
 	return err
 }
 
+// traceMaps writes the process's file mappings, with which the converter
+// turns callsite addresses into module offsets (tr locked).
+func traceMaps() {
+	maps, err := symbolize.ReadSelfMaps()
+	if err != nil {
+		return
+	}
+	var ms []trace.Mapping
+	for _, m := range maps {
+		if strings.HasPrefix(m.Path, "/") {
+			ms = append(ms, trace.Mapping{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
+		}
+	}
+	tr.bw.Block(trace.BMaps, trace.EncodeMaps(ms))
+}
+
 // traceDefs writes definitions added since the last block (tr locked).
 func traceDefs() {
 	n := int(C.ms_comm_count())
@@ -403,6 +422,7 @@ func traceFinish() {
 	tr.Lock()
 	defer tr.Unlock()
 	traceDefs()
+	traceMaps()
 	if ok {
 		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
 	}
