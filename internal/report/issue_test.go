@@ -127,7 +127,13 @@ func TestHeaderLabels(t *testing.T) {
 // TestCSVPandas: every CSV file loads with pandas.read_csv, with as many
 // rows as the profile has: the per-table files and the one long table.
 func TestCSVPandas(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import pandas").Run(); err != nil {
+	// Debian's python3-pandas lives beside Debian's /usr/bin/python3; a
+	// python3 earlier on PATH (pyenv, a virtualenv) may not see it.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		python = "python3"
+	}
+	if err := exec.Command(python, "-c", "import pandas").Run(); err != nil {
 		mpitest.Skip(t, "python3 with pandas (Debian python3-pandas) not installed: %v", err)
 	}
 	dir := t.TempDir()
@@ -162,7 +168,7 @@ func TestCSVPandas(t *testing.T) {
 for p in sys.argv[1:]:
     print(p, len(pandas.read_csv(p, keep_default_na=False)))
 `
-	out, err := exec.Command("python3", append([]string{"-c", script}, paths...)...).CombinedOutput()
+	out, err := exec.Command(python, append([]string{"-c", script}, paths...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("pandas.read_csv: %v\n%s", err, out)
 	}
