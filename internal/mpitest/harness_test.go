@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // fakeTB records whether the harness skipped or failed.
@@ -24,7 +26,8 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 
 // TestGetRecordedMPICC: a family's compilers and mpirun are those of the
 // mpicc recorded by the build (lib/<family>/mpicc), found next to it; a
-// build without the record, or whose mpicc is gone, skips (fails in CI);
+// build without the record, older than its sources, or whose mpicc is
+// gone, skips (fails in CI);
 // a relative MPISCOPE_BUILD is taken from the repository.
 func TestGetRecordedMPICC(t *testing.T) {
 	build := t.TempDir()
@@ -58,6 +61,19 @@ func TestGetRecordedMPICC(t *testing.T) {
 		MPIFORT: filepath.Join(bin, "mpifort.test"), MPIRun: filepath.Join(bin, "mpirun.test"), LibDir: lib}
 	if f.skipped || f.failed || got != want {
 		t.Errorf("Get = %+v (skipped %v failed %v %s), want %+v", got, f.skipped, f.failed, f.msg, want)
+	}
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(lib, "libmpiscope.so"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	f = &fakeTB{TB: t}
+	Get(f, "openmpi")
+	if !f.failed || !strings.Contains(f.msg, "stale") {
+		t.Errorf("CI=true, library older than its sources: failed %v (%s)", f.failed, f.msg)
+	}
+	now := time.Now()
+	if err := os.Chtimes(filepath.Join(lib, "libmpiscope.so"), now, now); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Remove(mpicc); err != nil {
 		t.Fatal(err)

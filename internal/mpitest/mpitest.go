@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,6 +85,12 @@ func Get(t testing.TB, name string) Family {
 		Skip(t, "no libmpiscope for %s: run make lib (%v)", name, err)
 		return f
 	}
+	if src, err := newestSource(name); err != nil {
+		t.Fatalf("finding the sources of libmpiscope: %v", err)
+	} else if li, err := os.Stat(f.Lib()); err == nil && src.mod.After(li.ModTime()) {
+		Skip(t, "%s is stale: %s is newer; run make lib", f.Lib(), src.path)
+		return f
+	}
 	rec := filepath.Join(f.LibDir, "mpicc")
 	b, err := os.ReadFile(rec)
 	if err != nil {
@@ -104,6 +111,49 @@ func Get(t testing.TB, name string) Family {
 	f.MPIFORT = dir + "mpifort" + suffix
 	f.MPIRun = dir + "mpirun" + suffix
 	return f
+}
+
+// source is a file and its modification time.
+type source struct {
+	path string
+	mod  time.Time
+}
+
+var newest sync.Map // family -> func() (source, error)
+
+// newestSource is the most recently modified of the files a family's
+// libmpiscope is built from (the Go, C and header files of the packages
+// ./cmd/libmpiscope depends on, with that family's build tag), found once.
+func newestSource(family string) (source, error) {
+	fn, _ := newest.LoadOrStore(family, sync.OnceValues(func() (source, error) {
+		_, file, _, _ := runtime.Caller(0)
+		cmd := exec.Command("go", "list", "-deps", "-tags", "mpiscope_"+family, "-f",
+			`{{if not .Standard}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
+{{end}}{{range .CgoFiles}}{{$d}}/{{.}}
+{{end}}{{range .CFiles}}{{$d}}/{{.}}
+{{end}}{{range .HFiles}}{{$d}}/{{.}}
+{{end}}{{end}}`, "./cmd/libmpiscope")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		out, err := cmd.Output()
+		if err != nil {
+			return source{}, fmt.Errorf("go list: %v", err)
+		}
+		var n source
+		for _, p := range strings.Fields(string(out)) {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return source{}, err
+			}
+			if fi.ModTime().After(n.mod) {
+				n = source{p, fi.ModTime()}
+			}
+		}
+		if n.path == "" {
+			return source{}, fmt.Errorf("go list found no source files")
+		}
+		return n, nil
+	}))
+	return fn.(func() (source, error))()
 }
 
 // Families returns both families (each skipped or failed as Get does).
