@@ -97,8 +97,9 @@ func startSlurm(t *testing.T) *slurmCluster {
 	if err := os.WriteFile(filepath.Join(dir, "munge", "munge.key"), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ports := freePorts(t, 2)
 	conf := strings.NewReplacer("{{dir}}", dir,
-		"{{ctldport}}", strconv.Itoa(freePort(t)), "{{slurmdport}}", strconv.Itoa(freePort(t))).Replace(slurmConf)
+		"{{ctldport}}", strconv.Itoa(ports[0]), "{{slurmdport}}", strconv.Itoa(ports[1])).Replace(slurmConf)
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -128,14 +129,18 @@ func startSlurm(t *testing.T) *slurmCluster {
 	return c
 }
 
-// freePort returns a TCP port free at the time of the call.
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// freePorts returns n distinct TCP ports free at the time of the call.
+func freePorts(t *testing.T, n int) []int {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // command is a Slurm client command in the cluster's environment.
