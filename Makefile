@@ -40,6 +40,9 @@ run-demo:
 	cd $(BUILD)/examples && MPISCOPE_OUT=mpiscope-demo mpirun --oversubscribe -np $(NP) ../bin/mpiscope ./sample
 	$(BUILD)/bin/mpiscope report $$(ls -dt $(BUILD)/examples/mpiscope-demo* | head -1)
 
+# The test rules export CI=true: a test whose MPI, build or tool is missing
+# then fails instead of skipping (testutil.SkipOrFail).
+test gotest: export CI = true
 test: deps all check run-demo race
 	$(MAKE) fuzz FUZZTIME=$(CI_FUZZTIME) FUZZTIME_FILES=$(CI_FUZZTIME_FILES)
 	$(MAKE) gotest
@@ -50,7 +53,7 @@ check:
 	@for cc in $(MPICCS); do f=$$(go run ./cmd/mpiwrapgen -mpicc $$cc -print-family); CC=$$cc go vet -tags mpiscope_$$f ./internal/interpose ./cmd/libmpiscope || exit 1; done
 
 gotest:
-	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 ./...
+	MPISCOPE_BUILD=$(abspath $(BUILD)) go test -count=1 ./...
 
 install: all
 	mkdir -p $(PREFIX)/bin $(PREFIX)/lib
@@ -59,7 +62,7 @@ install: all
 	for d in $(BUILD)/lib/*/; do mkdir -p $(PREFIX)/lib/$$(basename $$d) && cp $$d/libmpiscope.* $(PREFIX)/lib/$$(basename $$d)/; done
 
 bench: all
-	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go run ./bench/cmd/runbench -build $(BUILD)
+	MPISCOPE_BUILD=$(abspath $(BUILD)) go run ./bench/cmd/runbench -build $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -16,7 +16,7 @@ RACE_PKGS ?= ./profile/... ./internal/report/... ./internal/cli/... ./internal/i
 .PHONY: safety-test race fuzz
 
 safety-test:
-	MPISCOPE_BUILD=$(CURDIR)/$(BUILD) go test -count=1 -run 'Safety|ParseConfig|CreateJobDir|WriteFileSymlink|FuzzLoadDir|FuzzUnmarshal' ./internal/mpitest/ ./internal/interpose/ ./profile/
+	MPISCOPE_BUILD=$(abspath $(BUILD)) go test -count=1 -run 'Safety|ParseConfig|CreateJobDir|WriteFileSymlink|FuzzLoadDir|FuzzUnmarshal' ./internal/mpitest/ ./internal/interpose/ ./profile/
 
 race:
 	go test -race -count=1 $(RACE_PKGS)

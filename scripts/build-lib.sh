@@ -1,6 +1,7 @@
 #!/bin/sh
 # build-lib.sh MPICC OUT: generate the wrappers from MPICC's mpi.h and build
-# libmpiscope.so and libmpiscope.a for that MPI into OUT/lib/<family>/.
+# libmpiscope.so and libmpiscope.a for that MPI into OUT/lib/<family>/, and
+# record MPICC's absolute path in OUT/lib/<family>/mpicc.
 set -e
 mpicc=$1
 out=$2
@@ -14,4 +15,7 @@ mkdir -p "$out/lib/$family"
 CC="$mpicc" go build -tags "mpiscope_$family" -buildmode=c-shared -o "$out/lib/$family/libmpiscope.so" ./cmd/libmpiscope
 CC="$mpicc" go build -tags "mpiscope_$family" -buildmode=c-archive -o "$out/lib/$family/libmpiscope.a" ./cmd/libmpiscope
 rm -f "$out/lib/$family/libmpiscope.h"
+# Which MPI this build is for: the tests take this family's compilers and
+# mpirun from here (internal/mpitest).
+command -v "$mpicc" > "$out/lib/$family/mpicc"
 echo "$family"

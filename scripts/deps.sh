@@ -2,7 +2,9 @@
 # deps.sh: install what building and testing mpiscope needs on Debian, when
 # it is missing. Safe to run again: it installs nothing that is present.
 set -e
-pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas"
+# slurm-wlm and munge: the Slurm test (internal/mpitest/slurm_test.go) runs
+# its own one-node cluster; the packages' services are not used.
+pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas slurm-wlm munge"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

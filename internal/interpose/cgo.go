@@ -91,7 +91,9 @@ func msgoStart(session C.int) C.int {
 			if len(state.command) > 0 {
 				app = state.command[0]
 			}
-			want = jobDirName(app, state.size, time.Now())
+			if want = slurmJobDirName(app, state.size, os.Getenv); want == "" {
+				want = jobDirName(app, state.size, time.Now())
+			}
 		}
 		dir, w, err := createJobDir(want)
 		if w != "" {
@@ -127,16 +129,19 @@ func startFlags(cfg Config) int {
 	return flags
 }
 
-// sessionJobDir: in the sessions model ranks cannot agree on a name, so it
-// is MPISCOPE_OUT or derived from the launcher's process (shared by the
-// ranks of a node), and shared: every rank creates it if missing.
+// sessionJobDir: in the sessions model ranks cannot agree on a name by
+// communicating, so it is MPISCOPE_OUT, the Slurm job step's, or derived
+// from the launcher's process (shared by the ranks of a node), and shared:
+// every rank creates it if missing.
 func sessionJobDir(out string, command []string, size int) string {
 	if out == "" {
 		app := "app"
 		if len(command) > 0 {
 			app = command[0]
 		}
-		out = fmt.Sprintf("mpiscope-%s-%dr-session-%d", appName(app), size, os.Getppid())
+		if out = slurmJobDirName(app, size, os.Getenv); out == "" {
+			out = fmt.Sprintf("mpiscope-%s-%dr-session-%d", appName(app), size, os.Getppid())
+		}
 	}
 	if abs, err := filepath.Abs(out); err == nil {
 		out = abs

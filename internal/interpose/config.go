@@ -59,7 +59,7 @@ func parseBool(v string) (bool, error) {
 
 // Settings lists every MPISCOPE_* variable, in the order the README gives them.
 var Settings = []setting{
-	{"MPISCOPE_OUT", "", "job directory; default ./mpiscope-<app>-<N>r-<YYYYmmdd-HHMMSS>",
+	{"MPISCOPE_OUT", "", "job directory; default ./mpiscope-<app>-<N>r-<YYYYmmdd-HHMMSS>, under Slurm ./mpiscope-<app>-<N>r-slurm<job>.<step>",
 		func(c *Config, v string) error { c.Out = v; return nil }},
 	{"MPISCOPE_ENABLE", "1", "record from MPI_Init (0: wait for MPI_Pcontrol(1); never: record and write nothing and ignore MPI_Pcontrol, the launcher not even loading the library)",
 		func(c *Config, v string) (err error) {

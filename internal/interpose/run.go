@@ -241,6 +241,25 @@ func jobDirName(app string, ranks int, t time.Time) string {
 	return fmt.Sprintf("mpiscope-%s-%dr-%s", appName(app), ranks, t.UTC().Format("20060102-150405"))
 }
 
+// slurmJobDirName is the default job directory name inside a Slurm job
+// step, mpiscope-<app>-<N>r-slurm<jobid>.<stepid> (.<stepid> only when
+// SLURM_STEP_ID is set, as under srun), or "" outside Slurm. Every rank of
+// a step reads the same two variables, so all agree on the name without
+// communicating (the sessions model relies on it).
+func slurmJobDirName(app string, ranks int, getenv func(string) string) string {
+	digits := func(s string) bool {
+		return s != "" && strings.Trim(s, "0123456789") == ""
+	}
+	job, step := getenv("SLURM_JOB_ID"), getenv("SLURM_STEP_ID")
+	if !digits(job) {
+		return ""
+	}
+	if digits(step) {
+		job += "." + step
+	}
+	return fmt.Sprintf("mpiscope-%s-%dr-slurm%s", appName(app), ranks, job)
+}
+
 // appName is the program's name as it appears in directory names.
 func appName(app string) string {
 	app = filepath.Base(app)

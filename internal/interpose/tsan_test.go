@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpiscope/mpiscope/internal/testutil"
 	"github.com/mpiscope/mpiscope/internal/wrapgen"
 )
 
@@ -19,12 +20,7 @@ import (
 // communicator creation and datatype-cache invalidation concurrently, and
 // requires no race report and exact counts.
 func TestHotPathTSan(t *testing.T) {
-	if _, err := exec.LookPath("mpicc.mpich"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true and mpicc.mpich is missing")
-		}
-		t.Skip("mpicc.mpich not installed")
-	}
+	testutil.RequireTool(t, "mpicc.mpich")
 	dir := t.TempDir()
 	run := func(name string, args ...string) []byte {
 		t.Helper()

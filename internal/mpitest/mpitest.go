@@ -3,7 +3,8 @@
 // built for each (make lib), compiles test programs, runs them with the
 // library preloaded (or linked), and loads what they wrote.
 //
-// Outside CI a missing MPI or build skips the test; with CI=true it fails.
+// Outside CI a missing MPI or build skips the test; with CI=true (which
+// `make test` sets) it fails: testutil.SkipOrFail decides.
 package mpitest
 
 import (
@@ -15,20 +16,22 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mpiscope/mpiscope/internal/testutil"
 	"github.com/mpiscope/mpiscope/profile"
 )
 
 // Family is one MPI implementation and the mpiscope build for it.
 type Family struct {
 	Name    string // "openmpi" or "mpich"
-	MPICC   string
-	MPICXX  string
+	MPICC   string // absolute, as recorded by the build (<build>/lib/<family>/mpicc)
+	MPICXX  string // the others: MPICC's siblings (mpicc.openmpi -> mpicxx.openmpi)
 	MPIFORT string
 	MPIRun  string
-	LibDir  string // <build>/lib/<family>
+	LibDir  string // <build>/lib/<family>, absolute
 }
 
 // Lib is the shared library to preload.
@@ -37,58 +40,127 @@ func (f Family) Lib() string { return filepath.Join(f.LibDir, "libmpiscope.so") 
 // Archive is the static archive.
 func (f Family) Archive() string { return filepath.Join(f.LibDir, "libmpiscope.a") }
 
-var all = []Family{
-	{Name: "openmpi", MPICC: "mpicc.openmpi", MPICXX: "mpicxx.openmpi", MPIFORT: "mpifort.openmpi", MPIRun: "mpirun.openmpi"},
-	{Name: "mpich", MPICC: "mpicc.mpich", MPICXX: "mpicxx.mpich", MPIFORT: "mpifort.mpich", MPIRun: "mpirun.mpich"},
-}
+// names are the families tested, in order.
+var names = []string{"openmpi", "mpich"}
 
-// InCI reports whether skipping is forbidden.
-func InCI() bool { return os.Getenv("CI") == "true" }
+// InCI reports whether skipping is forbidden (testutil.InCI).
+func InCI() bool { return testutil.InCI() }
 
-// Skip skips the test, or fails it in CI.
+// Skip skips the test, or fails it in CI (testutil.SkipOrFail).
 func Skip(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if InCI() {
-		t.Fatalf("CI=true and: "+format, args...)
-	}
-	t.Skipf(format, args...)
+	testutil.SkipOrFail(t, format, args...)
 }
 
-// BuildDir is the build directory (MPISCOPE_BUILD, else <repo>/build).
+// BuildDir is the build directory, absolute (MPISCOPE_BUILD, relative to
+// the repository when not absolute, else <repo>/build).
 func BuildDir(t testing.TB) string {
-	if d := os.Getenv("MPISCOPE_BUILD"); d != "" {
-		return d
-	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "build")
+	repo := filepath.Join(filepath.Dir(file), "..", "..")
+	d := os.Getenv("MPISCOPE_BUILD")
+	if d == "" {
+		d = "build"
+	}
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(repo, d)
+	}
+	return filepath.Clean(d)
 }
 
-// Get returns the named family, skipping (or failing in CI) when its MPI or
-// its libmpiscope build is missing.
+// Get returns the named family, skipping (or failing in CI) when its
+// libmpiscope build is missing, does not say which mpicc made it, or that
+// MPI is no longer installed. The compilers and mpirun are the recorded
+// mpicc's siblings: the tests run the MPI the library was built against.
 func Get(t testing.TB, name string) Family {
 	t.Helper()
-	for _, f := range all {
-		if f.Name != name {
-			continue
-		}
-		if _, err := exec.LookPath(f.MPICC); err != nil {
-			Skip(t, "%s not installed (%s)", name, f.MPICC)
-		}
-		f.LibDir = filepath.Join(BuildDir(t), "lib", name)
-		if _, err := os.Stat(f.Lib()); err != nil {
-			Skip(t, "no libmpiscope for %s: run make lib (%v)", name, err)
-		}
+	known := false
+	for _, n := range names {
+		known = known || n == name
+	}
+	if !known {
+		t.Fatalf("unknown MPI family %q", name)
+	}
+	f := Family{Name: name, LibDir: filepath.Join(BuildDir(t), "lib", name)}
+	if _, err := os.Stat(f.Lib()); err != nil {
+		Skip(t, "no libmpiscope for %s: run make lib (%v)", name, err)
 		return f
 	}
-	t.Fatalf("unknown MPI family %q", name)
-	return Family{}
+	if src, err := newestSource(name); err != nil {
+		t.Fatalf("finding the sources of libmpiscope: %v", err)
+	} else if li, err := os.Stat(f.Lib()); err == nil && src.mod.After(li.ModTime()) {
+		Skip(t, "%s is stale: %s is newer; run make lib", f.Lib(), src.path)
+		return f
+	}
+	rec := filepath.Join(f.LibDir, "mpicc")
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		Skip(t, "the %s build does not record its mpicc: run make lib (%v)", name, err)
+		return f
+	}
+	f.MPICC = strings.TrimSpace(string(b))
+	if _, err := exec.LookPath(f.MPICC); err != nil {
+		Skip(t, "%s, which built %s, is not installed (%v)", f.MPICC, f.LibDir, err)
+		return f
+	}
+	dir, base := filepath.Split(f.MPICC)
+	suffix, ok := strings.CutPrefix(base, "mpicc")
+	if !ok {
+		t.Fatalf("%s: %s is not named mpicc*: cannot find its mpicxx, mpifort and mpirun", rec, f.MPICC)
+	}
+	f.MPICXX = dir + "mpicxx" + suffix
+	f.MPIFORT = dir + "mpifort" + suffix
+	f.MPIRun = dir + "mpirun" + suffix
+	return f
+}
+
+// source is a file and its modification time.
+type source struct {
+	path string
+	mod  time.Time
+}
+
+var newest sync.Map // family -> func() (source, error)
+
+// newestSource is the most recently modified of the files a family's
+// libmpiscope is built from (the Go, C and header files of the packages
+// ./cmd/libmpiscope depends on, with that family's build tag), found once.
+func newestSource(family string) (source, error) {
+	fn, _ := newest.LoadOrStore(family, sync.OnceValues(func() (source, error) {
+		_, file, _, _ := runtime.Caller(0)
+		cmd := exec.Command("go", "list", "-deps", "-tags", "mpiscope_"+family, "-f",
+			`{{if not .Standard}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}
+{{end}}{{range .CgoFiles}}{{$d}}/{{.}}
+{{end}}{{range .CFiles}}{{$d}}/{{.}}
+{{end}}{{range .HFiles}}{{$d}}/{{.}}
+{{end}}{{end}}`, "./cmd/libmpiscope")
+		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+		out, err := cmd.Output()
+		if err != nil {
+			return source{}, fmt.Errorf("go list: %v", err)
+		}
+		var n source
+		for _, p := range strings.Fields(string(out)) {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return source{}, err
+			}
+			if fi.ModTime().After(n.mod) {
+				n = source{p, fi.ModTime()}
+			}
+		}
+		if n.path == "" {
+			return source{}, fmt.Errorf("go list found no source files")
+		}
+		return n, nil
+	}))
+	return fn.(func() (source, error))()
 }
 
 // Families returns both families (each skipped or failed as Get does).
 func Families(t *testing.T, fn func(t *testing.T, f Family)) {
-	for _, f := range all {
-		t.Run(f.Name, func(t *testing.T) {
-			fn(t, Get(t, f.Name))
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			fn(t, Get(t, name))
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/testutil"
 )
 
 // Fixtures are built once per test binary with gcc from testdata/*.c into
@@ -82,12 +84,7 @@ func runCmds(dir string, cmds ...[]string) error {
 // the fixtures are mandatory.
 func requireTool(t testing.TB, tool string) {
 	t.Helper()
-	if _, err := exec.LookPath(tool); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not found (required when CI=true): %v", tool, err)
-		}
-		t.Skipf("%s not found: %v", tool, err)
-	}
+	testutil.RequireTool(t, tool)
 }
 
 func getFixture(t testing.TB, name string) *fixture {

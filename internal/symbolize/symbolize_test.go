@@ -26,11 +26,13 @@ func goCaller() []uintptr {
 
 // TestSelf symbolizes a return address in the running (Go, non-PIE by
 // default) test binary and compares with the Go runtime's own answer. It
-// needs no C toolchain.
+// needs no C toolchain. "go test" links the test binary with -s -w (no
+// symbols, no DWARF): there the test builds this package's test binary
+// unstripped ("go test -c") and runs itself in it.
 func TestSelf(t *testing.T) {
 	maps, err := ReadSelfMaps()
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	pc := uint64(goCaller()[0])
 	frame, _ := runtime.CallersFrames([]uintptr{uintptr(pc)}).Next()
@@ -47,8 +49,21 @@ func TestSelf(t *testing.T) {
 	syms, _ := f.Symbols()
 	f.Close()
 	if !dw && len(syms) == 0 {
-		// "go test" links with -s -w; "go test -c" does not.
-		t.Skip("test binary is stripped")
+		if os.Getenv("MPISCOPE_TESTSELF_CHILD") != "" {
+			t.Fatalf("%s: stripped even when built with go test -c", mod)
+		}
+		bin := filepath.Join(t.TempDir(), "symbolize.test")
+		if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go test -c: %v\n%s", err, out)
+		}
+		cmd := exec.Command(bin, "-test.run", "^TestSelf$", "-test.v")
+		cmd.Env = append(os.Environ(), "MPISCOPE_TESTSELF_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestSelf") {
+			t.Fatalf("TestSelf in an unstripped test binary: %v\n%s", err, out)
+		}
+		t.Logf("ran in an unstripped test binary:\n%s", out)
+		return
 	}
 	s := New()
 	fn, file, line, err := s.LookupReturn(mod, off)

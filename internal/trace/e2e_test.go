@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/mpitest"
+	"github.com/mpiscope/mpiscope/internal/testutil"
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
@@ -416,10 +417,7 @@ func checkP2P(t *testing.T, f mpitest.Family, job string) {
 
 func otf2Print(t *testing.T, dir string) string {
 	t.Helper()
-	bin, err := exec.LookPath("otf2-print")
-	if err != nil {
-		mpitest.Skip(t, "otf2-print not installed")
-	}
+	bin := testutil.RequireTool(t, "otf2-print")
 	out, err := exec.Command(bin, filepath.Join(dir, "traces.otf2")).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "ERROR") {
 		t.Fatalf("otf2-print: %v\n%s", err, out)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/testutil"
 )
 
 func convertOTF2(t testing.TB, job, out string) *Walker {
@@ -37,13 +39,7 @@ func otf2Print(t testing.TB, dir string) string {
 // otf2PrintArgs runs otf2-print with options on an archive.
 func otf2PrintArgs(t testing.TB, dir string, opts ...string) string {
 	t.Helper()
-	bin, err := exec.LookPath("otf2-print")
-	if err != nil {
-		if ci() {
-			t.Fatal("CI=true and otf2-print is not installed")
-		}
-		t.Skip("otf2-print not installed")
-	}
+	bin := testutil.RequireTool(t, "otf2-print")
 	out, err := exec.Command(bin, append(opts, filepath.Join(dir, "traces.otf2"))...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("otf2-print: %v\n%s", err, out)

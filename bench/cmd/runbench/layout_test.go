@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/testutil"
 )
 
 // funcCode is the address of function name in the ELF file path and the
@@ -44,13 +46,7 @@ func funcCode(t *testing.T, path, name string, n int) (uint64, []byte) {
 // Every layout shifts the program's functions by exactly its pad, with
 // their code unchanged.
 func TestPadShiftsCode(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no C compiler in CI")
-		}
-		t.Skip("no C compiler")
-	}
+	cc := testutil.RequireTool(t, "cc")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "prog.c")
 	prog := `#include <stdio.h>

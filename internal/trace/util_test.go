@@ -1,5 +1,0 @@
-package trace
-
-import "os"
-
-func ci() bool { return os.Getenv("CI") == "true" }
