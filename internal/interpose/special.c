@@ -8,12 +8,18 @@
 #define _GNU_SOURCE
 #include "ms.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "_cgo_export.h"
 #include "safety.h"
@@ -210,6 +216,77 @@ static int ms_env_int(const char *a, const char *b, int def)
 	return v ? atoi(v) : def;
 }
 
+/* ms_others_switches: the context switches so far of every thread of the
+ * process but the caller (/proc/self/task/<tid>/status), or 0 when they
+ * cannot be read; *running tells whether one of them is running or
+ * waiting for a CPU (state R in /proc/self/task/<tid>/stat). */
+static uint64_t ms_others_switches(int *running)
+{
+	*running = 0;
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return 0;
+	long self = syscall(SYS_gettid);
+	uint64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || atol(e->d_name) == self)
+			continue;
+		char path[64], buf[2048];
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/status", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		for (const char *k = buf; (k = strstr(k, "ctxt_switches:")) != NULL; k += 14)
+			sum += strtoull(k + 14, NULL, 10);
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		const char *st = strrchr(buf, ')');
+		if (st != NULL && st[1] == ' ' && st[2] == 'R')
+			*running = 1;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* ms_go_settle lets the Go runtime go to sleep before the application
+ * has its core back, after a call into Go (cgo.go: coldLeave has left it
+ * nothing to do). A C thread returning from Go leaves its P in a system
+ * call; sysmon takes it back a tick or two later (20 us each), a thread
+ * started to look for work finds none, and sysmon sleeps until a timer is
+ * due (none while the application runs). Those few wake-ups happen during
+ * this pause, inside the MPI call, not on the application's time: it
+ * lasts until no other thread of the process has switched, nor waited for
+ * a CPU, for two half-milliseconds in a row (at least 1 ms, at most 10; a
+ * loaded node can keep a runtime thread waiting for a CPU longer than
+ * 1 ms). */
+static void ms_go_settle(void)
+{
+	int running;
+	uint64_t prev = ms_others_switches(&running);
+	int same = 0;
+	for (int i = 0; i < 20 && same < 2; i++) {
+		struct timespec ts = {0, 500000};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		uint64_t now = ms_others_switches(&running);
+		same = now == prev && !running ? same + 1 : 0;
+		prev = now;
+	}
+}
+
 static void ms_start_mode(int level, int session)
 {
 	/* MPISCOPE_ENABLE=never: nothing starts, so MPI_Pcontrol and the end
@@ -259,6 +336,8 @@ static void ms_start_mode(int level, int session)
 	ms_gate_set(MS_G_OFF, !(flags & 1));
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
 	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
+	msgoIdle(); /* the Go runtime left with nothing to do (cgo.go) */
+	ms_go_settle();
 }
 
 static void ms_start(int level) { ms_start_mode(level, 0); }
@@ -299,6 +378,7 @@ void ms_finalize_run(void)
 		ms_finished = 1;
 		msgoFinalize();
 		ms_safety_fini();
+		ms_go_settle();
 		if (ms_priv != MPI_COMM_NULL)
 			PMPI_Comm_free(&ms_priv);
 	}
@@ -506,6 +586,7 @@ int ms_pcontrol(int level, va_list ap)
 		break;
 	case 2:
 		msgoFlush();
+		ms_go_settle();
 		break;
 	case 3:
 		/* Each thread clears its own tables (events included) at its
@@ -524,8 +605,11 @@ int ms_pcontrol(int level, va_list ap)
 		break;
 	case 6:
 		/* Start tracing (the writer opens the rank's file the first time). */
-		if (msgoTraceStart())
+		if (msgoTraceStart()) {
+			msgoKeepGC(); /* the writer runs Go while the application runs */
 			ms_trace_set(1);
+		}
+		ms_go_settle();
 		break;
 	case -6:
 		ms_trace_set(0);
