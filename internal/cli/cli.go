@@ -357,19 +357,12 @@ func launch(args []string, stdout, stderr io.Writer) error {
 		// without the library, so nothing of ours is on its calls' path.
 		return syscall.Exec(prog, fs.Args(), os.Environ())
 	}
-	so := *lib
-	if so == "" {
-		family := *fam
-		if family == "" {
-			family, err = ProgramFamily(prog)
-			if err != nil {
-				return err
-			}
+	so, err := pickLibrary(prog, *fam, *lib)
+	if err != nil {
+		if errors.Is(err, ErrUsage) {
+			fmt.Fprintf(stderr, "mpiscope: %v\n", err)
 		}
-		so, err = findLibrary(family)
-		if err != nil {
-			return err
-		}
+		return err
 	}
 	env := os.Environ()
 	env = setEnv(env, "LD_PRELOAD", joinPreload(so, os.Getenv("LD_PRELOAD")))
@@ -377,6 +370,46 @@ func launch(args []string, stdout, stderr io.Writer) error {
 		env = setEnv(env, "MPISCOPE_OUT", *out)
 	}
 	return syscall.Exec(prog, fs.Args(), env)
+}
+
+// pickLibrary chooses the library to preload into prog: lib when given,
+// else the build for family, else the build for the program's own MPI. A
+// family or library that is not the program's MPI is refused (ErrUsage):
+// a library built for another MPI would pass every call on unprofiled
+// (special.c) at best. So is a -lib that does not exist or links no MPI
+// that mpiscope knows.
+func pickLibrary(prog, family, lib string) (string, error) {
+	if family != "" && family != "openmpi" && family != "mpich" {
+		return "", fmt.Errorf("-family %s: want openmpi or mpich: %w", family, ErrUsage)
+	}
+	progFam, progErr := ProgramFamily(prog)
+	if lib != "" {
+		if _, err := os.Stat(lib); err != nil {
+			return "", fmt.Errorf("-lib %s: %v: %w", lib, err, ErrUsage)
+		}
+		libFam, err := ProgramFamily(lib)
+		if err != nil {
+			return "", fmt.Errorf("-lib %s is not a libmpiscope.so built for an MPI that mpiscope knows (%v): %w", lib, err, ErrUsage)
+		}
+		if family != "" && family != libFam {
+			return "", fmt.Errorf("-lib %s is built for %s, not -family %s: %w", lib, libFam, family, ErrUsage)
+		}
+		if progErr == nil && progFam != libFam {
+			return "", fmt.Errorf("-lib %s is built for %s but %s runs on %s: pass a library built for %s (or leave -lib out): %w",
+				lib, libFam, prog, progFam, progFam, ErrUsage)
+		}
+		return filepath.Abs(lib)
+	}
+	if family == "" {
+		if progErr != nil {
+			return "", progErr
+		}
+		family = progFam
+	} else if progErr == nil && progFam != family {
+		return "", fmt.Errorf("-family %s does not match %s, which runs on %s: pass -family %s (or leave it out): %w",
+			family, prog, progFam, progFam, ErrUsage)
+	}
+	return findLibrary(family)
 }
 
 func joinPreload(so, old string) string {

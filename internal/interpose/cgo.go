@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -29,9 +30,85 @@ import (
 const Version = "0.1.0"
 
 func init() {
-	// The application owns the cores: the embedded runtime stays small.
-	runtime.GOMAXPROCS(2)
+	// The application owns the cores, and the embedded runtime must not
+	// wake while it runs (docs/performance.md, "A quiet guest"):
+	//   - one P. A C thread that returns from a call into Go leaves its P
+	//     in a system call; sysmon, the runtime's monitor thread, takes it
+	//     back at its next tick when no other P is idle, then sleeps until
+	//     a timer is due. With a second P idle it waits 10 ms before
+	//     taking it back, waking every 20 µs to 10 ms meanwhile, on the
+	//     rank's core, after every MPI_Init and MPI_Pcontrol. One P also
+	//     means fewer threads.
+	//   - the collector off between cold points (coldEnter, coldLeave):
+	//     no collection, sweep or scavenge is ever left running when
+	//     control goes back to the application, and sysmon forces no
+	//     collection every two minutes.
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(-1)
 }
+
+// cold counts the cold points under way (MPI_Init, snapshots,
+// MPI_Finalize): the collector runs while there is one; gcAlways keeps it
+// on for good where a setting has Go work while the application runs (the
+// trace writer, periodic snapshots).
+var cold struct {
+	sync.Mutex
+	n        int
+	gcAlways bool
+}
+
+// coldEnter turns the collector on for a cold point's work.
+func coldEnter() {
+	cold.Lock()
+	defer cold.Unlock()
+	if cold.n == 0 && !cold.gcAlways {
+		debug.SetGCPercent(100)
+	}
+	cold.n++
+}
+
+// coldLeave ends a cold point. The last one leaves the runtime with
+// nothing to do: a full collection, swept, and every free page given back
+// (debug.FreeOSMemory), so that neither the collector nor the scavenger
+// has work left, the collector off again, and the goroutines this made
+// ready (the sweeper, the scavenger, finalizers) run now, inside the MPI
+// call, not on another thread once the application has its core back.
+func coldLeave() {
+	cold.Lock()
+	if cold.n--; cold.n > 0 {
+		cold.Unlock()
+		return
+	}
+	if !cold.gcAlways {
+		debug.SetGCPercent(-1)
+	}
+	debug.FreeOSMemory()
+	cold.Unlock()
+	for i := 0; i < 4; i++ {
+		runtime.Gosched()
+	}
+}
+
+// keepGC keeps the collector on for the rest of the run.
+func keepGC() {
+	cold.Lock()
+	defer cold.Unlock()
+	if !cold.gcAlways {
+		cold.gcAlways = true
+		debug.SetGCPercent(100)
+	}
+}
+
+// msgoIdle ends the cold point of the run's start (special.c calls it
+// last in MPI_Init, after msgoStart and the safety set-up).
+//
+//export msgoIdle
+func msgoIdle() { coldLeave() }
+
+// msgoKeepGC: MPI_Pcontrol(6) started the trace writer.
+//
+//export msgoKeepGC
+func msgoKeepGC() { keepGC() }
 
 // state is the rank's run state, set at MPI_Init.
 var state struct {
@@ -62,11 +139,15 @@ func warn(msg string) {
 
 //export msgoStart
 func msgoStart(session C.int) C.int {
+	coldEnter() // left in msgoIdle
 	state.session = session != 0
 	state.rank = int(C.ms_world_rank_get())
 	state.size = int(C.ms_world_size_get())
 	cfg, eff, warns := ParseConfig(os.Environ())
 	state.cfg, state.settings = cfg, eff
+	if cfg.Trace || cfg.SnapshotEvry > 0 {
+		keepGC() // Go work while the application runs
+	}
 	for _, w := range warns {
 		warn(w)
 	}
@@ -155,6 +236,8 @@ func sessionJobDir(out string, command []string, size int) string {
 
 //export msgoSessionEnd
 func msgoSessionEnd() {
+	coldEnter()
+	defer coldLeave()
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("session finalize")
@@ -417,6 +500,8 @@ func (privComm) Recv(src int) ([]byte, error) {
 
 //export msgoFinalize
 func msgoFinalize() {
+	coldEnter()
+	defer coldLeave()
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("finalize")
@@ -550,6 +635,8 @@ func writeRank(p *profile.Profile, dir string) {
 
 //export msgoFlush
 func msgoFlush() {
+	coldEnter()
+	defer coldLeave()
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("snapshot")

@@ -378,6 +378,7 @@ void ms_safety_init(void)
 		close(ms_pipe[1]);
 		return;
 	}
+	pthread_setname_np(tid, "mpiscope-watch"); /* ours, for tools and TestQuietGuest */
 	pthread_detach(tid);
 	ms_ready = 1;
 	ms_install(SIGTERM, MS_FATAL);

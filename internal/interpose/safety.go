@@ -114,6 +114,7 @@ func msgoSafetyNote(sig C.int) {
 //
 //export msgoRankFile
 func msgoRankFile(what, arg C.int) {
+	keepGC() // the run is ending: the collector on for good (cgo.go)
 	defer recoverWarn("writing this rank's file")
 	faultPoint("rankfile")
 	var st, why string

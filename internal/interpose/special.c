@@ -8,11 +8,18 @@
 #define _GNU_SOURCE
 #include "ms.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "_cgo_export.h"
 #include "safety.h"
@@ -72,12 +79,212 @@ void ms_clock_pair(uint64_t *ticks, uint64_t *ns)
 
 int ms_session_mode; /* started by MPI_Session_init, not MPI_Init */
 
+/* ---- the MPI this library was built for ----
+ *
+ * A library built for one MPI family and loaded into a program of the
+ * other (the launcher's -family or -lib, LD_PRELOAD of the wrong build)
+ * must not touch MPI: its handles (MPI_COMM_WORLD, datatypes) mean nothing
+ * to that MPI, and its wrappers' types narrow the program's (MPICH's
+ * handles are ints, Open MPI's pointers). At load, before the program's
+ * first MPI call, ms_family_check finds the library that defines PMPI_Init
+ * for the program (dlsym RTLD_DEFAULT, as ms_bind binds the wrappers) and
+ * tells its family by a symbol only that family defines. On a mismatch
+ * (ms_foreign) every wrapper is bound at once (their first-call stubs
+ * would narrow handles kept across the binding) and recording stays off
+ * for good: each wrapper passes its call on as under MPI_Pcontrol(0), the
+ * hand-written ones too, nothing starts at MPI_Init and nothing is
+ * written; rank 0 warns once. When the symbols tell nothing (a static MPI
+ * library), the library version string decides at MPI_Init, before our
+ * first call that takes a handle. */
+#if defined(OPEN_MPI)
+#define MS_FAMILY MS_FAM_OPENMPI
+#elif defined(MPICH_VERSION) || defined(MPICH)
+#define MS_FAMILY MS_FAM_MPICH
+#else
+#define MS_FAMILY MS_FAM_UNKNOWN
+#endif
+enum { MS_FAM_UNKNOWN, MS_FAM_OPENMPI, MS_FAM_MPICH };
+static const char *const ms_fam_names[] = {"an unknown MPI", "Open MPI", "MPICH"};
+static const char *const ms_fam_dirs[] = {"?", "openmpi", "mpich"};
+
+MS_HIDDEN void ms_bind_all(void); /* zwrap_<family>.c: bind every wrapper's PMPI_ pointer */
+int ms_foreign;               /* the program's MPI is not this build's: pass everything through */
+static int ms_foreign_fam;    /* the program's family */
+static char ms_foreign_lib[512]; /* the library that defines the program's PMPI_Init */
+
+/* ms_family_of tells the family of a loaded MPI library by its symbols:
+ * Open MPI's predefined objects (MPI_COMM_WORLD is &ompi_mpi_comm_world),
+ * MPICH's MPIR_ functions that its mpi.h names (MPI_DUP_FN) or that ROMIO
+ * calls. */
+static int ms_family_of(void *h)
+{
+	if (dlsym(h, "ompi_mpi_comm_world") != NULL)
+		return MS_FAM_OPENMPI;
+	if (dlsym(h, "MPIR_Dup_fn") != NULL || dlsym(h, "MPIR_Err_create_code") != NULL)
+		return MS_FAM_MPICH;
+	return MS_FAM_UNKNOWN;
+}
+
+/* ms_family_of_version tells it from MPI_Get_library_version's string. */
+static int ms_family_of_version(const char *v)
+{
+	if (strncmp(v, "Open MPI", 8) == 0)
+		return MS_FAM_OPENMPI;
+	if (strstr(v, "MPICH") != NULL || strstr(v, "Intel(R) MPI") != NULL)
+		return MS_FAM_MPICH;
+	return MS_FAM_UNKNOWN;
+}
+
+static void ms_go_foreign(int fam, const char *lib)
+{
+	ms_foreign_fam = fam;
+	snprintf(ms_foreign_lib, sizeof ms_foreign_lib, "%s", lib ? lib : "");
+	ms_disable(); /* gate off for good: Pcontrol(1) cannot turn it on */
+	ms_bind_all();
+	__atomic_store_n(&ms_foreign, 1, __ATOMIC_SEQ_CST);
+}
+
+__attribute__((constructor)) static void ms_family_check(void)
+{
+	if (MS_FAMILY == MS_FAM_UNKNOWN)
+		return;
+	void *init = dlsym(RTLD_DEFAULT, "PMPI_Init");
+	Dl_info di;
+	if (init == NULL || dladdr(init, &di) == 0 || di.dli_fname == NULL)
+		return;
+	void *h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL)
+		return;
+	int fam = ms_family_of(h);
+	dlclose(h);
+	if (fam != MS_FAM_UNKNOWN && fam != MS_FAMILY)
+		ms_go_foreign(fam, di.dli_fname);
+}
+
+/* ms_version_check: the symbols told nothing; the library version string
+ * (safe in both ABIs: a character buffer as large as either family's
+ * MPI_MAX_LIBRARY_VERSION_STRING, and an int) decides, after PMPI_Init. */
+static void ms_version_check(void)
+{
+	static char v[8192];
+	int n = 0;
+	if (ms_foreign || MS_FAMILY == MS_FAM_UNKNOWN)
+		return;
+	v[0] = 0;
+	if (PMPI_Get_library_version(v, &n) != MPI_SUCCESS)
+		return;
+	v[sizeof v - 1] = 0;
+	int fam = ms_family_of_version(v);
+	if (fam != MS_FAM_UNKNOWN && fam != MS_FAMILY)
+		ms_go_foreign(fam, "");
+}
+
+/* ms_env_rank: this process's rank as the launcher tells it (-1: none). */
+static int ms_env_rank(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		const char *v = getenv(vars[i]);
+		if (v != NULL && *v)
+			return atoi(v);
+	}
+	return -1;
+}
+
+/* ms_foreign_warn: one line on rank 0 (none under MPISCOPE_QUIET=1 or
+ * MPISCOPE_ENABLE=never), at the first MPI_Init. */
+static void ms_foreign_warn(void)
+{
+	static int done;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
+		return;
+	const char *q = getenv("MPISCOPE_QUIET"), *en = getenv("MPISCOPE_ENABLE");
+	if ((q != NULL && strcmp(q, "1") == 0) || (en != NULL && strcmp(en, "never") == 0) || ms_env_rank() > 0)
+		return;
+	fprintf(stderr,
+		"mpiscope: warning: this libmpiscope was built for %s but the program runs on %s%s%s%s: profiling off, "
+		"every MPI call passed on untouched (use the build in lib/%s/, or the launcher: mpirun ... mpiscope ./app)\n",
+		ms_fam_names[MS_FAMILY], ms_fam_names[ms_foreign_fam], ms_foreign_lib[0] ? " (" : "", ms_foreign_lib,
+		ms_foreign_lib[0] ? ")" : "", ms_fam_dirs[ms_foreign_fam]);
+}
+
 static int ms_env_int(const char *a, const char *b, int def)
 {
 	const char *v = getenv(a);
 	if (v == NULL)
 		v = getenv(b);
 	return v ? atoi(v) : def;
+}
+
+/* ms_others_switches: the context switches so far of every thread of the
+ * process but the caller (/proc/self/task/<tid>/status), or 0 when they
+ * cannot be read; *running tells whether one of them is running or
+ * waiting for a CPU (state R in /proc/self/task/<tid>/stat). */
+static uint64_t ms_others_switches(int *running)
+{
+	*running = 0;
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return 0;
+	long self = syscall(SYS_gettid);
+	uint64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || atol(e->d_name) == self)
+			continue;
+		char path[64], buf[2048];
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/status", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		for (const char *k = buf; (k = strstr(k, "ctxt_switches:")) != NULL; k += 14)
+			sum += strtoull(k + 14, NULL, 10);
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		const char *st = strrchr(buf, ')');
+		if (st != NULL && st[1] == ' ' && st[2] == 'R')
+			*running = 1;
+	}
+	closedir(d);
+	return sum;
+}
+
+/* ms_go_settle lets the Go runtime go to sleep before the application
+ * has its core back, after a call into Go (cgo.go: coldLeave has left it
+ * nothing to do). A C thread returning from Go leaves its P in a system
+ * call; sysmon takes it back a tick or two later (20 us each), a thread
+ * started to look for work finds none, and sysmon sleeps until a timer is
+ * due (none while the application runs). Those few wake-ups happen during
+ * this pause, inside the MPI call, not on the application's time: it
+ * lasts until no other thread of the process has switched, nor waited for
+ * a CPU, for two half-milliseconds in a row (at least 1 ms, at most 10; a
+ * loaded node can keep a runtime thread waiting for a CPU longer than
+ * 1 ms). */
+static void ms_go_settle(void)
+{
+	int running;
+	uint64_t prev = ms_others_switches(&running);
+	int same = 0;
+	for (int i = 0; i < 20 && same < 2; i++) {
+		struct timespec ts = {0, 500000};
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		uint64_t now = ms_others_switches(&running);
+		same = now == prev && !running ? same + 1 : 0;
+		prev = now;
+	}
 }
 
 static void ms_start_mode(int level, int session)
@@ -89,6 +296,11 @@ static void ms_start_mode(int level, int session)
 	const char *en = getenv("MPISCOPE_ENABLE");
 	if (ms_started || (en != NULL && strcmp(en, "never") == 0))
 		return;
+	ms_version_check();
+	if (ms_foreign) {
+		ms_foreign_warn();
+		return;
+	}
 	ms_started = 1;
 	ms_session_mode = session;
 	ms_thread_level = level;
@@ -124,6 +336,8 @@ static void ms_start_mode(int level, int session)
 	ms_gate_set(MS_G_OFF, !(flags & 1));
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
 	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
+	msgoIdle(); /* the Go runtime left with nothing to do (cgo.go) */
+	ms_go_settle();
 }
 
 static void ms_start(int level) { ms_start_mode(level, 0); }
@@ -164,6 +378,7 @@ void ms_finalize_run(void)
 		ms_finished = 1;
 		msgoFinalize();
 		ms_safety_fini();
+		ms_go_settle();
 		if (ms_priv != MPI_COMM_NULL)
 			PMPI_Comm_free(&ms_priv);
 	}
@@ -186,6 +401,10 @@ void ms_abort_run(int errorcode)
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+	/* Another MPI's handle: passed on whole (a tail call), never kept in
+	 * a variable of this build's narrower type. */
+	if (__builtin_expect(ms_foreign, 0))
+		return PMPI_Abort(comm, errorcode);
 	ms_abort_run(errorcode);
 	return PMPI_Abort(comm, errorcode);
 }
@@ -367,6 +586,7 @@ int ms_pcontrol(int level, va_list ap)
 		break;
 	case 2:
 		msgoFlush();
+		ms_go_settle();
 		break;
 	case 3:
 		/* Each thread clears its own tables (events included) at its
@@ -385,8 +605,11 @@ int ms_pcontrol(int level, va_list ap)
 		break;
 	case 6:
 		/* Start tracing (the writer opens the rank's file the first time). */
-		if (msgoTraceStart())
+		if (msgoTraceStart()) {
+			msgoKeepGC(); /* the writer runs Go while the application runs */
 			ms_trace_set(1);
+		}
+		ms_go_settle();
 		break;
 	case -6:
 		ms_trace_set(0);

@@ -227,6 +227,16 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 		}
 		genWrapper(&b, f)
 	}
+	// ms_bind_all binds every pointer at once: for a library loaded into a
+	// program of another MPI (special.c, ms_family_check), whose stubs
+	// would narrow the program's handles kept across the binding.
+	w("MS_HIDDEN void ms_bind_all(void);\nvoid ms_bind_all(void)\n{\n")
+	for _, f := range p.Funcs {
+		if !f.Hand {
+			w("\tms_bind(&ms_p_%s, \"P%s\", (void *)ms_plt_%s);\n", f.Proto.Name, f.Proto.Name, f.Proto.Name)
+		}
+	}
+	w("}\n")
 	return b.Bytes()
 }
 

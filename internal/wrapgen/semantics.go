@@ -15,7 +15,8 @@ const (
 	Coll     Class = "coll"     // collectives, blocking, nonblocking and persistent
 	RMA      Class = "rma"      // one-sided
 	IO       Class = "io"       // MPI-IO
-	Wait     Class = "wait"     // request completion and control
+	Wait     Class = "wait"     // request completion: waits and tests
+	Request  Class = "request"  // request management: start persistent requests, free, cancel
 	CommC    Class = "comm"     // communicator management
 	Group    Class = "group"    // groups
 	TypeC    Class = "type"     // datatypes, pack/unpack
@@ -134,18 +135,21 @@ var semTable = map[string]string{
 	"MPI_Psend_init":        "p2p send=4 tag=5 comm=6 req=8",
 	"MPI_Precv_init":        "p2p recv=4 tag=5 comm=6 req=8",
 
+	// Management of requests: starting persistent ones (which returns at
+	// once, as a nonblocking call does), freeing, cancelling.
+	"MPI_Start":        "request start=0",
+	"MPI_Startall":     "request startall=0:1",
+	"MPI_Request_free": "request reqfree=0",
+
 	// Completion of requests.
-	"MPI_Start":        "wait start=0",
-	"MPI_Startall":     "wait startall=0:1",
-	"MPI_Request_free": "wait reqfree=0",
-	"MPI_Wait":         "wait cpl=one creqs=0 status=1",
-	"MPI_Test":         "wait cpl=one creqs=0 cflag=1 status=2",
-	"MPI_Waitall":      "wait cpl=all ccount=0 creqs=1 status=2",
-	"MPI_Testall":      "wait cpl=all ccount=0 creqs=1 cflag=2 status=3",
-	"MPI_Waitany":      "wait cpl=any ccount=0 creqs=1 cindex=2 status=3",
-	"MPI_Testany":      "wait cpl=any ccount=0 creqs=1 cindex=2 cflag=3 status=4",
-	"MPI_Waitsome":     "wait cpl=some ccount=0 creqs=1 cindex=2 cindices=3 status=4",
-	"MPI_Testsome":     "wait cpl=some ccount=0 creqs=1 cindex=2 cindices=3 status=4",
+	"MPI_Wait":     "wait cpl=one creqs=0 status=1",
+	"MPI_Test":     "wait cpl=one creqs=0 cflag=1 status=2",
+	"MPI_Waitall":  "wait cpl=all ccount=0 creqs=1 status=2",
+	"MPI_Testall":  "wait cpl=all ccount=0 creqs=1 cflag=2 status=3",
+	"MPI_Waitany":  "wait cpl=any ccount=0 creqs=1 cindex=2 status=3",
+	"MPI_Testany":  "wait cpl=any ccount=0 creqs=1 cindex=2 cflag=3 status=4",
+	"MPI_Waitsome": "wait cpl=some ccount=0 creqs=1 cindex=2 cindices=3 status=4",
+	"MPI_Testsome": "wait cpl=some ccount=0 creqs=1 cindex=2 cindices=3 status=4",
 
 	// Collectives (the nonblocking and persistent forms are derived).
 	"MPI_Barrier":              "coll comm=0",
@@ -204,7 +208,8 @@ var classPrefixes = []struct {
 	{"MPI_Get_elements", TypeC}, {"MPI_Get_count", TypeC}, {"MPI_Address", TypeC}, {"MPI_Aint_", TypeC},
 	{"MPI_Register_datarep", IO},
 	{"MPI_Cart", Topo}, {"MPI_Graph", Topo}, {"MPI_Dist_graph", Topo}, {"MPI_Topo_test", Topo}, {"MPI_Dims_create", Topo},
-	{"MPI_Wait", Wait}, {"MPI_Test", Wait}, {"MPI_Request_", Wait}, {"MPI_Cancel", Wait}, {"MPI_Start", Wait},
+	{"MPI_Cancel", Request}, {"MPI_Test_cancelled", Request},
+	{"MPI_Wait", Wait}, {"MPI_Test", Wait}, {"MPI_Request_get_status", Wait},
 	{"MPI_Parrived", P2P}, {"MPI_Pready", P2P},
 	{"MPI_Session_", Session}, {"MPI_Grequest_", External}, {"MPI_Status_set_", External},
 }
