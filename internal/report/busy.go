@@ -105,7 +105,7 @@ func textBusy(b *strings.Builder, p *profile.Profile, o Options) {
 		maxNs = max(maxNs, c.ElapsedNs)
 	}
 	u := pickUnit(float64(maxNs))
-	section(b, "In progress (MPI calls not returned when the data was written; times in "+u.name+")")
+	section(b, "In progress (MPI calls not yet returned; times in "+u.name+")")
 	t := newTable(R("Rank"), R("Thread"), L("Function"), R("Blocked"), L("Callsite"), L("Comm"), R("Peer/root"), R("Tag"))
 	idx := sortedIdx(len(p.Busy), func(i, j int) int {
 		a, c := p.Busy[i], p.Busy[j]
