@@ -348,7 +348,11 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
 	w("\tms_thread *ms_t = ms_tls;\n")
 	w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
-	w("\tMS_STORE(ms_t->depth, 1);\n") // snapshots read it from other threads (ms_busy_read)
+	if _, _, _, busy := busyArgs(pr, f.Sem); !busy {
+		// A call that publishes itself sets depth right before its
+		// PMPI_ call (MS_TIMED_FAST_BUSY): nothing before it calls MPI.
+		w("\tMS_STORE(ms_t->depth, 1);\n") // snapshots read it from other threads (ms_busy_read)
+	}
 	w("\tvoid *ms_pc = __builtin_return_address(0);\n")
 	genBody(b, f, true)
 	w("\n")
