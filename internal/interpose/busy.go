@@ -1,6 +1,8 @@
 package interpose
 
 import (
+	"strings"
+
 	"github.com/mpiscope/mpiscope/internal/symbolize"
 	"github.com/mpiscope/mpiscope/profile"
 )
@@ -49,4 +51,24 @@ func symbolizeBusy(s *symbolize.Symbolizer, p *profile.Profile) {
 			l.Function, l.File, l.Line = fn, file, line
 		}
 	}
+}
+
+// busyRoles tells which of peer (or root) and tag a call in progress of
+// the named function has published: its wrapper stores only those
+// (internal/wrapgen, busyArgs; TestBusyRoles checks the generated code).
+// Point-to-point calls have both (MPI_Mrecv neither), rooted collectives
+// a root.
+func busyRoles(name, class string) (peer, tag bool) {
+	base := strings.TrimSuffix(name, "_c")
+	switch {
+	case class == "p2p":
+		p := base != "MPI_Mrecv"
+		return p, p
+	case class == "coll":
+		switch base {
+		case "MPI_Bcast", "MPI_Reduce", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv":
+			return true, false
+		}
+	}
+	return false, false
 }

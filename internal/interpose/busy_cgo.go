@@ -7,6 +7,8 @@ package interpose
 */
 import "C"
 
+import "github.com/mpiscope/mpiscope/profile"
+
 // collectBusy reads the calls in progress on the rank's threads (a thread
 // blocked in MPI while a snapshot or a signal's rank file is written) and
 // counts each up to end as one call, through add (collect's), so that a
@@ -32,7 +34,15 @@ func collectBusy(r *rawRank, end uint64, epoch C.uint32_t, add func(pc, key, cal
 			add(uint64(b.pc), key, 1, counted, counted, counted, 0)
 		}
 		rb := rawBusy{Thread: int(t.tid), Fn: fn, PC: uint64(b.pc), Region: region,
-			Peer: int(b.peer), Tag: int(b.tag), Elapsed: end - t0}
+			Peer: profile.PeerNone, Tag: profile.TagNone, Elapsed: end - t0}
+		if hasPeer, hasTag := busyRoles(r.FnNames[fn], r.FnClasses[fn]); hasPeer || hasTag {
+			if hasPeer {
+				rb.Peer = int(b.peer)
+			}
+			if hasTag {
+				rb.Tag = int(b.tag)
+			}
+		}
 		if c := int(b.comm); c >= 0 && c < ncomm {
 			rb.Comm = C.GoString(&C.ms_comm_meta_at(C.int(c)).key[0])
 		}

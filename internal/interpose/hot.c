@@ -596,13 +596,15 @@ int ms_busy_read(const ms_thread *t, ms_busy_t *b)
 		b->pc = pc;
 		b->comm = cm ? cm->id : -1;
 		b->kbits = cm ? cm->kbits : 0;
-		if (peer == MS_BUSY_NONE || peer == MPI_PROC_NULL || peer == MPI_ROOT)
+		/* bpeer and btag may be a previous call's when this function has
+		 * none: Go keeps them only for functions that have them. */
+		if (peer == MPI_PROC_NULL || peer == MPI_ROOT)
 			b->peer = -1;
 		else if (peer == MPI_ANY_SOURCE)
 			b->peer = -2;
 		else
 			b->peer = ms_world_of(cm, peer);
-		b->tag = tag == MS_BUSY_NONE ? -2 : tag == MPI_ANY_TAG ? -1 : tag;
+		b->tag = tag == MPI_ANY_TAG ? -1 : tag < 0 ? -2 : tag;
 		return 1;
 	}
 	return 0;

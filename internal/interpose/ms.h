@@ -259,33 +259,34 @@ static inline uint64_t ms_now(void)
 /* A call that may block (the generator's list: blocking point-to-point
  * calls and collectives, waits, communicator creation, RMA
  * synchronization) publishes itself for snapshots, racily but safely:
- * ms_busy_args stores its callsite, communicator handle, peer (or root)
- * and tag (MS_BUSY_NONE: the function has none) before the first
+ * ms_busy_args stores its callsite and communicator handle, and the
+ * wrapper its peer (or root) and tag if it has them, before the first
  * timestamp; MS_TIMED_BUSY stores the entry time, then (release: after
  * the other fields) depth = MS_DEPTH_BUSY + function id, right before the
- * PMPI_ call. Six plain stores on x86, into the thread's second cache
- * line; the call's end clears depth as before. ms_busy_read (hot.c) reads
- * them from the snapshot writer's thread. */
+ * PMPI_ call (such a wrapper sets depth there only). Four to six plain
+ * stores on x86, into the thread's second cache line, one fewer than
+ * before; the call's end clears depth as before. ms_busy_read (hot.c)
+ * reads them from the snapshot writer's thread. */
 #define MS_DEPTH_BUSY 2
-#define MS_BUSY_NONE INT32_MIN
 
 /* ms_busy_t is a call in progress as ms_busy_read (hot.c) reads it for Go. */
 typedef struct {
 	int fn;      /* function id */
 	int comm;    /* communicator id (ms_comm_meta), -1 none or unknown */
-	int peer;    /* MPI_COMM_WORLD rank of the peer or root; -1 none, -2 MPI_ANY_SOURCE */
-	int tag;     /* -2 none, -1 MPI_ANY_TAG */
+	int peer;    /* MPI_COMM_WORLD rank of the peer or root; -1 none (or invalid), -2 MPI_ANY_SOURCE */
+	int tag;     /* -1 MPI_ANY_TAG; meaningful only for functions with a tag (busyRoles, busy.go) */
 	uint64_t t0; /* entry time, ticks */
 	uint64_t pc; /* callsite */
 	uint64_t kbits; /* the communicator's field of a site key */
 } ms_busy_t;
 
-MS_INLINE void ms_busy_args(ms_thread *t, void *pc, uintptr_t comm, int peer, int tag)
+/* ms_busy_args stores the callsite and communicator (0: none); a function
+ * with a peer (or root) and a tag stores them after it, in bpeer and btag
+ * (the reader knows which functions have them: busyRoles, busy.go). */
+MS_INLINE void ms_busy_args(ms_thread *t, void *pc, uintptr_t comm)
 {
 	MS_STORE(t->bpc, (uint64_t)(uintptr_t)pc);
 	MS_STORE(t->bcomm, comm);
-	MS_STORE(t->bpeer, peer);
-	MS_STORE(t->btag, tag);
 }
 
 #define MS_BUSY_T0(t, fn, t0) do {                                                    \

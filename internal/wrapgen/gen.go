@@ -415,7 +415,15 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	if comm, peer, tag, ok := busyArgs(pr, s); ok {
 		// A call that may block shows in a snapshot taken meanwhile
 		// (ms.h, ms_busy_args).
-		w("\tms_busy_args(ms_t, ms_pc, %s, %s, %s);\n", comm, peer, tag)
+		// Only the roles the function has: the snapshot's reader knows
+		// which by the function (interpose, busyRoles).
+		w("\tms_busy_args(ms_t, ms_pc, %s);\n", comm)
+		if peer != "" {
+			w("\tMS_STORE(ms_t->bpeer, %s);\n", peer)
+		}
+		if tag != "" {
+			w("\tMS_STORE(ms_t->btag, %s);\n", tag)
+		}
 		w("\t%s_BUSY(ms_t, MS_FN_%s, ms_t0, ms_t1, ms_rc = %s);\n", timed, pr.Name, call)
 	} else {
 		w("\t%s(ms_t0, ms_t1, ms_rc = %s);\n", timed, call)
@@ -693,14 +701,15 @@ func leaveFunc(name string) string {
 
 // busyArgs tells whether the function may block for long, and so
 // publishes itself for snapshots while it runs (ms.h, ms_busy_args), and
-// renders its communicator handle, peer (a receive's source first; a
-// rooted collective's root) and tag (MS_BUSY_NONE: none). Blocking
+// renders its communicator handle ("0": none), peer (a receive's source
+// first; a rooted collective's root) and tag ("": none; busyRoles in
+// internal/interpose tells the same from the function's name). Blocking
 // point-to-point calls and probes, blocking collectives, waits,
 // communicator creation and RMA synchronization publish; nonblocking
 // calls, tests and local calls do not, and cost nothing more.
 func busyArgs(pr *mpih.Proto, s Sem) (comm, peer, tag string, ok bool) {
 	a := func(i int) string { return fmt.Sprintf("a%d", i) }
-	none := "MS_BUSY_NONE"
+	none := ""
 	name := strings.TrimSuffix(pr.Name, "_c")
 	nonblocking := s.Class == P2P && strings.HasPrefix(name, "MPI_I") // Iprobe, Improbe: no request
 	switch {
