@@ -276,6 +276,8 @@ var sectionNames = [...]string{
 	secPeers:   "peers section",
 	secRegions: "regions section",
 	secEvents:  "events section",
+	secBusy:    "calls-in-progress section",
+	secRankOff: "rank time-off section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -377,6 +379,10 @@ func (d *decoder) profile(p *Profile) bool {
 			p.Regions = d.regions(spare.Regions)
 		case secEvents:
 			p.Events = d.events(spare.Events)
+		case secBusy:
+			p.Busy = d.busy(spare.Busy)
+		case secRankOff:
+			d.rankOff(p.Ranks)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.
@@ -464,6 +470,7 @@ func (d *decoder) ranks(dst []Rank) []Rank {
 		r.Threads = d.int()
 		r.State = d.str()
 		r.Dropped = d.varint()
+		r.OffNs = 0 // the rank time-off section, if any, sets it
 	}
 	return l
 }
@@ -616,4 +623,50 @@ func (d *decoder) events(dst []Event) []Event {
 		ev.Ranks = d.varint()
 	}
 	return l
+}
+
+func (d *decoder) busy(dst []Call) []Call {
+	n := d.count("call", 13)
+	if n == 0 {
+		return nil
+	}
+	l := reuse(dst, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		c := &l[i]
+		c.Rank = d.int()
+		c.Thread = d.int()
+		c.Func = d.str()
+		c.Loc.Module = d.str()
+		c.Loc.Offset = d.uvarint()
+		c.Loc.Function = d.str()
+		c.Loc.File = d.str()
+		c.Loc.Line = d.int()
+		c.Region = d.str()
+		c.Comm = d.str()
+		c.Peer = d.int()
+		c.Tag = d.int()
+		c.ElapsedNs = d.varint()
+	}
+	return l
+}
+
+// rankOff sets the OffNs of the ranks decoded before (section 3).
+func (d *decoder) rankOff(ranks []Rank) {
+	n := d.count("rank time-off entry", 2)
+	next := 0
+	for i := 0; i < n && d.err == nil; i++ {
+		off := d.pos
+		delta := d.uvarint()
+		v := d.varint()
+		if d.err != nil {
+			return
+		}
+		if delta >= uint64(len(ranks)-next) {
+			d.fail(off, "rank index %d out of range (%d ranks) in %s", uint64(next)+delta, len(ranks), d.ctx)
+			return
+		}
+		next += int(delta)
+		ranks[next].OffNs = v
+		next++
+	}
 }

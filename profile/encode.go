@@ -22,6 +22,8 @@ const (
 	secPeers   = 8
 	secRegions = 9
 	secEvents  = 10
+	secBusy    = 11 // calls in progress; written only when there are some
+	secRankOff = 12 // Rank.OffNs; written only when some rank has time off
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -276,5 +278,60 @@ func (e *encoder) body(p *Profile) []byte {
 			e.varint(ev.Ranks)
 		}
 	})
+	if len(p.Busy) > 0 {
+		section(secBusy, func() { e.busy(p.Busy) })
+	}
+	if hasOff(p.Ranks) {
+		section(secRankOff, func() { e.rankOff(p.Ranks) })
+	}
 	return out
+}
+
+func (e *encoder) busy(l []Call) {
+	e.uvarint(uint64(len(l)))
+	for i := range l {
+		c := &l[i]
+		e.int(c.Rank)
+		e.int(c.Thread)
+		e.str(c.Func)
+		e.str(c.Loc.Module)
+		e.uvarint(c.Loc.Offset)
+		e.str(c.Loc.Function)
+		e.str(c.Loc.File)
+		e.int(c.Loc.Line)
+		e.str(c.Region)
+		e.str(c.Comm)
+		e.int(c.Peer)
+		e.int(c.Tag)
+		e.varint(c.ElapsedNs)
+	}
+}
+
+func hasOff(ranks []Rank) bool {
+	for i := range ranks {
+		if ranks[i].OffNs != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// rankOff writes the ranks' OffNs: (index in the ranks section as a delta
+// from the previous entry's index + 1, OffNs) for each rank with time off.
+func (e *encoder) rankOff(ranks []Rank) {
+	n := 0
+	for i := range ranks {
+		if ranks[i].OffNs != 0 {
+			n++
+		}
+	}
+	e.uvarint(uint64(n))
+	next := 0
+	for i := range ranks {
+		if ranks[i].OffNs != 0 {
+			e.uvarint(uint64(i - next))
+			e.varint(ranks[i].OffNs)
+			next = i + 1
+		}
+	}
 }

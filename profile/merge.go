@@ -96,6 +96,7 @@ func (p *Profile) Sort() {
 	sortStable(p.Peers, cmpPeerKey)
 	sortStable(p.Regions, func(a, b Region) int { return strings.Compare(a.Path, b.Path) })
 	sortStable(p.Events, func(a, b Event) int { return strings.Compare(a.Text, b.Text) })
+	sortStable(p.Busy, cmpCallKey)
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -225,6 +226,7 @@ type merger struct {
 	regions   []Region
 	eventIdx  map[string]int
 	events    []Event
+	busy      map[[2]int]Call // (Rank, Thread)
 }
 
 func newMerger() *merger {
@@ -236,6 +238,7 @@ func newMerger() *merger {
 		commIdx:   make(map[string]int),
 		regionIdx: make(map[string]int),
 		eventIdx:  make(map[string]int),
+		busy:      make(map[[2]int]Call),
 	}
 }
 
@@ -326,6 +329,7 @@ func betterRank(a, b *Rank) bool {
 		cmp.Compare(b.PID, a.PID),
 		strings.Compare(b.Host, a.Host),
 		strings.Compare(b.State, a.State),
+		cmp.Compare(b.OffNs, a.OffNs),
 	) > 0
 }
 
@@ -474,6 +478,7 @@ func (m *merger) add(q *Profile) {
 		a.Count += e.Count
 		a.Ranks += e.Ranks
 	}
+	m.addBusy(q.Busy)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -536,6 +541,43 @@ func (m *merger) result() *Profile {
 	p.Peers = nilIfEmpty(m.peers.list)
 	p.Regions = nilIfEmpty(m.regions)
 	p.Events = nilIfEmpty(m.events)
+	for _, c := range m.busy {
+		p.Busy = append(p.Busy, c)
+	}
 	p.Sort()
 	return p
+}
+
+// CompareCalls orders calls in progress by (Rank, Thread), their key.
+func CompareCalls(a, b Call) int { return cmpCallKey(a, b) }
+
+// cmpCallKey orders calls in progress by (Rank, Thread).
+func cmpCallKey(a, b Call) int {
+	return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+}
+
+// addBusy merges calls in progress: one per (Rank, Thread); of two, the
+// one running longer (written later), ties broken by a total order on the
+// other fields, so the result does not depend on merge order.
+func (m *merger) addBusy(l []Call) {
+	for _, c := range l {
+		k := [2]int{c.Rank, c.Thread}
+		if a, ok := m.busy[k]; !ok || betterCall(&a, &c) {
+			m.busy[k] = c
+		}
+	}
+}
+
+func betterCall(a, b *Call) bool {
+	return cmp.Or(
+		cmp.Compare(b.ElapsedNs, a.ElapsedNs),
+		strings.Compare(b.Func, a.Func),
+		cmpSiteKey(siteKey{b.Func, b.Loc.Module, b.Loc.Offset, b.Region}, siteKey{a.Func, a.Loc.Module, a.Loc.Offset, a.Region}),
+		strings.Compare(b.Loc.Function, a.Loc.Function),
+		strings.Compare(b.Loc.File, a.Loc.File),
+		cmp.Compare(b.Loc.Line, a.Loc.Line),
+		strings.Compare(b.Comm, a.Comm),
+		cmp.Compare(b.Peer, a.Peer),
+		cmp.Compare(b.Tag, a.Tag),
+	) > 0
 }

@@ -21,6 +21,7 @@ type Profile struct {
 	Peers   []Peer   // sparse point-to-point matrix, sorted by (Rank, Peer)
 	Regions []Region // Pcontrol regions, sorted by Path
 	Events  []Event  // Pcontrol user events, sorted by Text
+	Busy    []Call   // MPI calls in progress when the data was written, sorted by (Rank, Thread)
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the
@@ -57,6 +58,7 @@ type Rank struct {
 	Threads int    // threads that made recorded MPI calls
 	State   string // "final", "snapshot", "abort", "signal", "exit"
 	Dropped int64  // records lost because a fixed table was full
+	OffNs   int64  // part of AppNs with recording off (MPI_Pcontrol(0), MPISCOPE_ENABLE=0)
 }
 
 // Spread summarises one per-rank quantity across the ranks that have it.
@@ -161,3 +163,27 @@ type Event struct {
 	Count int64
 	Ranks int64 // ranks that raised it
 }
+
+// Call is an MPI call that had not returned when a rank's data was written
+// (a snapshot or a signal during a hang): its time so far is counted in
+// the rank's, function's, site's and communicator's time, and this says
+// which call it is.
+type Call struct {
+	Rank      int
+	Thread    int // OS thread id
+	Func      string
+	Loc       Loc    // callsite
+	Region    string // region path, "" outside any region
+	Comm      string // communicator key, "" none or unknown
+	Peer      int    // MPI_COMM_WORLD rank of the peer (point-to-point) or root (rooted collective), or PeerNone, PeerAny
+	Tag       int    // the tag, or TagNone, TagAny
+	ElapsedNs int64  // time since the call began
+}
+
+// Special values of Call.Peer and Call.Tag.
+const (
+	PeerNone = -1 // the call has no peer or root (or it is MPI_PROC_NULL)
+	PeerAny  = -2 // MPI_ANY_SOURCE
+	TagAny   = -1 // MPI_ANY_TAG
+	TagNone  = -2 // the call has no tag
+)

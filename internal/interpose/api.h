@@ -32,4 +32,6 @@ int ms_use_tsc_get(void);
 const char *ms_fn_name(int i);
 const char *ms_fn_class(int i);
 int ms_nfuncs_get(void);
+int ms_busy_read(const ms_thread *t, ms_busy_t *b); /* hot.c: the call in progress on t */
+uint64_t ms_off_total(uint64_t end);                 /* hot.c: ticks with recording off up to end */
 #endif

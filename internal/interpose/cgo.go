@@ -397,6 +397,7 @@ func collect(st string) *rawRank {
 			}
 		}
 	}
+	collectBusy(r, end, epoch, add) // calls in progress, time off (busy_cgo.go)
 	for i, a := range r.Regions {
 		if i > 0 && i < nreg {
 			a.MPITick = regMPI[i]
@@ -471,6 +472,7 @@ func symbolizeSites(p *profile.Profile) {
 			l.Function, l.File, l.Line = fn, file, line
 		}
 	}
+	symbolizeBusy(s, p) // busy_cgo.go
 }
 
 type privComm struct{}

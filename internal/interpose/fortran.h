@@ -37,7 +37,7 @@ MS_INLINE void ms_f_relay_begin(void *pc)
 	ms_fpc = pc;
 	ms_thread *t = ms_tls;
 	if (t != NULL && t->depth == 0)
-		t->depth = MS_DEPTH_RELAY;
+		MS_STORE(t->depth, MS_DEPTH_RELAY);
 }
 
 MS_INLINE int ms_f_relay_end(void)
@@ -47,7 +47,7 @@ MS_INLINE int ms_f_relay_end(void)
 	ms_fpc = NULL;
 	ms_thread *t = ms_tls;
 	if (t != NULL && t->depth == MS_DEPTH_RELAY)
-		t->depth = 0;
+		MS_STORE(t->depth, 0);
 	return 1;
 }
 

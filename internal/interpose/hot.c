@@ -552,3 +552,95 @@ int ms_use_tsc_get(void) { return ms_use_tsc; }
 const char *ms_fn_name(int i) { return ms_fn_names[i]; }
 const char *ms_fn_class(int i) { return ms_fn_classes[i]; }
 int ms_nfuncs_get(void) { return ms_nfuncs; }
+
+/* ---- calls in progress and time off (snapshots) ---- */
+
+/* ms_comm_peek finds the communicator of handle h without adding it. */
+static const ms_comm *ms_comm_peek(uintptr_t h)
+{
+	if (h == 0)
+		return NULL;
+	if (h == (uintptr_t)MPI_COMM_WORLD)
+		return &ms_world_comm;
+	unsigned i = ms_chash(h);
+	for (unsigned n = 0; n < (1u << MS_CTAB_BITS); n++, i = (i + 1) & ((1u << MS_CTAB_BITS) - 1)) {
+		ms_comm *e = __atomic_load_n(&ms_ctab[i], __ATOMIC_ACQUIRE);
+		if (e == NULL)
+			break;
+		if (MS_LOAD(e->handle) == h)
+			return e;
+	}
+	return NULL;
+}
+
+/* ms_busy_read reads the call thread t has published (ms_busy_args,
+ * MS_TIMED_BUSY, ms.h) from another thread, while t runs on: 1 and *b
+ * when t is inside such a call, else 0. The fields are read between two
+ * reads of depth and the entry time; a call that ended or began meanwhile
+ * makes it read again. */
+int ms_busy_read(const ms_thread *t, ms_busy_t *b)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		int d = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
+		if (d < MS_DEPTH_BUSY || d - MS_DEPTH_BUSY >= ms_nfuncs)
+			return 0;
+		uint64_t t0 = MS_LOAD(t->bt0), pc = MS_LOAD(t->bpc);
+		uintptr_t h = MS_LOAD(t->bcomm);
+		int peer = MS_LOAD(t->bpeer), tag = MS_LOAD(t->btag);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&t->depth, __ATOMIC_RELAXED) != d || MS_LOAD(t->bt0) != t0)
+			continue;
+		const ms_comm *cm = ms_comm_peek(h);
+		b->fn = d - MS_DEPTH_BUSY;
+		b->t0 = t0;
+		b->pc = pc;
+		b->comm = cm ? cm->id : -1;
+		b->kbits = cm ? cm->kbits : 0;
+		/* bpeer and btag may be a previous call's when this function has
+		 * none: Go keeps them only for functions that have them. */
+		if (peer == MPI_PROC_NULL || peer == MPI_ROOT)
+			b->peer = -1;
+		else if (peer == MPI_ANY_SOURCE)
+			b->peer = -2;
+		else
+			b->peer = ms_world_of(cm, peer);
+		b->tag = tag == MPI_ANY_TAG ? -1 : tag < 0 ? -2 : tag;
+		return 1;
+	}
+	return 0;
+}
+
+/* Time with recording off (MPI_Pcontrol(0), MPISCOPE_ENABLE=0), in ticks:
+ * ms_off_ticks closed intervals since the last reset, ms_off_since the
+ * start of the open one (0: recording is on). Cold: Pcontrol and start. */
+static uint64_t ms_off_ticks, ms_off_since;
+
+/* ms_off_mark notes that recording turns off (off != 0) or on at time now. */
+MS_HIDDEN void ms_off_mark(int off, uint64_t now)
+{
+	uint64_t since = __atomic_load_n(&ms_off_since, __ATOMIC_ACQUIRE);
+	if (off && since == 0)
+		__atomic_store_n(&ms_off_since, now ? now : 1, __ATOMIC_RELEASE);
+	else if (!off && since != 0) {
+		__atomic_add_fetch(&ms_off_ticks, now > since ? now - since : 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ms_off_since, 0, __ATOMIC_RELEASE);
+	}
+}
+
+/* ms_off_reset restarts the count at a reset (Pcontrol(3)), at time now. */
+MS_HIDDEN void ms_off_reset(uint64_t now)
+{
+	__atomic_store_n(&ms_off_ticks, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&ms_off_since, __ATOMIC_ACQUIRE) != 0)
+		__atomic_store_n(&ms_off_since, now ? now : 1, __ATOMIC_RELEASE);
+}
+
+/* ms_off_total is the time off up to end (ticks). */
+uint64_t ms_off_total(uint64_t end)
+{
+	uint64_t since = __atomic_load_n(&ms_off_since, __ATOMIC_ACQUIRE);
+	uint64_t n = __atomic_load_n(&ms_off_ticks, __ATOMIC_RELAXED);
+	if (since != 0 && end > since)
+		n += end - since;
+	return n;
+}

@@ -89,7 +89,7 @@ typedef struct {
 /* The fields every recorded call reads come first, in one cache line (the
  * struct is page-aligned): 64 bytes up to pcm. */
 typedef struct ms_thread {
-	int depth;        /* >0 while inside a recorded MPI call; MS_DEPTH_RELAY: a relayed Fortran call (fortran.h) */
+	int depth;        /* >0 while inside a recorded MPI call (>= MS_DEPTH_BUSY: a published call in progress); MS_DEPTH_RELAY: a relayed Fortran call (fortran.h). Written with MS_STORE: snapshots read it from other threads */
 	uint32_t epoch;   /* reset epoch this thread's data belongs to (MS_EPOCH: flag bits 0) */
 	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
 	/* The deferred record (ms_defer): function id + 1 (0: none), bytes,
@@ -100,6 +100,15 @@ typedef struct ms_thread {
 	int64_t pbytes;
 	uint64_t ppc, pdt;
 	const struct ms_comm *pcm;
+	/* The call in progress (ms_busy_args, MS_TIMED_BUSY): a call that may
+	 * block publishes its callsite, communicator, peer (or root), tag and
+	 * entry time here before its PMPI_ call, then its function in depth
+	 * (MS_DEPTH_BUSY + id), so that a snapshot written meanwhile by
+	 * another thread can count it and name it (ms_busy_read, hot.c).
+	 * Plain stores on x86; nothing clears them: depth 0 says no call. */
+	uint64_t bt0, bpc;
+	uintptr_t bcomm;
+	int32_t bpeer, btag;
 	struct ms_comm *cmemo; /* the last communicator but MPI_COMM_WORLD a wrapper looked up (ms_comm_of) */
 	int rdepth;
 	uint32_t rstack[MS_RDEPTH];
@@ -185,6 +194,8 @@ MS_HIDDEN void ms_preq_init(MPI_Request r, ms_comm *cm, int64_t bytes, int speer
 MS_HIDDEN int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Request *r, int n);
 MS_HIDDEN int ms_preq_done(uintptr_t h);
 MS_HIDDEN void ms_preq_free(MPI_Request r);
+MS_HIDDEN void ms_off_mark(int off, uint64_t now); /* recording turns off or on (Pcontrol, start) */
+MS_HIDDEN void ms_off_reset(uint64_t now);
 
 /* A generated wrapper calls PMPI_X through its pointer ms_p_X (MS_PMPI),
  * not through this library's PLT: one indirect jump, where the PLT makes
@@ -245,6 +256,66 @@ static inline uint64_t ms_now(void)
  * Fortran call: not inside a recorded call, but not on the fast path. */
 #define MS_DEPTH_RELAY (-1)
 
+/* A call that may block (the generator's list: blocking point-to-point
+ * calls and collectives, waits, communicator creation, RMA
+ * synchronization) publishes itself for snapshots, racily but safely:
+ * ms_busy_args stores its callsite and communicator handle, and the
+ * wrapper its peer (or root) and tag if it has them, before the first
+ * timestamp; MS_TIMED_BUSY stores the entry time, then (release: after
+ * the other fields) depth = MS_DEPTH_BUSY + function id, right before the
+ * PMPI_ call (such a wrapper sets depth there only). Four to six plain
+ * stores on x86, into the thread's second cache line, one fewer than
+ * before; the call's end clears depth as before. ms_busy_read (hot.c)
+ * reads them from the snapshot writer's thread. */
+#define MS_DEPTH_BUSY 2
+
+/* ms_busy_t is a call in progress as ms_busy_read (hot.c) reads it for Go. */
+typedef struct {
+	int fn;      /* function id */
+	int comm;    /* communicator id (ms_comm_meta), -1 none or unknown */
+	int peer;    /* MPI_COMM_WORLD rank of the peer or root; -1 none (or invalid), -2 MPI_ANY_SOURCE */
+	int tag;     /* -1 MPI_ANY_TAG; meaningful only for functions with a tag (busyRoles, busy.go) */
+	uint64_t t0; /* entry time, ticks */
+	uint64_t pc; /* callsite */
+	uint64_t kbits; /* the communicator's field of a site key */
+} ms_busy_t;
+
+/* ms_busy_args stores the callsite and communicator (0: none); a function
+ * with a peer (or root) and a tag stores them after it, in bpeer and btag
+ * (the reader knows which functions have them: busyRoles, busy.go). */
+MS_INLINE void ms_busy_args(ms_thread *t, void *pc, uintptr_t comm)
+{
+	MS_STORE(t->bpc, (uint64_t)(uintptr_t)pc);
+	MS_STORE(t->bcomm, comm);
+}
+
+#define MS_BUSY_T0(t, fn, t0) do {                                                    \
+	MS_STORE((t)->bt0, t0);                                                       \
+	__atomic_store_n(&(t)->depth, (int)(fn) + MS_DEPTH_BUSY, __ATOMIC_RELEASE);  \
+} while (0)
+
+/* MS_TIMED_BUSY and MS_TIMED_FAST_BUSY are MS_TIMED and MS_TIMED_FAST for
+ * such a call (t its thread, fn its function id). */
+#if defined(__x86_64__) || defined(__i386__)
+#define MS_TIMED_FAST_BUSY(t, fn, t0, t1, stmt) do { t0 = __rdtsc(); MS_BUSY_T0(t, fn, t0); stmt; t1 = __rdtsc(); } while (0)
+#define MS_TIMED_BUSY(t, fn, t0, t1, stmt) do {                        \
+	if (__builtin_expect(ms_use_tsc, 1)) {                         \
+		t0 = __rdtsc();                                        \
+		MS_BUSY_T0(t, fn, t0);                                 \
+		stmt;                                                  \
+		t1 = __rdtsc();                                        \
+	} else {                                                       \
+		t0 = ms_now();                                         \
+		MS_BUSY_T0(t, fn, t0);                                 \
+		stmt;                                                  \
+		t1 = ms_now();                                         \
+	}                                                              \
+} while (0)
+#else
+#define MS_TIMED_BUSY(t, fn, t0, t1, stmt) do { t0 = ms_now(); MS_BUSY_T0(t, fn, t0); stmt; t1 = ms_now(); } while (0)
+#define MS_TIMED_FAST_BUSY(t, fn, t0, t1, stmt) MS_TIMED_BUSY(t, fn, t0, t1, stmt)
+#endif
+
 /* ms_enter returns this thread's state when the call is to be recorded, or
  * NULL: profiling off, not initialized, or nested inside a recorded call. */
 static inline ms_thread *ms_enter(void)
@@ -259,7 +330,7 @@ static inline ms_thread *ms_enter(void)
 	}
 	if (t->depth > 0)
 		return NULL;
-	t->depth = 1;
+	MS_STORE(t->depth, 1);
 	return t;
 }
 
@@ -476,7 +547,7 @@ MS_INLINE void ms_leave_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, i
 	if (__builtin_expect(t->pfn != 0, 0))
 		ms_flush(t);
 	ms_record(t, fn, (uint64_t)(uintptr_t)pc, dt, bytes, cm);
-	t->depth = 0;
+	MS_STORE(t->depth, 0);
 }
 
 /* ms_defer_fast is ms_defer (below) on the fast path. */
@@ -489,7 +560,7 @@ MS_INLINE void ms_defer_fast(ms_thread *t, unsigned fn, void *pc, uint64_t dt, i
 	t->ppc = (uint64_t)(uintptr_t)pc;
 	t->pdt = dt;
 	t->pcm = cm;
-	t->depth = 0;
+	MS_STORE(t->depth, 0);
 }
 
 /* ms_leave is ms_leave_fast anywhere else: a reset is applied first. */

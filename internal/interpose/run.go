@@ -73,6 +73,8 @@ type rawRank struct {
 	Regions    map[int]*rawRegion // region id
 	RegionPath []string           // region id -> path
 	Events     map[string]uint64
+	Busy       []rawBusy // calls in progress (busy.go)
+	OffTicks   uint64    // time with recording off
 }
 
 // resolver maps a return address to (module, offset).
@@ -172,6 +174,7 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 			p.Events = append(p.Events, profile.Event{Text: text, Count: int64(n), Ranks: 1})
 		}
 	}
+	addBusy(p, r, ns, resolve)
 	p.Sort()
 	return p
 }

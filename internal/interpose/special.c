@@ -334,6 +334,7 @@ static void ms_start_mode(int level, int session)
 	ms_clock_pair(&ms_cal_tsc0, &ms_cal_ns0);
 	ms_app_start = ms_cal_tsc0;
 	ms_gate_set(MS_G_OFF, !(flags & 1));
+	ms_off_mark(!(flags & 1), ms_app_start); /* time off: hot.c */
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
 	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
 	msgoIdle(); /* the Go runtime left with nothing to do (cgo.go) */
@@ -580,9 +581,11 @@ int ms_pcontrol(int level, va_list ap)
 	switch (level) {
 	case 0:
 		ms_gate_set(MS_G_OFF, 1);
+		ms_off_mark(1, ms_now());
 		break;
 	case 1:
 		ms_gate_set(MS_G_OFF, ms_disabled); /* off for good after an internal error */
+		ms_off_mark(ms_disabled, ms_now());
 		break;
 	case 2:
 		msgoFlush();
@@ -593,6 +596,7 @@ int ms_pcontrol(int level, va_list ap)
 		 * next recorded call; app time restarts now. */
 		__atomic_add_fetch(&ms_gate, MS_G_EPOCH1, __ATOMIC_SEQ_CST);
 		ms_app_start = ms_now();
+		ms_off_reset(ms_app_start);
 		break;
 	case 4:
 		ms_region_enter(va_arg(ap, const char *));

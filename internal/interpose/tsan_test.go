@@ -89,6 +89,10 @@ func TestHotPathTSan(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("%s: got %q, want %q", c.name, out, want)
 		}
+		if !strings.Contains(string(out), "busybad=0 ") { // calls in progress read whole (ms_busy_read)
+			t.Errorf("%s: calls in progress read torn: %q", c.name, out)
+		}
+		t.Logf("%s: %s", c.name, strings.TrimSpace(string(out)))
 		if bound := !strings.Contains(string(out), "bound=0\n"); bound != c.bound || !strings.Contains(string(out), "bound=") {
 			t.Errorf("%s: PMPI_ pointers bound by dlsym: %v, want %v (%q)", c.name, bound, c.bound, out)
 		}

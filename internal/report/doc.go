@@ -7,7 +7,8 @@
 // "@--- Title ---", in this order: header (command, ranks, hosts, MPI
 // library, times, settings, status, notes), MPI time per rank, functions,
 // top callsites, message sizes, communicators, point-to-point, regions and
-// user events. The first three are always present; the others only when the
+// user events; "In progress" (calls not returned when the data was written,
+// longest first) comes after the header when the profile has some. The first three are always present; the others only when the
 // profile has data for them. Each section heading names its time unit (s, ms
 // or us, chosen per table from its largest value; per-call columns have
 // their own unit). Bytes are exact integers. Unless Options.All, a table
@@ -61,6 +62,15 @@
 //	           mpi_pct (of wall_ns), cov, funcs [{func, calls, time_ns, bytes,
 //	           pct_region_mpi}] (from the sites in the region, by time)}]
 //	events    [{text, count, ranks}]
+//	in_progress [{rank, thread, func, loc {...}, location, region, comm,
+//	           peer (world rank; null none, -2 MPI_ANY_SOURCE), tag (null
+//	           none, -1 MPI_ANY_TAG), elapsed_ns}] calls not returned when
+//	           the data was written (profile.Busy); absent when none
+//	recording_off {total_ns, min_ns, min_rank, max_ns, max_rank,
+//	           ranks [{rank, off_ns}]} time with recording off
+//	           (MPI_Pcontrol(0)); absent when none. app_ns, mpi_pct and
+//	           pct_app leave that time out (so does the text report,
+//	           whose header then has a "Recording off" line)
 //
 //	SPREAD    {n, sum, sum_sq, min, max, min_rank, max_rank, mean, cov}
 //

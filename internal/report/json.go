@@ -27,6 +27,9 @@ type jsonDoc struct {
 	Peers   []jsonPeer   `json:"peers"`
 	Regions []jsonRegion `json:"regions"`
 	Events  []jsonEvent  `json:"events"`
+
+	InProgress   []jsonCall `json:"in_progress,omitempty"`   // busy.go
+	RecordingOff *jsonOff   `json:"recording_off,omitempty"` // busy.go
 }
 
 type jsonSetting struct {
@@ -328,6 +331,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 	for _, e := range p.Events {
 		d.Events = append(d.Events, jsonEvent{Text: e.Text, Count: e.Count, Ranks: e.Ranks})
 	}
+	addBusyJSON(&d, p)
 	return d
 }
 

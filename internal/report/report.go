@@ -70,6 +70,7 @@ func Write(w io.Writer, p *profile.Profile, f Format, o Options) error {
 	if p == nil {
 		p = &profile.Profile{}
 	}
+	p = recordedTime(p) // time with recording off is in no denominator (busy.go)
 	var out []byte
 	var err error
 	switch f {

@@ -23,6 +23,7 @@ func Summary(p *profile.Profile, reportPath string) string {
 	}
 	const prefix = "mpiscope: "
 	var b strings.Builder
+	p = recordedTime(p) // time with recording off is in no denominator (busy.go)
 	tot := computeTotals(p)
 	app := "(unknown)"
 	if len(p.Meta.Command) > 0 && p.Meta.Command[0] != "" {

@@ -37,6 +37,8 @@ func text(p *profile.Profile, o Options) string {
 	var b strings.Builder
 	tot := computeTotals(p)
 	textHeader(&b, p, o, tot)
+	textOff(&b, p)
+	textBusy(&b, p, o)
 	textRanks(&b, p, o, tot)
 	textFuncs(&b, p, o, tot)
 	textSites(&b, p, o, tot)

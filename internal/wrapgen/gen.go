@@ -294,7 +294,11 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
 	w("\tms_thread *ms_t = ms_tls;\n")
 	w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
-	w("\tms_t->depth = 1;\n")
+	if _, _, _, busy := busyArgs(pr, f.Sem); !busy {
+		// A call that publishes itself sets depth right before its
+		// PMPI_ call (MS_TIMED_FAST_BUSY): nothing before it calls MPI.
+		w("\tMS_STORE(ms_t->depth, 1);\n") // snapshots read it from other threads (ms_busy_read)
+	}
 	w("\tvoid *ms_pc = __builtin_return_address(0);\n")
 	genBody(b, f, true)
 	w("\n")
@@ -354,7 +358,22 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	}
 
 	w("\tuint64_t ms_t0, ms_t1;\n\t%s ms_rc;\n", pr.Ret)
-	w("\t%s(ms_t0, ms_t1, ms_rc = %s);\n", timed, call)
+	if comm, peer, tag, ok := busyArgs(pr, s); ok {
+		// A call that may block shows in a snapshot taken meanwhile
+		// (ms.h, ms_busy_args).
+		// Only the roles the function has: the snapshot's reader knows
+		// which by the function (interpose, busyRoles).
+		w("\tms_busy_args(ms_t, ms_pc, %s);\n", comm)
+		if peer != "" {
+			w("\tMS_STORE(ms_t->bpeer, %s);\n", peer)
+		}
+		if tag != "" {
+			w("\tMS_STORE(ms_t->btag, %s);\n", tag)
+		}
+		w("\t%s_BUSY(ms_t, MS_FN_%s, ms_t0, ms_t1, ms_rc = %s);\n", timed, pr.Name, call)
+	} else {
+		w("\t%s(ms_t0, ms_t1, ms_rc = %s);\n", timed, call)
+	}
 	w("\tms_comm *ms_cm = NULL;\n\tint64_t ms_bytes = %d;\n", map[bool]int{true: 0, false: -1}[s.HasBytes()])
 	if isInt {
 		w("\tif (__builtin_expect(ms_rc == MPI_SUCCESS, 1)) {\n")
@@ -615,4 +634,64 @@ func leaveFunc(name string) string {
 		return "ms_defer"
 	}
 	return "ms_leave"
+}
+
+// busyArgs tells whether the function may block for long, and so
+// publishes itself for snapshots while it runs (ms.h, ms_busy_args), and
+// renders its communicator handle ("0": none), peer (a receive's source
+// first; a rooted collective's root) and tag ("": none; busyRoles in
+// internal/interpose tells the same from the function's name). Blocking
+// point-to-point calls and probes, blocking collectives, waits,
+// communicator creation and RMA synchronization publish; nonblocking
+// calls, tests and local calls do not, and cost nothing more.
+func busyArgs(pr *mpih.Proto, s Sem) (comm, peer, tag string, ok bool) {
+	a := func(i int) string { return fmt.Sprintf("a%d", i) }
+	none := ""
+	name := strings.TrimSuffix(pr.Name, "_c")
+	nonblocking := s.Class == P2P && strings.HasPrefix(name, "MPI_I") // Iprobe, Improbe: no request
+	switch {
+	case pr.Ret != "int" || s.Persist || s.Req >= 0 || nonblocking:
+		return "", "", "", false
+	case s.Class == P2P && (s.Comm >= 0 || name == "MPI_Mrecv"),
+		s.Class == Coll && s.Comm >= 0,
+		s.Class == Wait && strings.HasPrefix(name, "MPI_Wait"),
+		s.Class == CommC && s.NewComm >= 0,
+		s.Class == RMA && rmaSync[name]:
+	default:
+		return "", "", "", false
+	}
+	comm, peer, tag = "0", none, none
+	switch {
+	case s.Comm >= 0:
+		comm = "(uintptr_t)" + a(s.Comm)
+	case len(pr.Params) > 0 && strings.HasPrefix(strings.TrimSpace(pr.Params[0]), "MPI_Comm ") && !strings.Contains(pr.Params[0], "*"):
+		comm = "(uintptr_t)a0"
+	}
+	switch {
+	case s.RecvPeer >= 0:
+		peer = a(s.RecvPeer)
+		if s.RecvTag >= 0 {
+			tag = a(s.RecvTag)
+		} else if s.Tag >= 0 {
+			tag = a(s.Tag)
+		}
+	case s.SendPeer >= 0:
+		peer = a(s.SendPeer)
+		if s.Tag >= 0 {
+			tag = a(s.Tag)
+		}
+	case s.Class == Coll:
+		if r := collRoot(pr, s); r >= 0 {
+			peer = a(r)
+		}
+	}
+	return comm, peer, tag, true
+}
+
+// rmaSync are the one-sided synchronization calls that may wait for other
+// processes.
+var rmaSync = map[string]bool{
+	"MPI_Win_fence": true, "MPI_Win_wait": true, "MPI_Win_complete": true, "MPI_Win_start": true,
+	"MPI_Win_lock": true, "MPI_Win_lock_all": true, "MPI_Win_unlock": true, "MPI_Win_unlock_all": true,
+	"MPI_Win_flush": true, "MPI_Win_flush_all": true, "MPI_Win_flush_local": true, "MPI_Win_flush_local_all": true,
 }

@@ -10,7 +10,8 @@
  * counts do not change. The threads' first calls race to bind the
  * wrappers' PMPI_ pointers (ms_bind). The run must be
  * free of data races (TSan exits non-zero otherwise) and count exactly
- * THREADS x ITERS sends.
+ * THREADS x ITERS sends. The control thread also reads every thread's
+ * call in progress, as a snapshot does (ms_busy_read), and checks it.
  */
 #include "ms.h"
 
@@ -73,12 +74,30 @@ static void *worker(void *arg)
 }
 
 static volatile int stop;
+int ms_busy_read(const ms_thread *t, ms_busy_t *b); /* hot.c (api.h) */
+static int fn_send = -1;
+static unsigned long busy_seen, busy_bad;
+
+/* busy_check reads every thread's call in progress as a snapshot does
+ * (ms_busy_read): MPI_Send's must be whole (peer 0-3, tag 0, world). */
+static void busy_check(void)
+{
+	for (ms_thread *t = __atomic_load_n(&ms_threads, __ATOMIC_ACQUIRE); t; t = t->next) {
+		ms_busy_t b;
+		if (!ms_busy_read(t, &b))
+			continue;
+		busy_seen++;
+		if (b.t0 == 0 || b.pc == 0 || (b.fn == fn_send && (b.peer < 0 || b.peer > 3 || b.tag != 0 || b.comm != ms_world_comm.id)))
+			busy_bad++;
+	}
+}
 
 static void *control(void *arg)
 {
 	for (unsigned i = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); i++) {
 		ms_types_changed();
 		ms_gate_set(MS_G_NOTSC, i & 1);
+		busy_check();
 	}
 	return NULL;
 }
@@ -86,6 +105,9 @@ static void *control(void *arg)
 int main(void)
 {
 	ms_comm_init();
+	for (int i = 0; i < ms_nfuncs; i++)
+		if (strcmp(ms_fn_names[i], "MPI_Send") == 0)
+			fn_send = i;
 	ms_gate_set(MS_G_OFF, 0);
 	pthread_t th[THREADS], ctl;
 	pthread_create(&ctl, NULL, control, NULL);
@@ -118,6 +140,7 @@ int main(void)
 		peer0 += t->peers[0].smsgs;
 	}
 	printf("threads=%d sends=%llu bytes=%llu barriers=%llu peer0=%llu\n", threads, sends, bytes, barriers, peer0);
+	printf("busybad=%lu (of %lu calls in progress read)\n", busy_bad, busy_seen);
 	/* Bindings of PMPI_ pointers that dlsym found (MS_PMPI): none unless the
 	 * executable exports this file's PMPI_ functions (-rdynamic). */
 	printf("bound=%d\n", __atomic_load_n(&ms_bound, __ATOMIC_RELAXED));
