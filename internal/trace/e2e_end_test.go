@@ -317,3 +317,59 @@ func TestTraceSession(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceSessionSnapshot: in the sessions model the snapshot signal
+// works as after MPI_Init (SIGUSR1 to each rank while it waits outside
+// MPI: snapshot-1 with both ranks' files; the signal was left to MPICH's
+// own handler before), and the run then ends normally with a complete
+// trace.
+func TestTraceSessionSnapshot(t *testing.T) {
+	f := mpitest.Get(t, "mpich")
+	dir := t.TempDir()
+	prog := mpitest.Compile(t, f.MPICC, "trace/session_wait.c", dir)
+	job := filepath.Join(dir, "job")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := mpirunCmd(ctx, f, 2, map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_TRACE": "1"}, prog, dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(filepath.Join(dir, "go"), nil, 0o666) // never leave the ranks waiting
+	waitFile := func(p string) {
+		t.Helper()
+		for {
+			if _, err := os.Stat(p); err == nil {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s did not appear\n%s", p, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	for r := 0; r < 2; r++ {
+		p := filepath.Join(dir, fmt.Sprintf("pid.%d", r))
+		waitFile(p)
+		b, _ := os.ReadFile(p)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		syscall.Kill(pid, syscall.SIGUSR1)
+	}
+	snap := profile.SnapshotDir(job, 1)
+	waitFile(profile.RankFile(snap, 0))
+	waitFile(profile.RankFile(snap, 1))
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o666)
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "session_wait done") {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	c, _ := walkAny(t, job)
+	for r := 0; r < 2; r++ {
+		if n := c.calls[[2]any{r, "MPI_Barrier"}]; n != 4 {
+			t.Errorf("rank %d: %d MPI_Barrier traced, want 4", r, n)
+		}
+	}
+}
