@@ -100,6 +100,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("MPISCOPE_SNAPSHOT_EVERY", "1h")
 	f.Add("MPISCOPE_TRACE_BUFFER", "64K")
 	f.Add("MPISCOPE_SNAPSHOT_SIGNAL", "usr2")
+	f.Add("MPISCOPE_TRACE_MAX", "512M")
+	f.Add("MPISCOPE_TRACE_EXCLUDE", "default,MPI_Iprobe")
 	f.Add("MPISCOPE_X", "\x00")
 	f.Fuzz(func(t *testing.T, k, v string) {
 		_, _, warns := ParseConfig([]string{k + "=" + v})
