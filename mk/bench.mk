@@ -2,8 +2,6 @@
 #   make bench-quick      3 rounds (2 in-process), 10,000 synthetic ranks (about 2.5 minutes)
 #   make bench-callgrind  instructions per wrapped call (valgrind)
 #   make bench-all        make bench for every MPI family installed
-# This file must not change the default goal of the Makefile.
-ms_bench_goal := $(.DEFAULT_GOAL)
 
 .PHONY: bench-quick bench-callgrind bench-all
 
@@ -15,5 +13,3 @@ bench-callgrind: all
 
 bench-all: all
 	go run ./bench/cmd/runbench -build $(BUILD) -family all
-
-.DEFAULT_GOAL := $(ms_bench_goal)

@@ -2,7 +2,7 @@
 # deps.sh: install what building and testing mpiscope needs on Debian, when
 # it is missing. Safe to run again: it installs nothing that is present.
 set -e
-pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools"
+pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -40,6 +40,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpiscope/mpiscope/internal/symbolize"
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
@@ -258,6 +259,7 @@ func traceOpen() bool {
 		h.FnClasses = append(h.FnClasses, C.GoString(C.ms_fn_class(C.int(i))))
 	}
 	tr.bw.Block(trace.BHeader, trace.EncodeHeader(h))
+	traceMaps() // again at finalize, with what was loaded since
 	tr.bw.Flush()
 	tr.done = make(chan struct{})
 	go traceWriter(tr.done)
@@ -406,6 +408,22 @@ func traceWriteDirect(raw []byte) error {
 	return err
 }
 
+// traceMaps writes the process's file mappings, with which the converter
+// turns callsite addresses into module offsets (tr locked).
+func traceMaps() {
+	maps, err := symbolize.ReadSelfMaps()
+	if err != nil {
+		return
+	}
+	var ms []trace.Mapping
+	for _, m := range maps {
+		if strings.HasPrefix(m.Path, "/") {
+			ms = append(ms, trace.Mapping{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
+		}
+	}
+	tr.bw.Block(trace.BMaps, trace.EncodeMaps(ms))
+}
+
 // traceDefs writes definitions added since the last block (tr locked).
 func traceDefs() {
 	n := int(C.ms_comm_count())
@@ -520,6 +538,7 @@ func traceFinish() {
 	tr.Lock()
 	defer tr.Unlock()
 	traceDefs()
+	traceMaps()
 	if ok {
 		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
 	}
@@ -559,6 +578,7 @@ func traceEnd(final bool, wait time.Duration) {
 	tr.Lock()
 	defer tr.Unlock()
 	traceDefs()
+	traceMaps()
 	traceClose(false)
 }
 

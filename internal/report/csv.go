@@ -1,38 +1,51 @@
 package report
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-// csvOut writes RFC 4180 CSV sections, each introduced by "# name".
-type csvOut struct {
-	b strings.Builder
+// csvTable is one CSV table: a header row and data rows of the same width.
+type csvTable struct {
+	name   string
+	header []string
+	rows   [][]string
 }
 
-func (c *csvOut) section(name string, header ...string) {
-	if c.b.Len() > 0 {
-		c.b.WriteByte('\n')
+func (t *csvTable) row(fields ...string) { t.rows = append(t.rows, fields) }
+
+// csvField quotes a field per RFC 4180 when a reader could misparse it,
+// and also when it starts with '#', which readers configured to skip
+// comment lines would drop, or with or ends in a space.
+func csvField(f string) string {
+	if f != "" && (strings.ContainsAny(f, ",\"\r\n") || f[0] == '#' || f[0] == ' ' || f[len(f)-1] == ' ') {
+		return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
 	}
-	c.b.WriteString("# " + name + "\n")
-	c.row(header...)
+	return f
 }
 
-func (c *csvOut) row(fields ...string) {
+func csvLine(b *strings.Builder, fields []string) {
 	for i, f := range fields {
 		if i > 0 {
-			c.b.WriteByte(',')
+			b.WriteByte(',')
 		}
-		// Quote anything a reader could misparse, including a leading '#',
-		// which readers configured to skip comment lines would drop.
-		if f != "" && (strings.ContainsAny(f, ",\"\r\n") || f[0] == '#' || f[0] == ' ' || f[len(f)-1] == ' ') {
-			f = `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
-		}
-		c.b.WriteString(f)
+		b.WriteString(csvField(f))
 	}
-	c.b.WriteByte('\n')
+	b.WriteByte('\n')
+}
+
+// bytes renders the table as one CSV file.
+func (t *csvTable) bytes() []byte {
+	var b strings.Builder
+	csvLine(&b, t.header)
+	for _, r := range t.rows {
+		csvLine(&b, r)
+	}
+	return []byte(b.String())
 }
 
 func ff(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
@@ -54,104 +67,147 @@ func prefixed(prefix string, names []string) []string {
 	return out
 }
 
-// csvBytes renders the same document as JSON, one table per section. Every
-// section is always present, possibly with only its header row.
-func csvBytes(p *profile.Profile, o Options) ([]byte, error) {
+// csvTables builds the same document as JSON as tidy tables: one
+// observation per row, one variable per column, every row as wide as the
+// header. Every table is present, possibly with only its header.
+func csvTables(p *profile.Profile, o Options) []*csvTable {
 	d := buildDoc(p, o)
-	var c csvOut
+	var ts []*csvTable
+	table := func(name string, header ...string) *csvTable {
+		t := &csvTable{name: name, header: header}
+		ts = append(ts, t)
+		return t
+	}
 	m := d.Meta
 
-	c.section("meta", "field", "value")
-	c.row("schema", d.Schema)
-	c.row("source", d.Source)
-	c.row("command", commandLine(m.Command))
-	c.row("num_ranks", fi(m.NumRanks))
-	c.row("hosts", strings.Join(m.Hosts, " "))
-	c.row("mpi_library", m.MPILibrary)
-	c.row("mpi_version", m.MPIVersion)
-	c.row("family", m.Family)
-	c.row("tool", m.Tool)
-	c.row("timer", m.Timer)
-	c.row("start_ns", itoa(m.StartNs))
-	c.row("stop_ns", itoa(m.StopNs))
-	c.row("start", m.Start)
-	c.row("stop", m.Stop)
-	c.row("duration_ns", itoa(m.DurationNs))
-	c.row("snapshot", fi(m.Snapshot))
-	c.row("partial", fb(m.Partial))
+	t := table("meta", "schema", "source", "command", "num_ranks", "hosts", "mpi_library", "mpi_version", "family",
+		"tool", "timer", "start_ns", "stop_ns", "start", "stop", "duration_ns", "snapshot", "partial")
+	t.row(d.Schema, d.Source, commandLine(m.Command), fi(m.NumRanks), strings.Join(m.Hosts, " "), m.MPILibrary,
+		m.MPIVersion, m.Family, m.Tool, m.Timer, itoa(m.StartNs), itoa(m.StopNs), m.Start, m.Stop, itoa(m.DurationNs),
+		fi(m.Snapshot), fb(m.Partial))
 
-	c.section("settings", "name", "value")
+	t = table("settings", "name", "value")
 	for _, s := range m.Settings {
-		c.row(s.Name, s.Value)
+		t.row(s.Name, s.Value)
 	}
 
-	c.section("notes", "note")
+	t = table("notes", "note")
 	for _, n := range d.Notes {
-		c.row(n)
+		t.row(n)
 	}
 
-	t := d.Totals
-	c.section("totals", "ranks", "app_ns", "mpi_ns", "calls", "dropped", "mpi_pct", "mpi_pct_mean")
-	c.row(fi(t.Ranks), itoa(t.AppNs), itoa(t.MPINs), itoa(t.Calls), itoa(t.Dropped), ff(t.MPIPct), ff(t.MPIPctMean))
+	tot := d.Totals
+	t = table("totals", "ranks", "app_ns", "mpi_ns", "calls", "dropped", "mpi_pct", "mpi_pct_mean")
+	t.row(fi(tot.Ranks), itoa(tot.AppNs), itoa(tot.MPINs), itoa(tot.Calls), itoa(tot.Dropped), ff(tot.MPIPct), ff(tot.MPIPctMean))
 
-	c.section("ranks", "rank", "host", "pid", "app_ns", "mpi_ns", "mpi_pct", "calls", "threads", "state", "dropped")
+	t = table("ranks", "rank", "host", "pid", "app_ns", "mpi_ns", "mpi_pct", "calls", "threads", "state", "dropped")
 	for _, r := range d.Ranks {
-		c.row(fi(r.Rank), r.Host, fi(r.PID), itoa(r.AppNs), itoa(r.MPINs), ff(r.MPIPct), itoa(r.Calls),
+		t.row(fi(r.Rank), r.Host, fi(r.PID), itoa(r.AppNs), itoa(r.MPINs), ff(r.MPIPct), itoa(r.Calls),
 			fi(r.Threads), r.State, itoa(r.Dropped))
 	}
 
-	c.section("funcs", append([]string{"name", "class", "calls", "time_ns", "pct_app", "pct_mpi", "bytes",
+	t = table("funcs", append([]string{"name", "class", "calls", "time_ns", "pct_app", "pct_mpi", "bytes",
 		"mean_ns", "min_call_ns", "max_call_ns"}, prefixed("rank_time_", spreadHeader)...)...)
 	for _, f := range d.Funcs {
-		c.row(append([]string{f.Name, f.Class, itoa(f.Calls), itoa(f.TimeNs), ff(f.PctApp), ff(f.PctMPI),
+		t.row(append([]string{f.Name, f.Class, itoa(f.Calls), itoa(f.TimeNs), ff(f.PctApp), ff(f.PctMPI),
 			itoa(f.Bytes), ff(f.MeanNs), itoa(f.MinCallNs), itoa(f.MaxCallNs)}, spreadFields(f.RankTime)...)...)
 	}
 
-	c.section("sites", append([]string{"id", "func", "location", "module", "offset", "function", "file", "line",
+	t = table("callsites", "id", "func", "function", "file", "line", "location", "region", "calls", "time_ns",
+		"pct_mpi", "bytes", "min_ns", "mean_ns", "max_ns", "sites")
+	for _, c := range d.Calls {
+		ids := make([]string, len(c.Sites))
+		for i, s := range c.Sites {
+			ids[i] = fi(s)
+		}
+		t.row(fi(c.ID), c.Func, c.Function, c.File, fi(c.Line), c.Location, c.Region, itoa(c.Calls), itoa(c.TimeNs),
+			ff(c.PctMPI), itoa(c.Bytes), itoa(c.MinNs), ff(c.MeanNs), itoa(c.MaxNs), strings.Join(ids, " "))
+	}
+
+	t = table("sites", append([]string{"id", "callsite", "func", "location", "module", "offset", "function", "file", "line",
 		"region", "calls", "time_ns", "pct_mpi", "bytes", "min_ns", "mean_ns", "max_ns"},
 		prefixed("rank_time_", spreadHeader)...)...)
 	for _, s := range d.Sites {
 		l := s.Loc
-		c.row(append([]string{fi(s.ID), s.Func, s.Location, l.Module, fu(l.Offset), l.Function, l.File, fi(l.Line),
-			s.Region, itoa(s.Calls), itoa(s.TimeNs), ff(s.PctMPI), itoa(s.Bytes), itoa(s.MinNs), ff(s.MeanNs),
+		t.row(append([]string{fi(s.ID), fi(s.Callsite), s.Func, s.Location, l.Module, fu(l.Offset), l.Function, l.File,
+			fi(l.Line), s.Region, itoa(s.Calls), itoa(s.TimeNs), ff(s.PctMPI), itoa(s.Bytes), itoa(s.MinNs), ff(s.MeanNs),
 			itoa(s.MaxNs)}, spreadFields(s.RankTime)...)...)
 	}
 
-	c.section("message_sizes", "func", "log2", "lo", "hi", "calls", "bytes", "time_ns")
+	t = table("message_sizes", "func", "log2", "lo", "hi", "calls", "bytes", "time_ns")
 	for _, h := range d.Hists {
 		for _, b := range h.Bins {
-			c.row(h.Func, fi(b.Log2), fu(b.Lo), fu(b.Hi), itoa(b.Calls), itoa(b.Bytes), itoa(b.TimeNs))
+			t.row(h.Func, fi(b.Log2), fu(b.Lo), fu(b.Hi), itoa(b.Calls), itoa(b.Bytes), itoa(b.TimeNs))
 		}
 	}
 
-	c.section("comms", "key", "name", "size", "creator", "members", "calls", "time_ns", "pct_mpi", "bytes")
+	t = table("comms", "key", "name", "size", "creator", "members", "calls", "time_ns", "pct_mpi", "bytes")
 	for _, cm := range d.Comms {
-		c.row(cm.Key, cm.Name, fi(cm.Size), cm.Creator, itoa(cm.Members), itoa(cm.Calls), itoa(cm.TimeNs),
+		t.row(cm.Key, cm.Name, fi(cm.Size), cm.Creator, itoa(cm.Members), itoa(cm.Calls), itoa(cm.TimeNs),
 			ff(cm.PctMPI), itoa(cm.Bytes))
 	}
 
-	c.section("peers", "rank", "peer", "sent_msgs", "sent_bytes", "recv_msgs", "recv_bytes")
+	t = table("peers", "rank", "peer", "sent_msgs", "sent_bytes", "recv_msgs", "recv_bytes")
 	for _, pr := range d.Peers {
-		c.row(fi(pr.Rank), fi(pr.Peer), itoa(pr.SentMsgs), itoa(pr.SentBytes), itoa(pr.RecvMsgs), itoa(pr.RecvBytes))
+		t.row(fi(pr.Rank), fi(pr.Peer), itoa(pr.SentMsgs), itoa(pr.SentBytes), itoa(pr.RecvMsgs), itoa(pr.RecvBytes))
 	}
 
-	c.section("regions", append([]string{"path", "visits", "ranks", "wall_ns", "mpi_ns", "mpi_pct"},
+	t = table("regions", append([]string{"path", "visits", "ranks", "wall_ns", "mpi_ns", "mpi_pct"},
 		prefixed("rank_mpi_", spreadHeader)...)...)
 	for _, r := range d.Regions {
-		c.row(append([]string{r.Path, itoa(r.Visits), itoa(r.Ranks), itoa(r.WallNs), itoa(r.MPINs), ff(r.MPIPct)},
+		t.row(append([]string{r.Path, itoa(r.Visits), itoa(r.Ranks), itoa(r.WallNs), itoa(r.MPINs), ff(r.MPIPct)},
 			spreadFields(r.RankMPI)...)...)
 	}
 
-	c.section("region_funcs", "region", "func", "calls", "time_ns", "pct_region_mpi", "bytes")
+	t = table("region_funcs", "region", "func", "calls", "time_ns", "pct_region_mpi", "bytes")
 	for _, r := range d.Regions {
 		for _, f := range r.Funcs {
-			c.row(r.Path, f.Func, itoa(f.Calls), itoa(f.TimeNs), ff(f.PctRegionMPI), itoa(f.Bytes))
+			t.row(r.Path, f.Func, itoa(f.Calls), itoa(f.TimeNs), ff(f.PctRegionMPI), itoa(f.Bytes))
 		}
 	}
 
-	c.section("events", "text", "count", "ranks")
+	t = table("events", "text", "count", "ranks")
 	for _, e := range d.Events {
-		c.row(e.Text, itoa(e.Count), itoa(e.Ranks))
+		t.row(e.Text, itoa(e.Count), itoa(e.Ranks))
 	}
-	return []byte(c.b.String()), nil
+	return ts
+}
+
+// longHeader is the header of the one-table CSV form.
+var longHeader = []string{"table", "row", "column", "value"}
+
+// csvBytes renders every table as one long table: a row (table, row,
+// column, value) per cell, rows numbered from 1 within each table.
+func csvBytes(p *profile.Profile, o Options) ([]byte, error) {
+	var b strings.Builder
+	csvLine(&b, longHeader)
+	for _, t := range csvTables(p, o) {
+		for i, r := range t.rows {
+			for j, v := range r {
+				csvLine(&b, []string{t.name, fi(i + 1), t.header[j], v})
+			}
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// WriteCSVDir writes the tables of the CSV format into directory dir, one
+// file per table (dir/meta.csv, dir/funcs.csv, ...), creating dir if needed,
+// and returns the paths written.
+func WriteCSVDir(dir string, p *profile.Profile, o Options) ([]string, error) {
+	if p == nil {
+		p = &profile.Profile{}
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, t := range csvTables(p, o) {
+		path := filepath.Join(dir, t.name+".csv")
+		if err := os.WriteFile(path, t.bytes(), 0o666); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mpiscope/mpiscope/internal/symbolize"
 	"github.com/mpiscope/mpiscope/profile"
 )
 
@@ -122,8 +123,18 @@ func sizeLabel(log2 int) string {
 	return "[" + strconv.FormatUint(lo, 10) + ", " + strconv.FormatUint(hi, 10) + "]"
 }
 
+// displayName is the name people know a function by: C++ and gfortran
+// symbol names are demangled (profiles written before the runtime did it
+// hold them as they are in the symbol table).
+func displayName(fn string) string { return symbolize.Demangle(fn) }
+
+// oneLine collapses runs of white space, tabs and newlines included, to one
+// space: MPICH's library version is "MPICH Version:\t4.0.2".
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // location is the human form of a callsite location.
 func location(l profile.Loc, short bool) string {
+	l.Function = displayName(l.Function)
 	file, module := l.File, l.Module
 	if short {
 		if file != "" {
@@ -258,4 +269,61 @@ func commandLine(argv []string) string {
 		parts[i] = a
 	}
 	return strings.Join(parts, " ")
+}
+
+// callsite is one row of the callsites table: the sites of one MPI function
+// in one region whose addresses resolve to the same function, file and line,
+// merged (a loop unrolled by the compiler calls MPI from several addresses
+// of one source line). Sites without a file and line stay rows of their own.
+type callsite struct {
+	Func   string
+	Loc    profile.Loc // of the first site
+	Region string
+	Calls  int64
+	TimeNs int64
+	MinNs  int64 // shortest call over the sites that have calls
+	MaxNs  int64
+	Bytes  int64
+	Sites  []int // indices in Profile.Sites, ascending
+}
+
+// callsites merges p's sites into rows, in the order of each row's first
+// site (a row's ID is its position + 1), and returns for each site the index
+// of its row.
+func callsites(p *profile.Profile) ([]callsite, []int) {
+	type key struct {
+		fn, region, function, file string
+		line                       int
+	}
+	rows := make([]callsite, 0, len(p.Sites))
+	of := make([]int, len(p.Sites))
+	seen := map[key]int{}
+	for i, s := range p.Sites {
+		at := -1
+		if s.Loc.File != "" && s.Loc.Line > 0 {
+			k := key{s.Func, s.Region, displayName(s.Loc.Function), s.Loc.File, s.Loc.Line}
+			if j, ok := seen[k]; ok {
+				at = j
+			} else {
+				seen[k] = len(rows)
+			}
+		}
+		if at < 0 {
+			at = len(rows)
+			rows = append(rows, callsite{Func: s.Func, Loc: s.Loc, Region: s.Region})
+		}
+		c := &rows[at]
+		if s.Calls > 0 {
+			if c.Calls == 0 || s.MinNs < c.MinNs {
+				c.MinNs = s.MinNs
+			}
+			c.MaxNs = max(c.MaxNs, s.MaxNs)
+		}
+		c.Calls += s.Calls
+		c.TimeNs += s.TimeNs
+		c.Bytes += s.Bytes
+		c.Sites = append(c.Sites, i)
+		of[i] = at
+	}
+	return rows, of
 }

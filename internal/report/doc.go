@@ -13,7 +13,11 @@
 // their own unit). Bytes are exact integers. Unless Options.All, a table
 // shows Options.Top rows (default 20) and ends with "(N more; use --all)";
 // the rank table shows the Top ranks with the highest and the Top with the
-// lowest MPI% when there are more than 2*Top ranks. Ties are broken by
+// lowest MPI% when there are more than 2*Top ranks. The callsites of one MPI
+// function in one region that resolve to the same function, file and line
+// (the addresses of a loop unrolled by the compiler) are one row; JSON and
+// CSV keep each address in sites. Function names are demangled (C++, and
+// gfortran's module procedures and main program). Ties are broken by
 // name or key, and the output never depends on the current time.
 //
 // Percentages: %App is of the total app time over ranks (sum of Rank.AppNs),
@@ -43,10 +47,13 @@
 //	           dropped, mpi_pct}]
 //	funcs     [{name, class, calls, time_ns, min_call_ns, max_call_ns, bytes,
 //	           rank_time SPREAD, pct_app, pct_mpi, mean_ns (per call), cov}]
-//	sites     [{id (1-based position, the ID of the text report), func,
-//	           loc {module, offset, function, file, line}, location (text
-//	           form), region, calls, time_ns, min_ns, max_ns, bytes,
-//	           rank_time SPREAD, pct_mpi, mean_ns, cov}]
+//	sites     [{id (1-based position), callsite (id of its row in
+//	           callsites), func, loc {module, offset, function, file, line},
+//	           location (text form), region, calls, time_ns, min_ns, max_ns,
+//	           bytes, rank_time SPREAD, pct_mpi, mean_ns, cov}]
+//	callsites [{id (1-based, the ID of the text report), func, function,
+//	           file, line, location, region, calls, time_ns, min_ns, max_ns,
+//	           bytes, pct_mpi, mean_ns, sites [site id]}]
 //	hists     [{func, bins [{log2, lo, hi (byte range), calls, bytes, time_ns}]}]
 //	comms     [{key, name, size, creator, members, calls, time_ns, bytes, pct_mpi}]
 //	peers     [{rank, peer, sent_msgs, sent_bytes, recv_msgs, recv_bytes}]
@@ -59,13 +66,16 @@
 //
 // # CSV
 //
-// The same data as JSON, one table per section. Each table is introduced by
-// a line "# name" followed by a header row; tables are separated by a blank
-// line and every table is always present (possibly with only its header).
-// Tables: meta (field,value), settings, notes, totals, ranks, funcs, sites,
-// message_sizes, comms, peers, regions, region_funcs, events. Spread columns
-// are flattened with a prefix (rank_time_min_ns, rank_time_min_rank, ...).
-// Fields are quoted per RFC 4180, and also when they start with '#', so a
-// reader skipping '#' comment lines (encoding/csv with Comment = '#' and
-// FieldsPerRecord = -1) reads every row.
+// The same data as JSON as tidy tables (one observation per row, one
+// variable per column, a header row), each a CSV file of its own that
+// pandas.read_csv or a spreadsheet loads: WriteCSVDir writes them into a
+// directory as meta.csv (one row), settings, notes, totals (one row), ranks,
+// funcs, callsites, sites, message_sizes, comms, peers, regions,
+// region_funcs and events.csv, every table present (possibly with only its
+// header). Spread columns are flattened with a prefix (rank_time_min_ns,
+// rank_time_min_rank, ...); callsites.sites lists site ids separated by
+// spaces. Write in format CSV gives the same cells as one long table,
+// header "table,row,column,value", one record per cell, rows numbered from
+// 1 within each table. Fields are quoted per RFC 4180, and also when they
+// start with '#' or a space or end in a space.
 package report

@@ -21,6 +21,7 @@ type jsonDoc struct {
 	Ranks   []jsonRank   `json:"ranks"`
 	Funcs   []jsonFunc   `json:"funcs"`
 	Sites   []jsonSite   `json:"sites"`
+	Calls   []jsonCall   `json:"callsites"`
 	Hists   []jsonHist   `json:"hists"`
 	Comms   []jsonComm   `json:"comms"`
 	Peers   []jsonPeer   `json:"peers"`
@@ -112,6 +113,7 @@ type jsonLoc struct {
 
 type jsonSite struct {
 	ID       int        `json:"id"`
+	Callsite int        `json:"callsite"` // ID of its row in callsites (and the text report)
 	Func     string     `json:"func"`
 	Loc      jsonLoc    `json:"loc"`
 	Location string     `json:"location"`
@@ -125,6 +127,26 @@ type jsonSite struct {
 	PctMPI   float64    `json:"pct_mpi"`
 	MeanNs   float64    `json:"mean_ns"`
 	COV      float64    `json:"cov"`
+}
+
+// jsonCall is a row of the callsites table: the sites of one MPI function
+// in one region at one function, file and line, merged.
+type jsonCall struct {
+	ID       int     `json:"id"`
+	Func     string  `json:"func"`
+	Function string  `json:"function"`
+	File     string  `json:"file"`
+	Line     int     `json:"line"`
+	Location string  `json:"location"`
+	Region   string  `json:"region"`
+	Calls    int64   `json:"calls"`
+	TimeNs   int64   `json:"time_ns"`
+	MinNs    int64   `json:"min_ns"`
+	MaxNs    int64   `json:"max_ns"`
+	Bytes    int64   `json:"bytes"`
+	PctMPI   float64 `json:"pct_mpi"`
+	MeanNs   float64 `json:"mean_ns"`
+	Sites    []int   `json:"sites"` // IDs in sites
 }
 
 type jsonBin struct {
@@ -235,6 +257,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 		Ranks:   []jsonRank{},
 		Funcs:   []jsonFunc{},
 		Sites:   []jsonSite{},
+		Calls:   []jsonCall{},
 		Hists:   []jsonHist{},
 		Comms:   []jsonComm{},
 		Peers:   []jsonPeer{},
@@ -257,13 +280,23 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 			PctApp: round6(pct(f.TimeNs, tot.appNs)), PctMPI: round6(pct(f.TimeNs, tot.mpiNs)),
 			MeanNs: round6(perCall(f.TimeNs, f.Calls)), COV: round6(spreadCOV(f.RankTime))})
 	}
+	calls, callOf := callsites(p)
 	for i, s := range p.Sites {
 		l := s.Loc
-		d.Sites = append(d.Sites, jsonSite{ID: i + 1, Func: s.Func,
-			Loc:      jsonLoc{Module: l.Module, Offset: l.Offset, Function: l.Function, File: l.File, Line: l.Line},
+		d.Sites = append(d.Sites, jsonSite{ID: i + 1, Callsite: callOf[i] + 1, Func: s.Func,
+			Loc:      jsonLoc{Module: l.Module, Offset: l.Offset, Function: displayName(l.Function), File: l.File, Line: l.Line},
 			Location: location(l, false), Region: s.Region, Calls: s.Calls, TimeNs: s.TimeNs, MinNs: s.MinNs,
 			MaxNs: s.MaxNs, Bytes: s.Bytes, RankTime: toSpread(s.RankTime), PctMPI: round6(pct(s.TimeNs, tot.mpiNs)),
 			MeanNs: round6(perCall(s.TimeNs, s.Calls)), COV: round6(spreadCOV(s.RankTime))})
+	}
+	for i, c := range calls {
+		jc := jsonCall{ID: i + 1, Func: c.Func, Function: displayName(c.Loc.Function), File: c.Loc.File, Line: c.Loc.Line,
+			Location: location(c.Loc, false), Region: c.Region, Calls: c.Calls, TimeNs: c.TimeNs, MinNs: c.MinNs,
+			MaxNs: c.MaxNs, Bytes: c.Bytes, PctMPI: round6(pct(c.TimeNs, tot.mpiNs)), MeanNs: round6(perCall(c.TimeNs, c.Calls))}
+		for _, s := range c.Sites {
+			jc.Sites = append(jc.Sites, s+1)
+		}
+		d.Calls = append(d.Calls, jc)
 	}
 	for _, h := range p.Hists {
 		jh := jsonHist{Func: h.Func, Bins: []jsonBin{}}

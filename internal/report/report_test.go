@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -253,49 +254,78 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCSV: the one-table form is a long table (table,row,column,value) that
+// a strict reader reads with 4 fields per record, and the per-table files
+// are rectangular tables, every table present, nothing truncated.
 func TestCSV(t *testing.T) {
 	out := render(t, large(), CSV, Options{Top: 1})
 	r := csv.NewReader(strings.NewReader(out))
-	r.Comment = '#'
-	r.FieldsPerRecord = -1
-	recs, err := r.ReadAll()
+	recs, err := r.ReadAll() // FieldsPerRecord 0: every record as wide as the first
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sections []string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "# ") {
-			sections = append(sections, l[2:])
+	if strings.Join(recs[0], ",") != "table,row,column,value" {
+		t.Errorf("header = %q", recs[0])
+	}
+	// Untruncated: 50 ranks, 30 functions, regardless of Top.
+	rows := map[string]map[string]bool{}
+	for _, rec := range recs[1:] {
+		if rows[rec[0]] == nil {
+			rows[rec[0]] = map[string]bool{}
+		}
+		rows[rec[0]][rec[1]] = true
+	}
+	if len(rows["ranks"]) != 50 || len(rows["funcs"]) != 30 || len(rows["meta"]) != 1 {
+		t.Errorf("long table: %d ranks, %d funcs, %d meta rows; want 50, 30, 1", len(rows["ranks"]), len(rows["funcs"]), len(rows["meta"]))
+	}
+
+	dir := t.TempDir()
+	paths, err := WriteCSVDir(dir, large(), Options{Top: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, path := range paths {
+		names = append(names, strings.TrimSuffix(filepath.Base(path), ".csv"))
+	}
+	want := "meta settings notes totals ranks funcs callsites sites message_sizes comms peers regions region_funcs events"
+	if strings.Join(names, " ") != want {
+		t.Errorf("tables = %q, want %q", names, want)
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if filepath.Base(path) == "funcs.csv" && len(recs) != 1+30 {
+			t.Errorf("funcs.csv has %d records, want 31", len(recs))
 		}
 	}
-	want := "meta settings notes totals ranks funcs sites message_sizes comms peers regions region_funcs events"
-	if strings.Join(sections, " ") != want {
-		t.Errorf("sections = %q", sections)
-	}
-	// Untruncated: 50 ranks, 30 functions each once, regardless of Top.
-	count := map[string]int{}
-	for _, rec := range recs {
-		count[rec[0]]++
-	}
-	if count["MPI_Func07"] != 2 { // funcs and message_sizes (sites start with the id, region_funcs with the region)
-		t.Errorf("MPI_Func07 appears in %d rows", count["MPI_Func07"])
-	}
-	// A field starting with '#' must be quoted so comment-skipping readers keep it.
+
+	// Fields that need it are quoted.
 	p := fixture()
 	p.Events[0].Text = "#1, \"odd\""
-	r = csv.NewReader(strings.NewReader(render(t, p, CSV, Options{})))
-	r.Comment = '#'
-	r.FieldsPerRecord = -1
-	recs, err = r.ReadAll()
+	recs, err = csv.NewReader(strings.NewReader(render(t, p, CSV, Options{}))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := false
 	for _, rec := range recs {
-		found = found || rec[0] == p.Events[0].Text
+		found = found || rec[0] == "events" && rec[3] == p.Events[0].Text
 	}
 	if !found {
-		t.Error("event text starting with # lost")
+		t.Error("event text with a comma and quotes lost")
+	}
+}
+
+// TestCSVGoldenDir keeps the per-table files of the fixture.
+func TestCSVGoldenDir(t *testing.T) {
+	for _, tb := range csvTables(fixture(), Options{Source: "/tmp/job", Notes: []string{"partial profile: 3 of 4 ranks (missing: 2)"}}) {
+		testutil.Golden(t, filepath.Join("testdata", "fixture_csv", tb.name+".csv"), tb.bytes())
 	}
 }
 

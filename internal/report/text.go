@@ -102,7 +102,7 @@ func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 		hosts += ")"
 	}
 	kv("Hosts", hosts)
-	kv("MPI library", orDash(m.MPILibrary))
+	kv("MPI library", orDash(oneLine(m.MPILibrary)))
 	kv("MPI version", orDash(m.MPIVersion))
 	kv("Family", orDash(m.Family))
 	kv("Start (UTC)", utc(m.StartNs))
@@ -230,14 +230,16 @@ func textSites(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	}
 	u, uc := pickUnit(float64(maxNs)), pickCallUnit(maxCall)
 	section(b, fmt.Sprintf("Top callsites (by time; times in %s, per call in %s)", u.name, uc.name))
-	idx := sortedIdx(len(p.Sites), func(i, j int) int {
-		return cmp.Compare(p.Sites[j].TimeNs, p.Sites[i].TimeNs) // stable: ties keep ID order
+	// Addresses of one source line (an unrolled loop) are one row.
+	sites, _ := callsites(p)
+	idx := sortedIdx(len(sites), func(i, j int) int {
+		return cmp.Compare(sites[j].TimeNs, sites[i].TimeNs) // stable: ties keep ID order
 	})
 	t := newTable(R("ID"), L("Function"), L("Location"), L("Region"), R("Calls"), R("Time"), R("%MPI"),
 		R("Bytes"), R("Min/call"), R("Mean/call"), R("Max/call"))
 	n := o.limit(len(idx))
 	for _, i := range idx[:n] {
-		s := p.Sites[i]
+		s := sites[i]
 		t.add(strconv.Itoa(i+1), s.Func, location(s.Loc, true), orDash(s.Region), itoa(s.Calls), u.i(s.TimeNs),
 			pctStr(pct(s.TimeNs, tot.mpiNs)), itoa(s.Bytes), uc.i(s.MinNs), uc.f(perCall(s.TimeNs, s.Calls)), uc.i(s.MaxNs))
 	}
@@ -369,16 +371,18 @@ func textRegions(b *strings.Builder, p *profile.Profile, o Options) {
 		maxNs = max(maxNs, r.WallNs, r.MPINs)
 	}
 	u := pickUnit(float64(maxNs))
-	section(b, "Regions (by MPI time; times in "+u.name+"; MPI% of region wall time)")
+	section(b, "Regions (by MPI time; in "+u.name+"; sums over ranks, /rank means; MPI% of wall)")
 	idx := sortedIdx(len(p.Regions), func(i, j int) int {
 		a, c := p.Regions[i], p.Regions[j]
 		return cmp.Or(cmp.Compare(c.MPINs, a.MPINs), strings.Compare(a.Path, c.Path))
 	})
-	t := newTable(L("Region"), R("Visits"), R("Ranks"), R("Wall time"), R("MPI time"), R("MPI%"), R("COV"))
+	t := newTable(L("Region"), R("Visits"), R("Ranks"), R("Wall (sum)"), R("Wall/rank"), R("MPI (sum)"),
+		R("MPI/rank"), R("MPI%"), R("COV"))
 	n := o.limit(len(idx))
 	for _, i := range idx[:n] {
 		r := p.Regions[i]
-		t.add(r.Path, itoa(r.Visits), itoa(r.Ranks), u.i(r.WallNs), u.i(r.MPINs), pctStr(pct(r.MPINs, r.WallNs)), covStr(spreadCOV(r.RankMPI)))
+		t.add(r.Path, itoa(r.Visits), itoa(r.Ranks), u.i(r.WallNs), u.f(perCall(r.WallNs, r.Ranks)), u.i(r.MPINs),
+			u.f(perCall(r.MPINs, r.Ranks)), pctStr(pct(r.MPINs, r.WallNs)), covStr(spreadCOV(r.RankMPI)))
 	}
 	more(t, n, len(idx))
 	t.render(b, "")

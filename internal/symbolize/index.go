@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 )
 
 // index is the per-module lookup structure. All slices are sorted by
@@ -17,6 +18,9 @@ type index struct {
 	lines []lineRow   // all line table rows of all CUs, sorted by addr
 	files []string    // interned file names referenced by lines
 	syms  []symbol    // ELF function symbols, sorted by addr
+	// fortran: the module was built by gfortran (it needs libgfortran or
+	// defines MAIN__), so its symbol p_ is the external procedure p.
+	fortran bool
 }
 
 // funcInfo is a concrete DW_TAG_subprogram. One funcInfo may own several
@@ -95,6 +99,7 @@ func loadModule(path, debugRoot string) (idx *index, err error) {
 	if hasDebugInfo(dwarfFile) {
 		idx.addDWARF(dwarfFile, exec)
 	}
+	idx.fortran = isGfortran(f, idx.syms)
 	// A module with neither DWARF nor symbols is not an error;
 	// lookups in it report ErrNotFound.
 	return idx, nil
@@ -319,8 +324,15 @@ func (b *builder) ranges(e *dwarf.Entry) []addrRange {
 
 // name returns e's DW_AT_name, following DW_AT_abstract_origin and
 // DW_AT_specification (concrete instances of inline functions, C++
-// out-of-line member definitions, compiler clones).
+// out-of-line member definitions, compiler clones). A mangled
+// DW_AT_linkage_name (C++, gfortran module procedures) is preferred, as it
+// names the class or module too; lookups demangle it.
 func (b *builder) name(e *dwarf.Entry, depth int) string {
+	for _, a := range []dwarf.Attr{dwarf.AttrLinkageName, attrMIPSLinkageName} {
+		if n, ok := e.Val(a).(string); ok && mangled(n) {
+			return n
+		}
+	}
 	if n, ok := e.Val(dwarf.AttrName).(string); ok && n != "" {
 		return n
 	}
@@ -461,12 +473,33 @@ func (idx *index) symbolAt(pc uint64) string {
 	if s.size > 0 && pc-s.addr >= s.size {
 		return ""
 	}
-	return s.name
+	if idx.fortran {
+		return demangleFortran(s.name)
+	}
+	return Demangle(s.name)
+}
+
+// isGfortran tells whether the module was built by gfortran: it needs
+// libgfortran, or it defines the Fortran main program MAIN__.
+func isGfortran(f *elf.File, syms []symbol) bool {
+	if libs, err := f.ImportedLibraries(); err == nil {
+		for _, l := range libs {
+			if strings.HasPrefix(l, "libgfortran.") {
+				return true
+			}
+		}
+	}
+	for _, s := range syms {
+		if s.name == "MAIN__" {
+			return true
+		}
+	}
+	return false
 }
 
 func (idx *index) funcName(pc uint64) string {
 	if f := idx.findFunc(pc); f != nil && f.fn.name != "" {
-		return f.fn.name
+		return Demangle(f.fn.name)
 	}
 	return idx.symbolAt(pc)
 }
@@ -498,7 +531,7 @@ func (idx *index) frames(pc uint64) []Frame {
 	}
 	frames := make([]Frame, 0, len(chain)+1)
 	for i := len(chain) - 1; i >= 0; i-- {
-		frames = append(frames, Frame{Func: chain[i].name, File: file, Line: line, Inlined: true})
+		frames = append(frames, Frame{Func: Demangle(chain[i].name), File: file, Line: line, Inlined: true})
 		file, line = chain[i].callFile, chain[i].callLine
 	}
 	return append(frames, Frame{Func: fn, File: file, Line: line})

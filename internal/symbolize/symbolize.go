@@ -84,7 +84,9 @@ func (s *Symbolizer) module(path string) (*index, error) {
 // fn is the outermost real function containing off, even if off is in code
 // inlined into it; file and line are those of the instruction at off from
 // the line table. Without DWARF the function name comes from .symtab, or
-// .dynsym if there is no .symtab, and file is "" and line 0.
+// .dynsym if there is no .symtab, demangled (see Demangle; in a module built
+// by gfortran the trailing underscore of an external procedure is dropped
+// too), and file is "" and line 0.
 //
 // For return addresses use LookupReturn. The error names the module if it
 // cannot be opened or parsed, and wraps ErrNotFound if nothing is known

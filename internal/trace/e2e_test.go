@@ -618,3 +618,150 @@ func TestTraceShapes(t *testing.T) {
 		}
 	})
 }
+
+// TestTraceSample: the bundled sample (examples/sample.c) on 4 ranks, a
+// halo exchange of 200 steps whose end ranks post to MPI_PROC_NULL. Open
+// MPI gives sends that complete at once and requests to MPI_PROC_NULL one
+// shared handle, MPICH its lightweight request: every post must still be
+// completed once. Per step: 6 Isend and 6 Irecv that are messages (two
+// per inner rank, one per end rank).
+func TestTraceSample(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		prog := mpitest.Compile(t, f.MPICC, mpitest.Testdata("../../examples/sample.c"), dir)
+		job := filepath.Join(dir, "job")
+		res := f.Exec(t, mpitest.Run{NP: 4, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0",
+			"MPISCOPE_TRACE": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+		if res.Err != nil {
+			t.Fatalf("mpirun: %v\n%s", res.Err, res.Stderr)
+		}
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := trace.NewWalker(j, trace.WalkOptions{})
+		done := map[int][2]int{} // rank -> sends, receives completed per Waitall (the last seen)
+		bad := 0
+		if err := w.Walk(callVisitor(func(c *trace.Call) error {
+			if c.Fn != "MPI_Waitall" {
+				return nil
+			}
+			got := [2]int{len(c.SendDone), len(c.RecvDone)}
+			if p, ok := done[c.Rank]; ok && p != got {
+				bad++
+			}
+			done[c.Rank] = got
+			return nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+		want := map[int][2]int{0: {1, 1}, 1: {2, 2}, 2: {2, 2}, 3: {1, 1}}
+		for r, x := range want {
+			if done[r] != x || bad != 0 {
+				t.Errorf("rank %d: a Waitall completes %d sends and %d receives, want %v (%d Waitalls differ)", r, done[r][0], done[r][1], x, bad)
+			}
+		}
+		if w.Unmatched != 0 {
+			t.Errorf("%d unmatched completions, want 0", w.Unmatched)
+		}
+		out := filepath.Join(dir, "otf2")
+		w2 := trace.NewWalker(j, trace.WalkOptions{})
+		o, err := trace.NewOTF2Writer(out, w2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w2.Walk(o); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+		lines := otf2Lines(otf2Print(t, out))
+		for rec, n := range map[string]int{"MPI_ISEND": 1200, "MPI_ISEND_COMPLETE": 1200, "MPI_IRECV_REQUEST": 1200,
+			"MPI_IRECV": 1200, "MPI_COLLECTIVE_BEGIN": 4 * 202, "MPI_COLLECTIVE_END": 4 * 202} {
+			if len(lines[rec]) != n {
+				t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
+			}
+		}
+	})
+}
+
+// otf2Lines groups otf2-print's event lines by record: "location rest".
+func otf2Lines(text string) map[string][]string {
+	lines := map[string][]string{}
+	re := regexp.MustCompile(`^([A-Z_]+)\s+(\d+)\s+\d+\s*(.*)$`)
+	for _, l := range strings.Split(text, "\n") {
+		if g := re.FindStringSubmatch(l); g != nil {
+			lines[g[1]] = append(lines[g[1]], g[2]+" "+g[3])
+		}
+	}
+	return lines
+}
+
+// callVisitor is a Visitor that sees calls only.
+type callVisitor func(c *trace.Call) error
+
+func (f callVisitor) Call(c *trace.Call) error                   { return f(c) }
+func (callVisitor) Region(int, int, bool, string, float64) error { return nil }
+func (callVisitor) Mark(int, int, string, float64) error         { return nil }
+
+// TestTraceInterComm: a program with an intercommunicator converts to an
+// OTF2 archive otf2-print reads without a warning: the intercommunicator
+// defined, its 12 messages each sent, completed and received.
+func TestTraceInterComm(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "inter.c", 4, map[string]string{"MPISCOPE_TRACE": "1"})
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := trace.NewWalker(j, trace.WalkOptions{})
+		out := filepath.Join(filepath.Dir(job), "otf2")
+		o, err := trace.NewOTF2Writer(out, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Walk(o); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if w.Unmatched != 0 {
+			t.Errorf("%d unmatched completions", w.Unmatched)
+		}
+		bin, err := exec.LookPath("otf2-print")
+		if err != nil {
+			mpitest.Skip(t, "otf2-print not installed")
+		}
+		b, err := exec.Command(bin, "-A", filepath.Join(out, "traces.otf2")).CombinedOutput()
+		text := string(b)
+		if err != nil || strings.Contains(text, "WARNING") || strings.Contains(text, "ERROR") {
+			t.Fatalf("otf2-print: %v\n%s", err, text)
+		}
+		if n := strings.Count(text, "\nINTER_COMM "); n != 1 {
+			t.Errorf("%d INTER_COMM definitions, want 1", n)
+		}
+		lines := otf2Lines(text)
+		for rec, n := range map[string]int{"MPI_ISEND": 12, "MPI_ISEND_COMPLETE": 12, "MPI_IRECV_REQUEST": 12, "MPI_IRECV": 12} {
+			if len(lines[rec]) != n {
+				t.Errorf("otf2-print: %d %s lines, want %d", len(lines[rec]), rec, n)
+			}
+		}
+		if t.Failed() {
+			t.Logf("%s", text)
+		}
+	})
+}
+
+// TestTraceCheapLoop: 1,000 MPI_Comm_get_attr in a tight loop on one rank
+// (7 bytes per event once packed) convert.
+func TestTraceCheapLoop(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "attr.c", 1, map[string]string{"MPISCOPE_TRACE": "1"})
+		c, _ := walk(t, job, false)
+		if n := c.calls[[2]any{0, "MPI_Comm_get_attr"}]; n != 1000 {
+			t.Errorf("%d MPI_Comm_get_attr calls, want 1000", n)
+		}
+	})
+}

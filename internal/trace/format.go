@@ -72,6 +72,7 @@ const (
 	BGap    = 'G' // events dropped on one thread (writer behind)
 	BFinal  = 'F' // clean end
 	BPad    = 'P' // padding (zeros) that aligns the next block for a direct write; readers skip it
+	BMaps   = 'L' // the process's file mappings (/proc/self/maps): callsite addresses -> module + offset; the last one wins
 )
 
 // Header is the first block of a rank's file.
@@ -114,6 +115,13 @@ type CommDef struct {
 	Size  int
 	World []int // comm rank -> MPI_COMM_WORLD rank (-1 unknown); for an intercommunicator, the remote group
 	Inter bool
+}
+
+// Mapping is one file mapping of the process: addresses [Start, End)
+// come from offset Offset of the file at Path.
+type Mapping struct {
+	Start, End, Offset uint64
+	Path               string
 }
 
 // Final closes a complete file.
@@ -310,6 +318,33 @@ func decodeComm(p []byte) (*CommDef, error) {
 	return c, d.err
 }
 
+// EncodeMaps returns the payload of a mappings block.
+func EncodeMaps(ms []Mapping) []byte {
+	var e enc
+	e.u(uint64(len(ms)))
+	for _, m := range ms {
+		e.u(m.Start)
+		e.u(m.End)
+		e.u(m.Offset)
+		e.s(m.Path)
+	}
+	return e.b
+}
+
+func decodeMaps(p []byte) ([]Mapping, error) {
+	d := dec{b: p}
+	n := d.n(len(d.b) / 4)
+	ms := make([]Mapping, 0, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		m := Mapping{Start: d.u(), End: d.u(), Offset: d.u(), Path: d.s()}
+		if d.err == nil && m.End < m.Start {
+			d.err = fmt.Errorf("mapping %d ends (%#x) before it starts (%#x)", i, m.End, m.Start)
+		}
+		ms = append(ms, m)
+	}
+	return ms, d.err
+}
+
 // EncodeName returns the payload of a region or text block.
 func EncodeName(id int, name string) []byte {
 	var e enc
@@ -394,16 +429,21 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 // 1 GiB at most).
 const maxRaw = 1 << 30
 
+// minEvent is the size of the smallest encoded event: kind, flags and five
+// one-byte varints (function, communicator, t0 delta, duration, call site
+// delta), a cheap call repeated in a loop.
+const minEvent = 7
+
 // DecodeEvents decodes an events block payload, appending to evs.
 func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 	d := dec{b: p}
 	tid = d.n(1 << 31)
-	n := d.n(maxRaw / 8)
+	n := d.n(maxRaw / minEvent)
 	rawLen := d.n(maxRaw)
 	if d.err != nil {
 		return 0, evs, d.err
 	}
-	if n > rawLen/8+1 {
+	if n > rawLen/minEvent {
 		return 0, evs, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
 	}
 	if rawLen > len(d.b)*1100+64 {
@@ -420,7 +460,7 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
 	r := dec{b: raw}
-	evs = slices.Grow(evs, n) // n <= len(raw)/8+1: what the data holds
+	evs = slices.Grow(evs, n) // n <= len(raw)/minEvent: what the data holds
 	var pt, ppc uint64
 	for i := 0; i < n; i++ {
 		if len(r.b) < 2 {

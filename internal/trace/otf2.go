@@ -40,6 +40,8 @@ const (
 	otf2CollEnd         = 0x17
 	otf2NBCRequest      = 0x55 // NonBlockingCollectiveRequest (OTF2 3.0)
 	otf2NBCComplete     = 0x56 // NonBlockingCollectiveComplete (OTF2 3.0)
+	otf2CCEnter         = 0x42 // CallingContextEnter
+	otf2CCLeave         = 0x43 // CallingContextLeave
 
 	// Global definition records.
 	otf2DefClock     = 0x05
@@ -51,6 +53,9 @@ const (
 	otf2DefRegion    = 0x0f
 	otf2DefGroup     = 0x12
 	otf2DefComm      = 0x16
+	otf2DefSCL       = 0x21 // SourceCodeLocation
+	otf2DefCC        = 0x22 // CallingContext
+	otf2DefInterComm = 0x2b
 	otf2Undef32      = math.MaxUint32
 	otf2Undef64      = math.MaxUint64
 	otf2ParadigmUser = 1
@@ -194,7 +199,29 @@ type OTF2Writer struct {
 	rpar    []byte
 	rec     []byte
 	d       []byte
+	// comms maps the job's communicators to OTF2 communicator ids (both
+	// sides of an intercommunicator share one); defs are those ids'
+	// definitions, in id order.
+	comms map[string]uint32 // by key
+	defs  []otf2CommDef
+	// Calling contexts: an MPI function's region at one callsite (a
+	// source code location).
+	ccs     map[otf2CCKey]uint32
+	ccl     []otf2CCKey
+	scls    map[Source]uint32
+	scll    []Source
 	Records uint64
+}
+
+type otf2CCKey struct {
+	region, scl uint32
+}
+
+// otf2CommDef is an OTF2 communicator: an intracommunicator (B nil) or an
+// intercommunicator between groups A and B (world ranks).
+type otf2CommDef struct {
+	name string
+	a, b []int
 }
 
 // NewOTF2Writer creates dir (which must not exist or be empty) and its
@@ -203,7 +230,29 @@ func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o777); err != nil {
 		return nil, err
 	}
-	return &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}}, nil
+	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[string]uint32{},
+		ccs: map[otf2CCKey]uint32{}, scls: map[Source]uint32{}}
+	for _, c := range w.CommList() {
+		if c.Inter && c.Peer != nil {
+			if id, ok := o.comms[c.Peer.Key]; ok {
+				o.comms[c.Key] = id
+				continue
+			}
+		}
+		o.comms[c.Key] = uint32(len(o.defs))
+		name := c.Key
+		if name == "world" {
+			name = "MPI_COMM_WORLD"
+		}
+		d := otf2CommDef{name: name, a: c.LocalGroup()}
+		if c.Inter {
+			// A message's peer is a rank of the remote group: B for
+			// this side's events, A for the other side's.
+			d.b = c.World
+		}
+		o.defs = append(o.defs, d)
+	}
+	return o, nil
 }
 
 func locID(rank, thread int) uint64 { return uint64(thread)<<32 | uint64(rank) }
@@ -299,17 +348,19 @@ func (o *OTF2Writer) ev(l *otf2Loc, typ byte, t uint64, withLen bool, data []byt
 	o.Records++
 }
 
-// msgComm returns the OTF2 communicator and the peer's rank in it, or ok
-// false when the message cannot be expressed (intercommunicator, unknown).
-func msgComm(m *Msg) (uint32, uint32, bool) {
-	if m == nil || m.Comm == nil || m.Comm.Inter || m.Peer < 0 {
+// msgComm returns the OTF2 communicator and the peer's rank in it (of an
+// intercommunicator, in the remote group), or ok false when the message
+// cannot be expressed (peer or communicator unknown).
+func (o *OTF2Writer) msgComm(m *Msg) (uint32, uint32, bool) {
+	if m == nil || m.Comm == nil || m.Peer < 0 {
 		return 0, 0, false
 	}
+	id, ok := o.comms[m.Comm.Key]
 	p := m.Comm.Local(m.Peer)
-	if p < 0 {
+	if !ok || p < 0 {
 		return 0, 0, false
 	}
-	return uint32(m.Comm.ID), uint32(p), true
+	return id, uint32(p), true
 }
 
 func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
@@ -330,7 +381,7 @@ func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
 func (o *OTF2Writer) collData(op byte, g *GComm, root int, bytes int64) []byte {
 	b := uint64(max(bytes, 0))
 	d := append(o.d[:0], op)
-	d = cu32(d, uint32(g.ID))
+	d = cu32(d, o.comms[g.Key])
 	r := uint32(otf2Undef32)
 	if root >= 0 {
 		r = uint32(root)
@@ -350,7 +401,15 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	t0, t1 := ts(c.T0), ts(c.T1)
 	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
-	o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
+	cc := uint32(otf2Undef32)
+	if c.Src != nil {
+		// Entered in the calling context of its callsite; readers
+		// without calling contexts see an Enter of the region.
+		cc = o.context(reg, c.Src)
+		o.ev(l, otf2CCEnter, t0, true, cu32(cu32(o.d[:0], cc), 1))
+	} else {
+		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
+	}
 	op, isColl := collOps[collName(c.Fn)]
 	isColl = isColl && c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter
 	if isColl {
@@ -363,7 +422,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 		o.ev(l, otf2NBCRequest, t0, true, cu64(o.d[:0], c.StartColl[i].Req))
 	}
 	if m := c.Send; m != nil {
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			if m.Req != 0 {
 				o.ev(l, otf2MpiIsend, t0, true, o.msgData(m, peer, comm, true))
 			} else {
@@ -376,7 +435,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	for i := range c.StartSend {
 		m := &c.StartSend[i]
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			o.ev(l, otf2MpiIsend, t0, true, o.msgData(m, peer, comm, true))
 		}
 	}
@@ -384,16 +443,19 @@ func (o *OTF2Writer) Call(c *Call) error {
 		o.ev(l, otf2MpiIrecvRequest, t0, false, cu64(o.d[:0], c.StartRecv[i].Req))
 	}
 	for i := range c.SendDone {
-		o.ev(l, otf2MpiIsendCompl, t1, false, cu64(o.d[:0], c.SendDone[i].Req))
+		// Completed only when its MpiIsend was written.
+		if _, _, ok := o.msgComm(&c.SendDone[i]); ok {
+			o.ev(l, otf2MpiIsendCompl, t1, false, cu64(o.d[:0], c.SendDone[i].Req))
+		}
 	}
 	for i := range c.RecvDone {
 		m := &c.RecvDone[i]
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			o.ev(l, otf2MpiIrecv, t1, true, o.msgData(m, peer, comm, true))
 		}
 	}
 	if m := c.Recv; m != nil {
-		if comm, peer, ok := msgComm(m); ok {
+		if comm, peer, ok := o.msgComm(m); ok {
 			o.ev(l, otf2MpiRecv, t1, true, o.msgData(m, peer, comm, false))
 		}
 	}
@@ -406,8 +468,30 @@ func (o *OTF2Writer) Call(c *Call) error {
 	if isColl {
 		o.ev(l, otf2CollEnd, t1, true, o.collData(op, c.Comm, c.Root, c.CollBytes))
 	}
-	o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
+	if cc != otf2Undef32 {
+		o.ev(l, otf2CCLeave, t1, true, cu32(o.d[:0], cc))
+	} else {
+		o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
+	}
 	return l.file.err
+}
+
+// context returns the calling context of region reg at callsite src.
+func (o *OTF2Writer) context(reg uint32, src *Source) uint32 {
+	scl, ok := o.scls[*src]
+	if !ok {
+		scl = uint32(len(o.scll))
+		o.scls[*src] = scl
+		o.scll = append(o.scll, *src)
+	}
+	k := otf2CCKey{reg, scl}
+	id, ok := o.ccs[k]
+	if !ok {
+		id = uint32(len(o.ccl))
+		o.ccs[k] = id
+		o.ccl = append(o.ccl, k)
+	}
+	return id
 }
 
 // Region implements Visitor.
@@ -488,28 +572,42 @@ func (o *OTF2Writer) Close() error {
 	d = cu64(nil, 1e9)
 	d = cu64(d, 0)
 	d = cu64(d, ts(o.w.End)+1)
-	d = cu64(d, 0)
+	d = cu64(d, uint64(max(o.w.RealOrigin, 0))) // the date of time 0 (OTF2 3.0)
 	def(otf2DefClock, d)
 	str("")
 	def(otf2DefParadigm, append(cu32([]byte{otf2ParadigmMPI}, str("MPI")), 0))
+	// System tree: the job, then one node per host with its ranks.
 	d = cu32(nil, 0)
 	d = cu32(d, str("job"))
 	d = cu32(d, str("machine"))
 	d = cu32(d, otf2Undef32)
 	def(otf2DefSTN, d)
 	ranks := map[int]*Rank{}
+	hosts := map[string]uint32{}
 	for _, r := range o.w.Job.Ranks {
 		ranks[r.Header.Rank] = r
+		if h := r.Header.Host; h != "" {
+			if _, ok := hosts[h]; !ok {
+				hosts[h] = uint32(len(hosts) + 1)
+				d = cu32(nil, hosts[h])
+				d = cu32(d, str(h))
+				d = cu32(d, str("node"))
+				d = cu32(d, 0)
+				def(otf2DefSTN, d)
+			}
+		}
 	}
 	for r := 0; r < size; r++ {
 		name := fmt.Sprintf("rank %d", r)
+		node := uint32(0)
 		if rk := ranks[r]; rk != nil && rk.Header.Host != "" {
 			name += " (" + rk.Header.Host + ")"
+			node = hosts[rk.Header.Host]
 		}
 		d = cu32(nil, uint32(r))
 		d = cu32(d, str(name))
 		d = append(d, 1) // process
-		d = cu32(d, 0)
+		d = cu32(d, node)
 		d = cu32(d, otf2Undef32)
 		def(otf2DefLocGroup, d)
 	}
@@ -535,6 +633,19 @@ func (o *OTF2Writer) Close() error {
 		d = cu32(d, 0) // flags
 		def(otf2DefRegion, d)
 	}
+	for i, src := range o.scll {
+		d = cu32(nil, uint32(i))
+		d = cu32(d, str(src.File))
+		d = cu32(d, uint32(src.Line))
+		def(otf2DefSCL, d)
+	}
+	for i, k := range o.ccl {
+		d = cu32(nil, uint32(i))
+		d = cu32(d, k.region)
+		d = cu32(d, k.scl)
+		d = cu32(d, otf2Undef32) // parent
+		def(otf2DefCC, d)
+	}
 	group := func(id uint32, oldType, typ byte, members []uint64) {
 		d := cu32(nil, id)
 		d = cu32(d, 0)
@@ -552,33 +663,30 @@ func (o *OTF2Writer) Close() error {
 		locs[r] = locID(r, 0)
 	}
 	group(0, 6, 4, locs) // MPI_COMM_WORLD rank -> location
-	comms := o.w.CommList()
-	for _, c := range comms {
-		if c.Inter {
-			continue
+	ngroups := uint32(1)
+	commGroup := func(world []int) uint32 {
+		ms := make([]uint64, 0, len(world))
+		for _, x := range world {
+			ms = append(ms, uint64(max(x, 0)))
 		}
-		ms := make([]uint64, 0, len(c.World))
-		for _, x := range c.World {
-			if x < 0 {
-				x = 0
-			}
-			ms = append(ms, uint64(x))
-		}
-		group(uint32(c.ID)+1, 4, 5, ms)
+		group(ngroups, 4, 5, ms)
+		ngroups++
+		return ngroups - 1
 	}
-	for _, c := range comms {
-		if c.Inter {
+	for id, c := range o.defs {
+		ga := commGroup(c.a)
+		d = cu32(nil, uint32(id))
+		d = cu32(d, str(c.name))
+		d = cu32(d, ga)
+		if c.b != nil {
+			d = cu32(d, commGroup(c.b))
+			d = cu32(d, otf2Undef32) // common communicator
+			d = cu32(d, 0)           // flags
+			def(otf2DefInterComm, d)
 			continue
 		}
-		name := c.Key
-		if name == "world" {
-			name = "MPI_COMM_WORLD"
-		}
-		d = cu32(nil, uint32(c.ID))
-		d = cu32(d, str(name))
-		d = cu32(d, uint32(c.ID)+1)
-		d = cu32(d, otf2Undef32)
-		d = cu32(d, 0)
+		d = cu32(d, otf2Undef32) // parent
+		d = cu32(d, 0)           // flags
 		def(otf2DefComm, d)
 	}
 	if err := g.close(); err != nil {

@@ -31,6 +31,12 @@ func convertOTF2(t testing.TB, job, out string) *Walker {
 // otf2Print runs otf2-print on an archive (skipping without it, failing in CI).
 func otf2Print(t testing.TB, dir string) string {
 	t.Helper()
+	return otf2PrintArgs(t, dir)
+}
+
+// otf2PrintArgs runs otf2-print with options on an archive.
+func otf2PrintArgs(t testing.TB, dir string, opts ...string) string {
+	t.Helper()
 	bin, err := exec.LookPath("otf2-print")
 	if err != nil {
 		if ci() {
@@ -38,7 +44,7 @@ func otf2Print(t testing.TB, dir string) string {
 		}
 		t.Skip("otf2-print not installed")
 	}
-	out, err := exec.Command(bin, filepath.Join(dir, "traces.otf2")).CombinedOutput()
+	out, err := exec.Command(bin, append(opts, filepath.Join(dir, "traces.otf2"))...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("otf2-print: %v\n%s", err, out)
 	}
@@ -88,6 +94,18 @@ func TestOTF2Synthetic(t *testing.T) {
 	if !strings.Contains(text, `Operation: ALLREDUCE, Communicator: "MPI_COMM_WORLD" <0>, Root: NONE, Sent: 8, Received: 8`) {
 		t.Errorf("no allreduce end:\n%s", text)
 	}
+	// The date of time 0, the host with its ranks in the system tree.
+	defs := strings.Join(strings.Fields(otf2PrintArgs(t, out, "-G")), " ")
+	for _, re := range []string{
+		`CLOCK_PROPERTIES Ticks per Seconds: 1000000000, Global Offset: 0, Length: 4301, Date: 2023-11-14 22:13:20.000000500 \+0000`,
+		`SYSTEM_TREE_NODE 1 Name: "h" <\d+>, Class: "node" <\d+>, Parent: "machine::job" <0>`,
+		`LOCATION_GROUP 0 Name: "rank 0 \(h\)" <\d+>, Type: PROCESS, Parent: "node::h" <1>`,
+		`LOCATION_GROUP 1 Name: "rank 1 \(h\)" <\d+>, Type: PROCESS, Parent: "node::h" <1>`,
+	} {
+		if !regexp.MustCompile(re).MatchString(defs) {
+			t.Errorf("otf2-print -G: no %s\n%s", re, defs)
+		}
+	}
 	if t.Failed() {
 		t.Logf("%s", text)
 	}
@@ -103,6 +121,89 @@ func TestCollName(t *testing.T) {
 	} {
 		if got := collName(fn); got != want {
 			t.Errorf("collName(%s) = %s, want %s", fn, got, want)
+		}
+	}
+}
+
+// TestOTF2Callsites: with callsites resolved, each MPI call is entered and
+// left in the calling context of its region at its source code location.
+func TestOTF2Callsites(t *testing.T) {
+	job := synthJob(t)
+	j, err := OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The synthetic calls' callsites are 0x401000 + function id.
+	w := NewWalker(j, WalkOptions{Source: func(r *Rank, pc uint64) (Source, bool) {
+		return Source{Func: "main", File: "app.c", Line: int(pc - 0x401000 + 10)}, true
+	}})
+	out := filepath.Join(t.TempDir(), "otf2")
+	o, err := NewOTF2Writer(out, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Walk(o); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := otf2Print(t, out)
+	m := countLines(t, text)
+	// 10 calls; a region and a user event keep Enter/Leave.
+	for k, n := range map[string]int{"CALLING_CONTEXT_ENTER": 10, "CALLING_CONTEXT_LEAVE": 10, "ENTER": 2, "LEAVE": 2} {
+		if len(m[k]) != n {
+			t.Errorf("%s: %d records, want %d", k, len(m[k]), n)
+		}
+	}
+	defs := strings.Join(strings.Fields(otf2PrintArgs(t, out, "-G")), " ")
+	// Functions 0 to 6 called at lines 10 to 16 of app.c.
+	if n := strings.Count(defs, "SOURCE_CODE_LOCATION "); n != 7 {
+		t.Errorf("%d source code locations, want 7", n)
+	}
+	if n := strings.Count(defs, "CALLING_CONTEXT "); n != 7 {
+		t.Errorf("%d calling contexts, want 7", n)
+	}
+	for _, re := range []string{`SOURCE_CODE_LOCATION 0 File: "app.c" <\d+>, Line Number: 10`, `CALLING_CONTEXT \d+ Region: "MPI_Send" <\d+>, Source code location: "app.c:10" <0>, Parent: UNDEFINED`} {
+		if !regexp.MustCompile(re).MatchString(defs) {
+			t.Errorf("otf2-print -G: no %s", re)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s\n%s", text, defs)
+	}
+}
+
+// TestPerfettoCallsites: a resolved callsite is "file:line" (and the
+// calling function) in a slice's args; an unresolved one its address.
+func TestPerfettoCallsites(t *testing.T) {
+	job := synthJob(t)
+	j, err := OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, resolve := range []bool{true, false} {
+		opt := WalkOptions{}
+		if resolve {
+			opt.Source = func(r *Rank, pc uint64) (Source, bool) {
+				return Source{Func: "main", File: "app.c", Line: int(pc - 0x401000 + 10)}, pc != 0x401000+4
+			}
+		}
+		var b strings.Builder
+		p := NewPerfettoWriter(&b)
+		if err := NewWalker(j, opt).Walk(p); err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+		text := b.String()
+		want := map[string]int{`"callsite":"app.c:10","caller":"main"`: 1, `"callsite":"0x401004"`: 2, `"callsite":"0x401000"`: 0}
+		if !resolve {
+			want = map[string]int{`"callsite":"app.c:10"`: 0, `"callsite":"0x401004"`: 2, `"callsite":"0x401000"`: 1}
+		}
+		for s, n := range want {
+			if c := strings.Count(text, s); c != n {
+				t.Errorf("resolve %v: %d %s, want %d", resolve, c, s, n)
+			}
 		}
 	}
 }

@@ -223,9 +223,17 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		a.quoted("completed_coll_"+strconv.Itoa(i), jq(collDesc(&x)))
 	}
 	a.key("callsite")
-	a.b = append(a.b, `"0x`...)
-	a.b = strconv.AppendUint(a.b, c.PC, 16)
-	p.b = append(a.b, `"}}`...)
+	if c.Src != nil {
+		a.b = append(a.b, p.quote(c.Src.String())...)
+		if c.Src.Func != "" {
+			a.quoted("caller", p.quote(c.Src.Func))
+		}
+	} else {
+		a.b = append(a.b, `"0x`...)
+		a.b = strconv.AppendUint(a.b, c.PC, 16)
+		a.b = append(a.b, '"')
+	}
+	p.b = append(a.b, `}}`...)
 	p.emit(p.b)
 	// Flow ends bind to the enclosing slice: place them inside it.
 	mid := c.T0 + (c.T1-c.T0)/2

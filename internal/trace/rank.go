@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +29,8 @@ type Rank struct {
 	Comms    map[int]*CommDef
 	Regions  map[int]string
 	Texts    map[int]string
-	Threads  []int // thread ids in order of first appearance
+	Maps     []Mapping // the process's file mappings (the last block), sorted by address
+	Threads  []int     // thread ids: the main thread first, then in order of first appearance
 	Events   uint64
 	Dropped  uint64
 	Complete bool   // the final block was read
@@ -53,6 +55,12 @@ func OpenRank(path string) (*Rank, error) {
 	}
 	if r.Calib.NsPerTick == 0 {
 		r.Calib = Calib{NsPerTick: 1}
+	}
+	// The main thread (its id is the process id) is thread 0, whichever
+	// thread's buffer was written first.
+	if i := slices.Index(r.Threads, r.Header.PID); i > 0 {
+		copy(r.Threads[1:i+1], r.Threads[:i])
+		r.Threads[0] = r.Header.PID
 	}
 	return r, nil
 }
@@ -126,6 +134,10 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 				return bad(err)
 			}
 			r.Comms[c.ID] = c
+		case BMaps:
+			if r.Maps, err = decodeMaps(p); err != nil {
+				return bad(err)
+			}
 		case BRegion, BText:
 			id, s, err := decodeName(p)
 			if err != nil {
@@ -219,9 +231,12 @@ type Job struct {
 	Dir      string
 	Ranks    []*Rank // sorted by rank
 	Warnings []string
+	Skipped  []string // rank files that could not be read (a warning each)
 }
 
-// OpenJob opens a job directory (or its trace/ subdirectory).
+// OpenJob opens a job directory (or its trace/ subdirectory). A rank file
+// that cannot be read is skipped with a warning; it fails only when no
+// rank file can be read.
 func OpenJob(dir string) (*Job, error) {
 	tdir := filepath.Join(dir, "trace")
 	if st, err := os.Stat(tdir); err != nil || !st.IsDir() {
@@ -255,10 +270,19 @@ func OpenJob(dir string) (*Job, error) {
 	}
 	j := &Job{Dir: dir}
 	seen := map[int]string{}
+	var firstErr error
 	for _, f := range files {
 		r, err := OpenRank(f)
 		if err != nil {
-			return nil, err
+			// A damaged or unreadable rank file is skipped, as report
+			// skips a damaged rank profile; the error names the file
+			// and the offset.
+			j.Warnings = append(j.Warnings, fmt.Sprintf("%v (rank skipped)", err))
+			j.Skipped = append(j.Skipped, f)
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
 		if r.Warning != "" {
 			j.Warnings = append(j.Warnings, r.Warning)
@@ -273,6 +297,12 @@ func OpenJob(dir string) (*Job, error) {
 		}
 		seen[r.Header.Rank] = f
 		j.Ranks = append(j.Ranks, r)
+	}
+	if len(j.Ranks) == 0 {
+		if len(files) == 1 {
+			return nil, firstErr
+		}
+		return nil, fmt.Errorf("none of the %d trace files of %s could be read; the first: %w", len(files), tdir, firstErr)
 	}
 	sort.Slice(j.Ranks, func(a, b int) bool { return j.Ranks[a].Header.Rank < j.Ranks[b].Header.Rank })
 	if n := j.Ranks[0].Header.Size; len(j.Ranks) < n {

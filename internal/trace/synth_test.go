@@ -19,6 +19,12 @@ func synthRank(t testing.TB, job string, rank, size int, evs []Event, per int, s
 // synthRankAs writes events as kind blocks: BEvents (compressed) or BRaw.
 func synthRankAs(t testing.TB, job string, rank, size int, evs []Event, per int, syncs []Sync, final bool, kind byte) string {
 	t.Helper()
+	return synthRankComms(t, job, rank, size, evs, per, syncs, final, kind, nil)
+}
+
+// synthRankComms is synthRankAs with more communicators than world.
+func synthRankComms(t testing.TB, job string, rank, size int, evs []Event, per int, syncs []Sync, final bool, kind byte, comms []CommDef) string {
+	t.Helper()
 	path := RankPath(job, rank)
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		t.Fatal(err)
@@ -30,7 +36,7 @@ func synthRankAs(t testing.TB, job string, rank, size int, evs []Event, per int,
 	defer f.Close()
 	bw, _ := NewBlockWriter(f)
 	bw.Block(BHeader, EncodeHeader(&Header{Rank: rank, Size: size, PID: 100 + rank, Host: "h", Family: "test",
-		Tool: "0", Timer: "clock", FnNames: []string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Barrier", "MPI_Allreduce"},
+		Tool: "0", Timer: "clock", RealNs: 1_700_000_000_000_000_500, FnNames: []string{"MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Barrier", "MPI_Allreduce"},
 		FnClasses: []string{"p2p", "p2p", "p2p", "p2p", "wait", "coll", "coll"}}))
 	bw.Block(BCalib, EncodeCalib(Calib{Tick0: 0, Ns0: 0, NsPerTick: 1}))
 	world := make([]int, size)
@@ -38,6 +44,9 @@ func synthRankAs(t testing.TB, job string, rank, size int, evs []Event, per int,
 		world[i] = i
 	}
 	bw.Block(BComm, EncodeComm(&CommDef{ID: 0, Key: "world", Size: size, World: world}))
+	for i := range comms {
+		bw.Block(BComm, EncodeComm(&comms[i]))
+	}
 	bw.Block(BRegion, EncodeName(1, "phase"))
 	bw.Block(BText, EncodeName(0, "hello"))
 	fw, _ := flate.NewWriter(nil, flate.BestSpeed)

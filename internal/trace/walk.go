@@ -1,19 +1,77 @@
 package trace
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // GComm is a communicator of the job, the same object on every member.
 type GComm struct {
 	ID    int
 	Key   string
-	World []int // comm rank -> world rank
+	World []int // comm rank -> world rank; of an intercommunicator, its remote group
 	Inter bool
+	// Members are the world ranks whose traces define it, sorted.
+	Members []int
+	// Peer is the other side of an intercommunicator (the ranks of its
+	// remote group define it under their own key), nil when not traced.
+	Peer  *GComm
 	local map[int]int
+}
+
+// LocalGroup returns an intercommunicator's local group (comm rank ->
+// world rank): the other side's remote group when it was traced, else the
+// members in world rank order. Of an intracommunicator, World.
+func (g *GComm) LocalGroup() []int {
+	if !g.Inter {
+		return g.World
+	}
+	if g.Peer != nil {
+		return g.Peer.World
+	}
+	return g.Members
+}
+
+// interKey reads an intercommunicator key ("inter:<fn>:<local size>@<local
+// leader's world rank>").
+func interKey(k string) (size, leader int, ok bool) {
+	rest, ok := strings.CutPrefix(k, "inter:")
+	i := strings.LastIndexByte(rest, '@')
+	j := strings.LastIndexByte(rest[:max(i, 0)], ':')
+	if !ok || i < 0 || j < 0 {
+		return 0, 0, false
+	}
+	size, err1 := strconv.Atoi(rest[j+1 : i])
+	leader, err2 := strconv.Atoi(rest[i+1:])
+	return size, leader, err1 == nil && err2 == nil
+}
+
+// pairInter finds each intercommunicator's other side: the one whose
+// remote group starts with this side's leader and has this side's size,
+// and the other way round.
+func pairInter(comms []*GComm) {
+	for _, a := range comms {
+		sa, la, ok := interKey(a.Key)
+		if !ok || a.Peer != nil || len(a.World) == 0 {
+			continue
+		}
+		for _, b := range comms {
+			sb, lb, ok := interKey(b.Key)
+			if !ok || b == a || b.Peer != nil || len(b.World) == 0 {
+				continue
+			}
+			if a.World[0] == lb && len(a.World) == sb && b.World[0] == la && len(b.World) == sa {
+				a.Peer, b.Peer = b, a
+				break
+			}
+		}
+	}
 }
 
 // Local returns the rank in the communicator of world rank w, or -1.
@@ -60,6 +118,7 @@ type Call struct {
 	Fn, Class    string
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
+	Src          *Source // the callsite in the source, nil when unknown
 	Comm         *GComm
 	Send         *Msg  // blocking send, or a nonblocking send's post (Req set)
 	Recv         *Msg  // blocking receive, completed
@@ -76,6 +135,15 @@ type Call struct {
 	CollDone     []CollOp // nonblocking and persistent collectives completed in this call
 }
 
+// Source is a callsite resolved to source code.
+type Source struct {
+	Func, File string
+	Line       int
+}
+
+// String is "file:line".
+func (s *Source) String() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+
 // Visitor receives a job's events rank by rank, thread by thread in time
 // order within each thread.
 type Visitor interface {
@@ -89,6 +157,9 @@ type WalkOptions struct {
 	NoClock  bool                          // skip clock correction
 	MaxOpen  int                           // clock repair: messages held open at most (0: DefaultMaxOpen)
 	Progress func(rank int, events uint64) // called after each block
+	// Source resolves a rank's callsite address (nil: callsites stay
+	// addresses); called once per rank and address.
+	Source func(r *Rank, pc uint64) (Source, bool)
 }
 
 // Walker resolves a job's events.
@@ -97,14 +168,23 @@ type Walker struct {
 	Comms  map[string]*GComm
 	Clocks []*Clock
 	Origin float64 // job time 0, in rank 0 nanoseconds
-	End    float64 // last time seen so far, relative to Origin
+	// RealOrigin is the date of job time 0: nanoseconds since 1970 UTC
+	// (0 unknown).
+	RealOrigin int64
+	End        float64 // last time seen so far, relative to Origin
 	// Unmatched counts completions whose post was not found (another
 	// thread's buffer written later, or the post before tracing started).
 	Unmatched int
 	// Warning says why the clocks could not be made consistent with the
 	// messages ("" when they are).
 	Warning string
-	opt     WalkOptions
+	// Damaged lists the ranks whose events could not all be read (a
+	// damaged block: file and offset); their events before it are
+	// converted, the other ranks' in full.
+	Damaged []string
+	// Calls counts the calls visited.
+	Calls uint64
+	opt   WalkOptions
 }
 
 // NewWalker prepares the job: communicators unified by key, clocks, origin.
@@ -112,6 +192,7 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	w := &Walker{Job: j, Comms: map[string]*GComm{}, opt: opt, Origin: math.Inf(1)}
 	var keys []string
 	defs := map[string]*CommDef{}
+	members := map[string][]int{}
 	hostClock := hostClocks(j)
 	for _, r := range j.Ranks {
 		c := NewClock(hostClock[r])
@@ -124,6 +205,7 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 		sort.Ints(ids)
 		for _, id := range ids {
 			d := r.Comms[id]
+			members[d.Key] = append(members[d.Key], r.Header.Rank)
 			if _, ok := defs[d.Key]; !ok {
 				defs[d.Key] = d
 				keys = append(keys, d.Key)
@@ -134,8 +216,11 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	sort.SliceStable(keys, func(a, b int) bool { return keys[a] == "world" && keys[b] != "world" })
 	for i, k := range keys {
 		d := defs[k]
-		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter}
+		m := members[k]
+		sort.Ints(m)
+		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter, Members: slices.Compact(m)}
 	}
+	pairInter(w.CommList())
 	if !opt.NoClock {
 		w.Origin = 0 // the repair pass needs finite times, not this origin
 		w.repair(hostClock)
@@ -148,6 +233,12 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 	}
 	if math.IsInf(w.Origin, 0) {
 		w.Origin = 0
+	}
+	// The date of the origin, from the lowest rank's CLOCK_REALTIME at
+	// init (read with its calibration).
+	if len(j.Ranks) > 0 && j.Ranks[0].Header.RealNs > 0 {
+		r := j.Ranks[0]
+		w.RealOrigin = r.Header.RealNs - int64(w.Clocks[0].Ns(r.Calib.Tick0)-w.Origin)
 	}
 	return w
 }
@@ -176,18 +267,71 @@ func flowID(k chanKey, seq uint64) uint64 {
 
 // post is what a request handle stands for until it completes: a send, a
 // receive, or both (MPI_Isendrecv), each with its own request id; or a
-// collective.
+// collective; or nothing to show (a message to or from MPI_PROC_NULL, an
+// RMA or I/O request), which its completion still takes.
 type post struct {
 	send, recv *Msg
 	coll       *CollOp
 }
 
+// maxShared bounds the posts pending under one handle value; beyond it the
+// oldest is forgotten (a post whose completion was never traced).
+const maxShared = 1 << 16
+
+// postTable holds a rank's pending posts by request handle. A handle value
+// does not name one request: Open MPI gives every send that completes at
+// once, and every request to MPI_PROC_NULL, the same handle
+// (ompi_request_empty), MPICH its lightweight complete request; and a
+// library reuses a request's handle once the request is freed, whether or
+// not its completion was traced (MPI_Request_free, a completion call of
+// more than 256 requests). So each handle keeps its posts in posting
+// order, and the k completions of a handle in one call take its k latest
+// posts: those the call's requests can be, since a post whose completion
+// was missed is older than the one that reused its handle.
+type postTable struct {
+	m map[uint64][]*post
+}
+
+func (pt *postTable) push(h uint64, po *post) {
+	s := append(pt.m[h], po)
+	if len(s) > maxShared {
+		s = s[1:]
+	}
+	pt.m[h] = s
+}
+
+// take removes and returns the k latest posts of handle h, oldest first
+// (fewer when fewer are pending).
+func (pt *postTable) take(h uint64, k int) []*post {
+	s := pt.m[h]
+	k = min(k, len(s))
+	out := slices.Clone(s[len(s)-k:])
+	clear(s[len(s)-k:])
+	if s = s[:len(s)-k]; len(s) == 0 {
+		delete(pt.m, h)
+	} else {
+		pt.m[h] = s
+	}
+	return out
+}
+
 // Walk visits every event of every rank.
+// A rank whose events cannot all be decoded (a damaged block) is
+// converted up to that block and noted in Damaged; the walk goes on with
+// the other ranks. It fails only when the visitor does, or when no call
+// at all could be read from a damaged job.
 func (w *Walker) Walk(v Visitor) error {
 	for i, r := range w.Job.Ranks {
 		if err := w.walkRank(i, r, v); err != nil {
-			return err
+			var ce *CorruptError
+			if !errors.As(err, &ce) {
+				return err
+			}
+			w.Damaged = append(w.Damaged, fmt.Sprintf("%v: rank %d's events from there on were not converted", err, r.Header.Rank))
 		}
+	}
+	if w.Calls == 0 && len(w.Damaged) > 0 {
+		return fmt.Errorf("no event could be converted: %s", w.Damaged[0])
 	}
 	return nil
 }
@@ -203,7 +347,6 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return nil
 	}
 	sendSeq := map[chanKey]uint64{}
-	posts := map[uint64]post{}
 	var nextReq uint64
 	pending := map[int][]Event{}
 	var done uint64
@@ -233,25 +376,41 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		m.pi = ord.post(k)
 	}
-	// postMsg follows a nonblocking operation's message until it completes.
-	postMsg := func(h uint64, m *Msg, send bool) {
+	pt := postTable{m: map[uint64][]*post{}}
+	// reqMsg gives a nonblocking operation's message its request id; a
+	// receive is registered with the matching order.
+	reqMsg := func(m *Msg, send bool) {
 		nextReq++
 		m.Req = nextReq
-		po := posts[h]
-		if send {
-			po.send = m
-		} else {
+		if !send {
 			recvPost(m)
-			po.recv = m
 		}
-		posts[h] = po
 	}
-	postColl := func(h uint64, op *CollOp) {
+	reqColl := func(op *CollOp) {
 		nextReq++
 		op.Req = nextReq
-		posts[h] = post{coll: op}
 	}
+	type match struct {
+		e  *Event
+		po *post
+	}
+	var matched []match
+	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
+	srcs := map[uint64]*Source{}
+	source := func(pc uint64) *Source {
+		if w.opt.Source == nil || pc == 0 {
+			return nil
+		}
+		s, ok := srcs[pc]
+		if !ok {
+			if x, found := w.opt.Source(r, pc); found {
+				s = &x
+			}
+			srcs[pc] = s
+		}
+		return s
+	}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
 		for i := range evs {
@@ -279,16 +438,18 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 			case KCall:
 				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Comm: comm(e.Comm), Root: -1}
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1}
 				if c.T1 > w.End {
 					w.End = c.T1
 				}
 				nb := e.Flags&FReq != 0 && e.Req != 0
+				var po post
 				if e.Flags&FColl != 0 {
 					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
 					if nb {
 						op := &CollOp{Fn: c.Fn, Comm: c.Comm, Root: c.Root, Bytes: c.CollBytes}
-						postColl(e.Req, op)
+						reqColl(op)
+						po.coll = op
 						c.CollReq = op.Req
 					}
 				}
@@ -296,7 +457,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
 					if nb {
-						postMsg(e.Req, m, true)
+						reqMsg(m, true)
+						po.send = m
 					}
 					c.Send = m
 				}
@@ -306,45 +468,72 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						if m.Peer < 0 {
 							m.Peer = -1
 						}
-						postMsg(e.Req, m, false)
+						reqMsg(m, false)
+						po.recv = m
 						c.RecvPost = m
 					} else if m.Peer >= 0 {
 						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag, 0)
 						c.Recv = m
 					}
 				}
+				if nb {
+					pt.push(e.Req, &po)
+				}
 				for _, p := range starts[tid] {
 					g := comm(p.Comm)
+					sp := &post{}
 					if p.Flags&FColl != 0 {
 						op := &CollOp{Fn: r.FnName(int(p.Fn)), Comm: g, Root: int(p.STag), Bytes: p.SBytes}
-						postColl(p.Req, op)
+						reqColl(op)
+						sp.coll = op
 						c.StartColl = append(c.StartColl, *op)
-					} else if p.Flags&FSend != 0 {
-						if p.SPeer < 0 {
-							continue // MPI_PROC_NULL
-						}
+					} else if p.Flags&FSend != 0 && p.SPeer >= 0 {
 						m := &Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
 						m.Flow = sendFlow(g, m.Peer, m.Tag)
-						postMsg(p.Req, m, true)
+						reqMsg(m, true)
+						sp.send = m
 						c.StartSend = append(c.StartSend, *m)
 					} else if p.Flags&FRecv != 0 && p.RPeer != -1 {
 						m := &Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
-						postMsg(p.Req, m, false)
+						reqMsg(m, false)
+						sp.recv = m
 						c.StartRecv = append(c.StartRecv, *m)
 					}
+					// MPI_PROC_NULL: nothing to show, but its completion
+					// takes the post.
+					pt.push(p.Req, sp)
 				}
 				starts[tid] = starts[tid][:0]
-				// Completions in the order the requests were posted (MPI
-				// matches receives in that order), not in array order.
+				// The k completions of one handle take its k latest posts,
+				// in array order; all are then taken in the order their
+				// requests were posted (MPI matches receives in that
+				// order), not in array order.
 				cpl := pending[tid]
-				sort.SliceStable(cpl, func(a, b int) bool { return firstReq(posts[cpl[a].Req]) < firstReq(posts[cpl[b].Req]) })
-				for _, p := range cpl {
-					po, ok := posts[p.Req]
+				clear(seenReq)
+				for i := range cpl {
+					seenReq[cpl[i].Req]++
+				}
+				matched = matched[:0]
+				for i := range cpl {
+					h := cpl[i].Req
+					k, ok := seenReq[h]
 					if !ok {
-						w.Unmatched++
-						continue
+						continue // taken with its handle's first completion
 					}
-					delete(posts, p.Req)
+					delete(seenReq, h)
+					took := pt.take(h, k)
+					w.Unmatched += k - len(took)
+					j := 0
+					for x := i; x < len(cpl) && j < len(took); x++ {
+						if cpl[x].Req == h {
+							matched = append(matched, match{&cpl[x], took[j]})
+							j++
+						}
+					}
+				}
+				sort.SliceStable(matched, func(a, b int) bool { return firstReq(*matched[a].po) < firstReq(*matched[b].po) })
+				for _, mt := range matched {
+					p, po := mt.e, mt.po
 					if po.coll != nil {
 						c.CollDone = append(c.CollDone, *po.coll)
 						continue
@@ -379,6 +568,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					c.RecvDone = append(c.RecvDone, m)
 				}
 				pending[tid] = pending[tid][:0]
+				w.Calls++
 				if err := v.Call(c); err != nil {
 					return err
 				}
@@ -494,10 +684,10 @@ func (w *Walker) repair(hostClock map[*Rank]*Rank) {
 			return nil
 		})
 		if err := w.walkRank(i, r, v); err != nil {
-			break // the real walk reports it
+			continue // the real walk reports it
 		}
 	}
-	w.opt.Progress, w.End, w.Unmatched = progress, 0, 0
+	w.opt.Progress, w.End, w.Unmatched, w.Calls = progress, 0, 0, 0
 	// d[s] - d[r] <= slack(s->r) for every pair; start from 0 and relax.
 	d := make([]float64, len(node))
 	for it := 0; ; it++ {

@@ -13,39 +13,6 @@ import (
 	"github.com/mpiscope/mpiscope/internal/mpih"
 )
 
-// Special functions are written by hand in internal/interpose/special.c.
-var Special = map[string]string{
-	"MPI_Init":             "starts the run",
-	"MPI_Init_thread":      "starts the run",
-	"MPI_Finalize":         "merges and writes the profile",
-	"MPI_Pcontrol":         "mpiscope's control interface (variadic)",
-	"MPI_Abort":            "writes this rank's data before aborting",
-	"MPI_Session_init":     "starts the run in the sessions model",
-	"MPI_Session_finalize": "writes this rank's profile in the sessions model",
-}
-
-// Excluded lists MPI functions deliberately left unwrapped, with the reason.
-// The coverage test accepts exactly these as missing. It is empty: every
-// function the libraries export as PMPI_ is wrapped, including MPI-1
-// functions that Open MPI 4.1 still exports but no longer declares (Legacy).
-var Excluded = map[string]string{}
-
-// Legacy holds prototypes of MPI-1 functions removed from MPI-3 that some
-// libraries still export (Open MPI 4.1) although mpi.h no longer declares
-// them. Old binaries call them, so we wrap them too.
-var Legacy = map[string]*mpih.Proto{
-	"MPI_Address":           {Name: "MPI_Address", Ret: "int", Params: []string{"void *", "MPI_Aint *"}},
-	"MPI_Errhandler_create": {Name: "MPI_Errhandler_create", Ret: "int", Params: []string{"MPI_Comm_errhandler_function *", "MPI_Errhandler *"}},
-	"MPI_Errhandler_get":    {Name: "MPI_Errhandler_get", Ret: "int", Params: []string{"MPI_Comm", "MPI_Errhandler *"}},
-	"MPI_Errhandler_set":    {Name: "MPI_Errhandler_set", Ret: "int", Params: []string{"MPI_Comm", "MPI_Errhandler"}},
-	"MPI_Type_extent":       {Name: "MPI_Type_extent", Ret: "int", Params: []string{"MPI_Datatype", "MPI_Aint *"}},
-	"MPI_Type_hindexed":     {Name: "MPI_Type_hindexed", Ret: "int", Params: []string{"int", "int *", "MPI_Aint *", "MPI_Datatype", "MPI_Datatype *"}},
-	"MPI_Type_hvector":      {Name: "MPI_Type_hvector", Ret: "int", Params: []string{"int", "int", "MPI_Aint", "MPI_Datatype", "MPI_Datatype *"}},
-	"MPI_Type_lb":           {Name: "MPI_Type_lb", Ret: "int", Params: []string{"MPI_Datatype", "MPI_Aint *"}},
-	"MPI_Type_struct":       {Name: "MPI_Type_struct", Ret: "int", Params: []string{"int", "int *", "MPI_Aint *", "MPI_Datatype *", "MPI_Datatype *"}},
-	"MPI_Type_ub":           {Name: "MPI_Type_ub", Ret: "int", Params: []string{"MPI_Datatype", "MPI_Aint *"}},
-}
-
 // Func is one function to wrap.
 type Func struct {
 	ID     int
@@ -114,37 +81,6 @@ func NewPlan(h *mpih.Header) (*Plan, error) {
 		p.Funcs = append(p.Funcs, &Func{ID: i, Proto: pr, Sem: s, Legacy: legacy[n], Hand: hand})
 	}
 	return p, nil
-}
-
-// autoRoles fills roles that the parameter types reveal.
-func autoRoles(s *Sem, pr *mpih.Proto) {
-	n := pr.Name
-	for i, t := range pr.Params {
-		switch t {
-		case "MPI_Comm":
-			if s.Comm < 0 && !strings.HasPrefix(n, "MPI_Comm_compare") {
-				s.Comm = i
-			}
-		case "MPI_Comm *":
-			if s.FreeComm < 0 && s.NewComm < 0 && !strings.HasPrefix(n, "MPI_Comm_idup") {
-				s.NewComm = i
-			}
-		}
-	}
-	// MPI-IO data access: the buffer is followed by its count and datatype.
-	if s.Class == IO && !s.HasBytes() && !strings.HasSuffix(n, "_end") {
-		for i := 0; i+2 < len(pr.Params); i++ {
-			c := pr.Params[i+1]
-			if strings.HasSuffix(pr.Params[i], "void *") && (c == "int" || c == "MPI_Count") && pr.Params[i+2] == "MPI_Datatype" {
-				s.Count, s.Type = i+1, i+2
-				break
-			}
-		}
-	}
-	last := len(pr.Params) - 1
-	if s.Req < 0 && s.Class == Coll && last >= 0 && pr.Params[last] == "MPI_Request *" {
-		s.Req = last
-	}
 }
 
 // checkSem verifies the table against the prototype: positions exist and
@@ -661,15 +597,6 @@ func sumW(pr *mpih.Proto, counts int) string {
 		return "ms_sum_wc"
 	}
 	return "ms_sum_w"
-}
-
-// deferred are the blocking calls that complete receives. Their wrappers
-// end with ms_defer (ms.h): the record is written by the next recorded
-// call after its PMPI_ function has returned, off the critical path that
-// runs from a receive's completion to the send that answers it.
-var deferred = map[string]bool{
-	"MPI_Recv": true, "MPI_Recv_c": true, "MPI_Mrecv": true, "MPI_Mrecv_c": true,
-	"MPI_Wait": true, "MPI_Waitall": true, "MPI_Waitany": true, "MPI_Waitsome": true,
 }
 
 // leaveFunc is the hot-path function that ends the wrapper of name.

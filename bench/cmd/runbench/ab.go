@@ -95,7 +95,8 @@ const abNoise = 3.0
 // which does a load and a branch more than the pass-through build's, is not
 // below it. What the pass-through build costs over no library is the floor
 // of interposition, judged by its own target, not a failed control: on the
-// AMD EPYC VM of session 11 it is 4 to 9 ns on some loops, in every round.
+// AMD EPYC (Zen 1) VM measured on 2026-11-25 it is 4 to 9 ns on some
+// loops, in every round.
 func abControls(noLibProfile, ptProfile, ptOff, offMS float64) string {
 	var bad []string
 	if math.Abs(noLibProfile) > abNoise {
@@ -121,7 +122,7 @@ func (b *bench) ab() error {
 		linked    bool
 	}
 	libs := []abLib{{"no library", "", false}, {"pass-through", b.ptLib, false}, {"pass-through linked", "", true}, {"mpiscope", b.lib, false}}
-	vars, err := parseVariants(*variants, b.f.Name)
+	vars, err := parseVariants(b.opt.variants, b.f.Name)
 	if err != nil {
 		return err
 	}
@@ -136,9 +137,9 @@ func (b *bench) ab() error {
 	for _, l := range libs {
 		diffs[l.name] = map[string]map[string][]float64{}
 	}
-	for r := 0; r < *abRounds; r++ {
+	for r := 0; r < b.opt.abRounds; r++ {
 		for _, l := range libs {
-			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, config{Linked: l.linked}.prog(b, "ab", r%len(b.bins)))
+			res, err := b.mpirun(2, l.lib, map[string]string{"MPISCOPE_ENABLE": "1"}, config{Linked: l.linked}.prog(b, "ab", r%len(b.bins)), "10000", strconv.Itoa(b.opt.abCycles))
 			if err != nil {
 				return err
 			}
@@ -166,20 +167,20 @@ func (b *bench) ab() error {
 				}
 			}
 		}
-		fmt.Fprintf(os.Stderr, "runbench: %s ab round %d/%d\n", b.f.Name, r+1, *abRounds)
+		fmt.Fprintf(os.Stderr, "runbench: %s ab round %d/%d\n", b.f.Name, r+1, b.opt.abRounds)
 	}
 	T := summarize(tscs)
-	md("\n## Overhead per call, modes alternating in one process (%s)\n\n", b.f.Name)
-	md("bench/progs/ab.c, 2 ranks: each benchmark runs cycles of five modes, one repetition of 10,000 iterations each, "+
-		"in an order rotated per cycle (21 cycles after one warm-up): `none` calls PMPI_ directly, `timer` calls PMPI_ between two inline rdtsc reads "+
+	b.res.md("\n## Overhead per call, modes alternating in one process (%s)\n\n", b.f.Name)
+	b.res.md("bench/progs/ab.c, 2 ranks: each benchmark runs cycles of five modes, one repetition of 10,000 iterations each, "+
+		"in an order rotated per cycle (%d cycles after one warm-up): `none` calls PMPI_ directly, `timer` calls PMPI_ between two inline rdtsc reads "+
 		"(the least a timing profiler can add, measured where the wrapper's work is: on the critical path), `off` = MPI_Pcontrol(0), "+
 		"`profile` = MPI_Pcontrol(1) (callsites on), `trace` = MPI_Pcontrol(1) and (6). A run's value for a mode is the median over cycles of "+
 		"(mode - none of the same cycle) per call on the critical path; all modes of a run share the VM's phase. "+
 		"%d rounds, each running the program with no library, with the pass-through build preloaded, with it linked into the program (its static archive) and with libmpiscope; "+
 		"the profile of each libmpiscope run is checked to hold exactly the calls made under profile and trace. "+
-		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", *abRounds, T)
-	md("libmpiscope:\n\n")
-	mdHead([]string{"benchmark", "timer (2 reads)", "off", "profile", "trace", "profile / timer", "trace / timer", "profile / 2 isolated reads", "controls"})
+		"Values: median [min, max] over rounds, ns per call. Isolated rdtsc loop of the same runs: %s ns per read.\n\n", b.opt.abCycles, b.opt.abRounds, T)
+	b.res.md("libmpiscope:\n\n")
+	b.res.mdHead([]string{"benchmark", "timer (2 reads)", "off", "profile", "trace", "profile / timer", "trace / timer", "profile / 2 isolated reads", "controls"})
 	med := func(lib, n, mode string) stats { return summarize(diffs[lib][n][mode]) }
 	res := map[string]any{}
 	verdicts := map[string]string{}
@@ -188,56 +189,56 @@ func (b *bench) ab() error {
 		v := abControls(med("no library", n, "profile").Med, med("pass-through", n, "profile").Med,
 			med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med)
 		verdicts[n] = v
-		md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med), v)
-		abTargets(b.f.Name, n+" (in-process)", v, T.Med, tm.Med, pr.Med, tr.Med, med("mpiscope", n, "off").Med,
+		b.res.md("| %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %s |\n", n, tm, med("mpiscope", n, "off"), pr, tr, pr.Med/tm.Med, tr.Med/tm.Med, pr.Med/(2*T.Med), v)
+		b.res.t.abRow(b.f.Name, n+" (in-process)", v, T.Med, tm.Med, pr.Med, tr.Med, med("mpiscope", n, "off").Med,
 			med("no library", n, "profile").Med, med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med,
 			med("pass-through linked", n, "profile").Med, med("pass-through linked", n, "off").Med)
 	}
-	md("\n`controls`: ok when modes that run the same code measure within %.0f ns of each other (no library: profile against none; pass-through: profile against its off) "+
+	b.res.md("\n`controls`: ok when modes that run the same code measure within %.0f ns of each other (no library: profile against none; pass-through: profile against its off) "+
 		"and libmpiscope's `off` is not more than %.0f ns below the pass-through build's (recording off does one load and a branch more than it, so less would mean the time does not add up on that path). "+
 		"Rows whose controls fail do not measure the wrapper's cost. The pass-through build's cost over none is the floor of interposition (its own target).\n", abNoise, abNoise)
 	res["controls"] = verdicts
-	md("\nControls, (mode - none) per call, median over rounds: with no library every mode but timer calls the same MPI_ functions of the MPI library (noise of the method); with the pass-through build they run its wrappers, which only call PMPI_ (the floor of interposition). `off` of libmpiscope minus `off` of the pass-through build is Pcontrol(0)'s cost over the pass-through build.\n\n")
-	mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off",
+	b.res.md("\nControls, (mode - none) per call, median over rounds: with no library every mode but timer calls the same MPI_ functions of the MPI library (noise of the method); with the pass-through build they run its wrappers, which only call PMPI_ (the floor of interposition). `off` of libmpiscope minus `off` of the pass-through build is Pcontrol(0)'s cost over the pass-through build.\n\n")
+	b.res.mdHead([]string{"benchmark", "no library: timer", "no library: profile", "pass-through: profile", "pass-through: off", "libmpiscope off - pass-through off",
 		"pass-through linked: profile", "pass-through linked: off"})
 	for _, n := range order {
-		md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
+		b.res.md("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |\n", n, med("no library", n, "timer").Med, med("no library", n, "profile").Med,
 			med("pass-through", n, "profile").Med, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med-med("pass-through", n, "off").Med,
 			med("pass-through linked", n, "profile").Med, med("pass-through linked", n, "off").Med)
 	}
 	if nl := len(b.bins); nl > 1 {
-		md("\nBy program layout (round r at layout r mod %d; the program's code shifted by %s bytes, bench/progs/pad.c): (mode - none) per call, median over the layout's rounds, one value per layout, ns:\n\n",
+		b.res.md("\nBy program layout (round r at layout r mod %d; the program's code shifted by %s bytes, bench/progs/pad.c): (mode - none) per call, median over the layout's rounds, one value per layout, ns:\n\n",
 			nl, intList(layoutPads[:nl]))
 		shown := [][2]string{{"no library", "profile"}, {"pass-through", "profile"}, {"pass-through linked", "profile"}, {"mpiscope", "off"}, {"mpiscope", "profile"}}
 		head := []string{"benchmark"}
 		for _, c := range shown {
 			head = append(head, c[0]+": "+c[1])
 		}
-		mdHead(head)
+		b.res.mdHead(head)
 		for _, n := range order {
-			md("| %s |", n)
+			b.res.md("| %s |", n)
 			for _, c := range shown {
-				md(" %s |", layoutCells(diffs[c[0]][n][c[1]], nl))
+				b.res.md(" %s |", layoutCells(diffs[c[0]][n][c[1]], nl))
 			}
-			md("\n")
+			b.res.md("\n")
 		}
 	}
 	if len(vars) > 0 {
-		md("\nVariants (-variants), run in the same rounds, ns per call, median over rounds: off minus none (for a pass-through build, the floor of interposition), profile and trace minus the same run's timer; the pass-through build and libmpiscope first.\n\n")
+		b.res.md("\nVariants (-variants), run in the same rounds, ns per call, median over rounds: off minus none (for a pass-through build, the floor of interposition), profile and trace minus the same run's timer; the pass-through build and libmpiscope first.\n\n")
 		head := []string{"benchmark", "pass-through off", "libmpiscope off", "libmpiscope profile", "libmpiscope trace"}
 		for _, v := range vars {
 			head = append(head, v.name+" off", v.name+" profile", v.name+" trace")
 		}
-		mdHead(head)
+		b.res.mdHead(head)
 		over := func(lib, n, mode string) float64 {
 			return summarize(diffs[lib][n][mode]).Med - summarize(diffs[lib][n]["timer"]).Med
 		}
 		for _, n := range order {
-			md("| %s | %.1f | %.1f | %.1f | %.1f |", n, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med, over("mpiscope", n, "profile"), over("mpiscope", n, "trace"))
+			b.res.md("| %s | %.1f | %.1f | %.1f | %.1f |", n, med("pass-through", n, "off").Med, med("mpiscope", n, "off").Med, over("mpiscope", n, "profile"), over("mpiscope", n, "trace"))
 			for _, v := range vars {
-				md(" %.1f | %.1f | %.1f |", med(v.name, n, "off").Med, over(v.name, n, "profile"), over(v.name, n, "trace"))
+				b.res.md(" %.1f | %.1f | %.1f |", med(v.name, n, "off").Med, over(v.name, n, "profile"), over(v.name, n, "trace"))
 			}
-			md("\n")
+			b.res.md("\n")
 		}
 	}
 	for _, l := range libs {
@@ -245,20 +246,20 @@ func (b *bench) ab() error {
 	}
 	res["tsc"] = tscs
 	res["calls"] = calls
-	raw[b.f.Name+"/ab"] = res
+	b.res.raw[b.f.Name+"/ab"] = res
 	return nil
 }
 
-// abTargets records one in-process row against the targets (medians over
+// abRow records one in-process row against the targets (medians over
 // rounds, ns per call; tsc is one isolated read). A row whose controls
 // fail measures no cost; its pass-through rows count only when the method
 // itself resolves the row (no library within abNoise).
-func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, ptProfile, ptOff, linkedProfile, linkedOff float64) {
+func (ts *targets) abRow(fam, row, controls string, tsc, timer, prof, trace, off, noLib, ptProfile, ptOff, linkedProfile, linkedOff float64) {
 	for _, t := range []struct {
 		tg           *target
 		build        string
 		profile, off float64
-	}{{tPass, "pass-through", ptProfile, ptOff}, {tPassLinked, "linked", linkedProfile, linkedOff}} {
+	}{{ts.pass, "pass-through", ptProfile, ptOff}, {ts.passLinked, "linked", linkedProfile, linkedOff}} {
 		if math.Abs(noLib) > abNoise {
 			t.tg.skip(fam, row, fmt.Sprintf("no library measures %.1f ns against itself", noLib))
 			continue
@@ -267,13 +268,13 @@ func abTargets(fam, row, controls string, tsc, timer, prof, trace, off, noLib, p
 			tRow{Family: fam, Row: row + ", " + t.build + " off", Value: t.off, Limit: abNoise, Abs: true})
 	}
 	if controls != "ok" {
-		for _, t := range []*target{tProfile, tTrace, tPcontrol, tInPlace} {
+		for _, t := range []*target{ts.profile, ts.trace, ts.pcontrol, ts.inPlace} {
 			t.skip(fam, row, "controls "+controls)
 		}
 		return
 	}
-	tProfile.add(fam, row, prof/(2*tsc), fmt.Sprintf("%.1f ns", prof))
-	tTrace.add(fam, row, trace/(2*tsc), fmt.Sprintf("%.1f ns", trace))
-	tPcontrol.add(fam, row, off-ptOff, "")
-	tInPlace.add(fam, row, prof/timer, fmt.Sprintf("%.1f over %.1f ns", prof, timer))
+	ts.profile.add(fam, row, prof/(2*tsc), fmt.Sprintf("%.1f ns", prof))
+	ts.trace.add(fam, row, trace/(2*tsc), fmt.Sprintf("%.1f ns", trace))
+	ts.pcontrol.add(fam, row, off-ptOff, "")
+	ts.inPlace.add(fam, row, prof/timer, fmt.Sprintf("%.1f over %.1f ns", prof, timer))
 }

@@ -64,20 +64,38 @@ func TestReplaceFileFailureKeepsOld(t *testing.T) {
 
 // A second runbench on the same build directory stops at once.
 func TestLockBench(t *testing.T) {
-	saved := *buildDir
-	defer func() { *buildDir = saved }()
-	*buildDir = t.TempDir()
-	unlock, err := lockBench()
+	dir := t.TempDir()
+	unlock, err := lockBench(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lockBench(); err == nil || !strings.Contains(err.Error(), "another runbench is running") {
+	if _, err := lockBench(dir); err == nil || !strings.Contains(err.Error(), "another runbench is running") {
 		t.Errorf("second lockBench: %v, want another runbench is running", err)
 	}
 	unlock()
-	unlock2, err := lockBench()
+	unlock2, err := lockBench(dir)
 	if err != nil {
 		t.Fatalf("lockBench after unlock: %v", err)
 	}
 	unlock2()
+}
+
+// The defaults are make bench's: 10 overhead rounds, 5 in-process rounds
+// of 13 cycles each, every layout.
+func TestParseOptions(t *testing.T) {
+	o, err := parseOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.rounds != 10 || o.abRounds != 5 || o.abCycles != 13 || o.layouts != len(layoutPads) || o.synthRanks != 100000 ||
+		o.only != "overhead,ab,memory,scale,synth" || o.scaleSet {
+		t.Errorf("defaults: %+v", *o)
+	}
+	o, err = parseOptions([]string{"-scale-np", "2,4", "-ab-cycles", "3"})
+	if err != nil || !o.scaleSet || o.scaleNP != "2,4" || o.abCycles != 3 {
+		t.Errorf("-scale-np 2,4 -ab-cycles 3: %+v, %v", o, err)
+	}
+	if _, err := parseOptions([]string{"-ab-cycles", "0"}); err == nil {
+		t.Error("-ab-cycles 0: no error")
+	}
 }

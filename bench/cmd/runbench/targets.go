@@ -49,22 +49,36 @@ type target struct {
 	Rows  []tRow
 }
 
-var (
-	tProfile  = &target{Short: "profile", Name: "profile mode, callsites on, per-call overhead <= 1.3 x two timestamp reads", Unit: "x", Limit: 1.3}
-	tTrace    = &target{Short: "trace", Name: "trace mode, per-call overhead <= 2 x two timestamp reads", Unit: "x", Limit: 2}
-	tPcontrol = &target{Short: "Pcontrol(0)", Name: "profile mode under Pcontrol(0) <= 5 ns over the pass-through build", Unit: "ns", Limit: 5}
-	tPass     = &target{Short: "pass-through", Name: "pass-through build indistinguishable from no library", Unit: "ns"}
+// targets are the targets a run judges, each with the rows measured
+// against it.
+type targets struct {
+	profile, trace, pcontrol, pass *target
 	// The same build linked into the program (-lmpiscope, static): its
 	// wrapper takes the place of the program's PLT stub, so interposition
 	// adds no jump there. Reported beside the preloaded build's rows; the
 	// issue's target stays judged on those.
-	tPassLinked = &target{Short: "pass-through linked", Name: "pass-through build linked into the program (static archive) indistinguishable from no library", Unit: "ns"}
-	tMemory     = &target{Short: "memory", Name: "memory per rank in profile mode <= 16 MiB growth, independent of run length", Unit: "KiB", Limit: 16 << 10}
-	tMerge      = &target{Short: "finalize merge", Name: "finalize merge grows with log P, not P", Unit: ""}
-	tSynth      = &target{Short: "100,000 ranks", Name: "100,000-rank merge and report in the command <= 10 s and 2 GiB", Unit: ""}
-	tInPlace    = &target{Short: "reads in place", Name: "profile mode <= 1.3 x two reads in place (stricter than the issue's measure)", Unit: "x", Limit: 1.3, Info: true}
-	targets     = []*target{tProfile, tTrace, tPcontrol, tPass, tPassLinked, tMemory, tMerge, tSynth, tInPlace}
-)
+	passLinked                    *target
+	memory, merge, synth, inPlace *target
+}
+
+func newTargets() *targets {
+	return &targets{
+		profile:    &target{Short: "profile", Name: "profile mode, callsites on, per-call overhead <= 1.3 x two timestamp reads", Unit: "x", Limit: 1.3},
+		trace:      &target{Short: "trace", Name: "trace mode, per-call overhead <= 2 x two timestamp reads", Unit: "x", Limit: 2},
+		pcontrol:   &target{Short: "Pcontrol(0)", Name: "profile mode under Pcontrol(0) <= 5 ns over the pass-through build", Unit: "ns", Limit: 5},
+		pass:       &target{Short: "pass-through", Name: "pass-through build indistinguishable from no library", Unit: "ns"},
+		passLinked: &target{Short: "pass-through linked", Name: "pass-through build linked into the program (static archive) indistinguishable from no library", Unit: "ns"},
+		memory:     &target{Short: "memory", Name: "memory per rank in profile mode <= 16 MiB growth, independent of run length", Unit: "KiB", Limit: 16 << 10},
+		merge:      &target{Short: "finalize merge", Name: "finalize merge grows with log P, not P", Unit: ""},
+		synth:      &target{Short: "100,000 ranks", Name: "100,000-rank merge and report in the command <= 10 s and 2 GiB", Unit: ""},
+		inPlace:    &target{Short: "reads in place", Name: "profile mode <= 1.3 x two reads in place (stricter than the issue's measure)", Unit: "x", Limit: 1.3, Info: true},
+	}
+}
+
+// all lists the targets in the order of the verdicts' table.
+func (ts *targets) all() []*target {
+	return []*target{ts.profile, ts.trace, ts.pcontrol, ts.pass, ts.passLinked, ts.memory, ts.merge, ts.synth, ts.inPlace}
+}
 
 // add records a row against t at t's limit.
 func (t *target) add(fam, row string, v float64, info string) {
@@ -143,10 +157,10 @@ func fmtValue(v float64, unit string) string {
 
 // writeTargets prints the verdicts: per target and family the rows met,
 // the worst row, and every row missed or not measured.
-func writeTargets() {
+func (res *results) writeTargets() {
 	var fams []string
 	seen := map[string]bool{}
-	for _, t := range targets {
+	for _, t := range res.t.all() {
 		for _, r := range t.Rows {
 			if !seen[r.Family] {
 				seen[r.Family] = true
@@ -155,15 +169,15 @@ func writeTargets() {
 		}
 	}
 	sort.Strings(fams)
-	md("\n## Targets: verdicts of this run\n\n")
-	md("Two timestamp reads = two isolated rdtsc reads measured in the same run (the issue's measure). Two-rank rows come from the modes alternating in one process " +
+	res.md("\n## Targets: verdicts of this run\n\n")
+	res.md("Two timestamp reads = two isolated rdtsc reads measured in the same run (the issue's measure). Two-rank rows come from the modes alternating in one process " +
 		"(rows whose controls fail are not measured); single-rank rows from the interleaved single-rank runs and the local loops. A row's value is its median over rounds.\n\n")
-	mdHead([]string{"target", "family", "verdict", "rows met", "worst row"})
+	res.mdHead([]string{"target", "family", "verdict", "rows met", "worst row"})
 	var notes []string
 	type skipKey struct{ row, why string }
 	skipped := map[skipKey][]string{} // the targets a row is not measured for
 	var skipOrder []skipKey
-	for _, t := range targets {
+	for _, t := range res.t.all() {
 		for _, f := range fams {
 			if !t.has(f) {
 				continue
@@ -176,7 +190,7 @@ func writeTargets() {
 			if worst != nil {
 				w = worst.String(t.Unit)
 			}
-			md("| %s | %s | %s | %d of %d | %s |\n", t.Name, f, v, nmet, n, w)
+			res.md("| %s | %s | %s | %d of %d | %s |\n", t.Name, f, v, nmet, n, w)
 			for i := range t.Rows {
 				r := &t.Rows[i]
 				switch {
@@ -197,13 +211,13 @@ func writeTargets() {
 		notes = append(notes, fmt.Sprintf("- not measured (%s): %s: %s", strings.Join(skipped[k], ", "), k.row, k.why))
 	}
 	if len(notes) > 0 {
-		md("\n%s\n", strings.Join(notes, "\n"))
+		res.md("\n%s\n", strings.Join(notes, "\n"))
 	}
-	res := map[string]any{}
-	for _, t := range targets {
-		res[t.Name] = t.Rows
+	rows := map[string]any{}
+	for _, t := range res.t.all() {
+		rows[t.Name] = t.Rows
 	}
-	raw["targets"] = res
+	res.raw["targets"] = rows
 }
 
 // mergeRows judges the finalize merge of one family: rank 0 receives

@@ -35,9 +35,9 @@ func TestTargetVerdict(t *testing.T) {
 	}
 }
 
-// The finalize merge of session 10 (Open MPI, 2-32 ranks) is a tree; a
-// linear gather (P-1 receives on rank 0) or a merge whose cost per receive
-// grows with P is not.
+// The finalize merge measured on 2026-11-24 (Open MPI, 2-32 ranks) is a
+// tree; a linear gather (P-1 receives on rank 0) or a merge whose cost per
+// receive grows with P is not.
 func TestMergeRows(t *testing.T) {
 	nps := []int{2, 4, 8, 16, 32}
 	met := func(rows []tRow) (n int) {
@@ -62,35 +62,31 @@ func TestMergeRows(t *testing.T) {
 	}
 }
 
-// abTargets: a row whose controls fail is recorded as not measured, and
+// abRow: a row whose controls fail is recorded as not measured, and
 // the pass-through rows need a method that resolves the row.
 func TestABTargets(t *testing.T) {
-	saved := targets
-	defer func() { targets = saved }()
-	for _, tg := range targets {
-		tg.Rows = nil
-	}
-	abTargets("openmpi", "pingpong_0 (in-process)", "ok", 9.5, 9.4, 17.5, 26.6, 1.3, -0.6, -1.3, -1.8, 0.4, 3.5)
-	abTargets("openmpi", "allreduce_8 (in-process)", "fail (off 17.2 below pass-through)", 9.5, 12, 14.5, 29.8, -0.4, -3.2, -1.2, -2.0, 0, 0)
-	if r := tProfile.Rows; len(r) != 2 || !near(r[0].Value, 17.5/19) || r[1].Skip == "" {
+	res := newResults()
+	ts := res.t
+	ts.abRow("openmpi", "pingpong_0 (in-process)", "ok", 9.5, 9.4, 17.5, 26.6, 1.3, -0.6, -1.3, -1.8, 0.4, 3.5)
+	ts.abRow("openmpi", "allreduce_8 (in-process)", "fail (off 17.2 below pass-through)", 9.5, 12, 14.5, 29.8, -0.4, -3.2, -1.2, -2.0, 0, 0)
+	if r := ts.profile.Rows; len(r) != 2 || !near(r[0].Value, 17.5/19) || r[1].Skip == "" {
 		t.Errorf("profile rows: %+v", r)
 	}
-	if r := tTrace.Rows[0]; !near(r.Value, 26.6/19) || !r.met() {
+	if r := ts.trace.Rows[0]; !near(r.Value, 26.6/19) || !r.met() {
 		t.Errorf("trace row: %+v (1.40 x is within 2 x)", r)
 	}
-	if r := tPcontrol.Rows[0]; !near(r.Value, 3.1) {
+	if r := ts.pcontrol.Rows[0]; !near(r.Value, 3.1) {
 		t.Errorf("pcontrol row: %+v", r)
 	}
-	if r := tPass.Rows; len(r) != 3 || r[2].Skip == "" || !r[0].met() || !r[1].met() {
+	if r := ts.pass.Rows; len(r) != 3 || r[2].Skip == "" || !r[0].met() || !r[1].met() {
 		t.Errorf("pass-through rows: %+v", r)
 	}
 	// Linked: profile 0.4 ns is within abNoise, off 3.5 is not.
-	if r := tPassLinked.Rows; len(r) != 3 || r[2].Skip == "" || !r[0].met() || r[1].met() || r[1].Row != "pingpong_0 (in-process), linked off" {
+	if r := ts.passLinked.Rows; len(r) != 3 || r[2].Skip == "" || !r[0].met() || r[1].met() || r[1].Row != "pingpong_0 (in-process), linked off" {
 		t.Errorf("pass-through linked rows: %+v", r)
 	}
-	out.Reset()
-	writeTargets()
-	s := out.String()
+	res.writeTargets()
+	s := res.out.String()
 	for _, want := range []string{
 		"| profile mode, callsites on, per-call overhead <= 1.3 x two timestamp reads | openmpi | met | 1 of 1 | openmpi pingpong_0 (in-process): 0.92 x (17.5 ns) |",
 		"- not measured (profile, trace, Pcontrol(0), reads in place): openmpi allreduce_8 (in-process): controls fail (off 17.2 below pass-through)",
