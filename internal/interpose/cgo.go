@@ -161,7 +161,7 @@ func msgoStart(session C.int) C.int {
 
 	if state.session {
 		state.job = sessionJobDir(cfg.Out, state.command, state.size)
-		return C.int(startFlags(cfg))
+		return C.int(startFlags(cfg) | traceInit()) // traceInit: trace_cgo.go
 	}
 	// Rank 0 names and creates the job directory; everyone learns it.
 	var buf [4096]byte
@@ -241,6 +241,7 @@ func msgoSessionEnd() {
 	state.Lock()
 	defer state.Unlock()
 	defer recoverWarn("session finalize")
+	traceFinish() // trace_cgo.go: each rank ends its own trace
 	p := rankProfile("final")
 	symbolizeSites(p)
 	writeRank(p, "")

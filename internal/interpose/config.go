@@ -13,19 +13,23 @@ import (
 // Config is the effective MPISCOPE_* configuration of a run. Bad values
 // never stop the application: they produce a warning and the default.
 type Config struct {
-	Out          string        // MPISCOPE_OUT: job directory ("" = ./mpiscope-<app>-<N>r-<time>)
-	Enable       bool          // MPISCOPE_ENABLE: record from MPI_Init (else wait for Pcontrol(1))
-	PcontrolIPM  bool          // MPISCOPE_PCONTROL=ipm
-	Timer        string        // MPISCOPE_TIMER: auto, tsc, clock
-	Summary      bool          // MPISCOPE_SUMMARY: rank 0 prints a summary at finalize
-	Quiet        bool          // MPISCOPE_QUIET: write nothing to stdout or stderr
-	Report       bool          // MPISCOPE_REPORT: write report.txt
-	Top          int           // MPISCOPE_TOP: rows per table in report.txt
-	Trace        bool          // MPISCOPE_TRACE: record an event trace from MPI_Init
-	TraceBuffer  int64         // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
-	TraceSkewNs  int64         // MPISCOPE_TRACE_SKEW_NS: testing, shifts rank r's clock by r x this
-	TracePack    string        // MPISCOPE_TRACE_COMPRESS: when events are compressed: finalize, run or off
-	TraceDirect  bool          // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
+	Out         string // MPISCOPE_OUT: job directory ("" = ./mpiscope-<app>-<N>r-<time>)
+	Enable      bool   // MPISCOPE_ENABLE: record from MPI_Init (else wait for Pcontrol(1))
+	PcontrolIPM bool   // MPISCOPE_PCONTROL=ipm
+	Timer       string // MPISCOPE_TIMER: auto, tsc, clock
+	Summary     bool   // MPISCOPE_SUMMARY: rank 0 prints a summary at finalize
+	Quiet       bool   // MPISCOPE_QUIET: write nothing to stdout or stderr
+	Report      bool   // MPISCOPE_REPORT: write report.txt
+	Top         int    // MPISCOPE_TOP: rows per table in report.txt
+	Trace       bool   // MPISCOPE_TRACE: record an event trace from MPI_Init
+	TraceBuffer int64  // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
+	TraceSkewNs int64  // MPISCOPE_TRACE_SKEW_NS: testing, shifts rank r's clock by r x this
+	TracePack   string // MPISCOPE_TRACE_COMPRESS: when events are compressed: finalize, run or off
+	TraceDirect bool   // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
+	TraceMax    int64  // MPISCOPE_TRACE_MAX: bytes of trace per rank, then tracing stops (0: no bound)
+	// TraceExclude is MPISCOPE_TRACE_EXCLUDE: functions left out of the
+	// trace, "default" standing for the built-in list (trace_cgo.go).
+	TraceExclude []string
 	SnapshotEvry time.Duration // MPISCOPE_SNAPSHOT_EVERY: periodic snapshots (0 = none)
 	// SnapshotSignal is MPISCOPE_SNAPSHOT_SIGNAL: the signal (a name from
 	// snapshotSignals, without SIG) on which a rank writes a snapshot; ""
@@ -128,6 +132,35 @@ var Settings = []setting{
 		}},
 	{"MPISCOPE_TRACE_DIRECT", "1", "1: raw trace buffers go to the file in direct (O_DIRECT) writes, bypassing the page cache, which takes far less CPU from the rank's core; 0, or a file system that refuses them: ordinary writes",
 		func(c *Config, v string) (err error) { c.TraceDirect, err = parseBool(v); return }},
+	{"MPISCOPE_TRACE_MAX", "1G", "bytes of trace each rank may write (K, M, G suffixes; at least 1M; 0: no bound); beyond it tracing stops with a warning and profiling goes on",
+		func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil || (n != 0 && n < 1<<20) {
+				return fmt.Errorf("want 0 or a size of at least 1M")
+			}
+			c.TraceMax = n
+			return nil
+		}},
+	{"MPISCOPE_TRACE_EXCLUDE", "default", "functions left out of the trace (still profiled): a comma-separated list of MPI_ names; default: calls that move no data (MPI_Wtime, MPI_Wtick, MPI_Get_count, MPI_Get_processor_name, ...), which the list may name (default,MPI_Iprobe); none: trace every function",
+		func(c *Config, v string) error {
+			if strings.EqualFold(strings.TrimSpace(v), "none") {
+				c.TraceExclude = nil
+				return nil
+			}
+			var fns []string
+			for _, f := range strings.Split(v, ",") {
+				switch f = strings.TrimSpace(f); {
+				case strings.EqualFold(f, "default"):
+					fns = append(fns, "default")
+				case validFnName(f):
+					fns = append(fns, f)
+				default:
+					return fmt.Errorf("%q is not an MPI function name (MPI_Xxx), default or none", f)
+				}
+			}
+			c.TraceExclude = fns
+			return nil
+		}},
 	{"MPISCOPE_TRACE_SKEW_NS", "0", "testing only: pretend rank r's clock is r x this many ns ahead, as if each rank ran on its own host (checks clock correction)",
 		func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -168,6 +201,19 @@ var Settings = []setting{
 			}
 			return fmt.Errorf("want one of %s, or none", strings.Join(snapshotSignals, ", "))
 		}},
+}
+
+// validFnName tells whether f looks like a C MPI function name.
+func validFnName(f string) bool {
+	if !strings.HasPrefix(f, "MPI_") || len(f) == 4 {
+		return false
+	}
+	for _, r := range f {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // reserved names are read by other parts (traces, launcher) and must not

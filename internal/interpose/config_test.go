@@ -100,6 +100,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("MPISCOPE_SNAPSHOT_EVERY", "1h")
 	f.Add("MPISCOPE_TRACE_BUFFER", "64K")
 	f.Add("MPISCOPE_SNAPSHOT_SIGNAL", "usr2")
+	f.Add("MPISCOPE_TRACE_MAX", "512M")
+	f.Add("MPISCOPE_TRACE_EXCLUDE", "default,MPI_Iprobe")
 	f.Add("MPISCOPE_X", "\x00")
 	f.Fuzz(func(t *testing.T, k, v string) {
 		_, _, warns := ParseConfig([]string{k + "=" + v})
@@ -121,6 +123,43 @@ func TestParseConfigEnable(t *testing.T) {
 		cfg, _, warns := ParseConfig([]string{"MPISCOPE_ENABLE=" + c.v})
 		if cfg.Enable != c.enable || len(warns) != c.warns {
 			t.Errorf("MPISCOPE_ENABLE=%s: Enable %v, warnings %q; want %v and %d", c.v, cfg.Enable, warns, c.enable, c.warns)
+		}
+	}
+}
+
+// TestParseConfigTraceBounds: MPISCOPE_TRACE_MAX (a size, default 1G, 0 for
+// no bound) and MPISCOPE_TRACE_EXCLUDE (MPI_ names, default, none).
+func TestParseConfigTraceBounds(t *testing.T) {
+	c, _, warns := ParseConfig(nil)
+	if c.TraceMax != 1<<30 || strings.Join(c.TraceExclude, ",") != "default" || len(warns) != 0 {
+		t.Errorf("defaults: max %d exclude %q warnings %q", c.TraceMax, c.TraceExclude, warns)
+	}
+	for _, tc := range []struct {
+		env     string
+		max     int64
+		exclude string
+		warned  bool
+	}{
+		{"MPISCOPE_TRACE_MAX=0", 0, "default", false},
+		{"MPISCOPE_TRACE_MAX=2M", 2 << 20, "default", false},
+		{"MPISCOPE_TRACE_MAX=64G", 64 << 30, "default", false},
+		{"MPISCOPE_TRACE_MAX=100K", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_MAX=-1", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_MAX=lots", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_EXCLUDE=none", 1 << 30, "", false},
+		{"MPISCOPE_TRACE_EXCLUDE=NONE", 1 << 30, "", false},
+		{"MPISCOPE_TRACE_EXCLUDE=MPI_Iprobe", 1 << 30, "MPI_Iprobe", false},
+		{"MPISCOPE_TRACE_EXCLUDE=default, MPI_Iprobe,MPI_Test", 1 << 30, "default,MPI_Iprobe,MPI_Test", false},
+		{"MPISCOPE_TRACE_EXCLUDE=", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_EXCLUDE=MPI_Wtime,,", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_EXCLUDE=Wtime", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_EXCLUDE=MPI_", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_EXCLUDE=none,MPI_Send", 1 << 30, "default", true},
+		{"MPISCOPE_TRACE_EXCLUDE=MPI_Send;MPI_Recv", 1 << 30, "default", true},
+	} {
+		c, _, warns := ParseConfig([]string{tc.env})
+		if c.TraceMax != tc.max || strings.Join(c.TraceExclude, ",") != tc.exclude || (len(warns) > 0) != tc.warned {
+			t.Errorf("%s: max %d exclude %q warnings %q", tc.env, c.TraceMax, c.TraceExclude, warns)
 		}
 	}
 }

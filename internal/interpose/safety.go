@@ -129,6 +129,9 @@ func msgoRankFile(what, arg C.int) {
 		st, why = "exit", "ranks ended early"
 	}
 	t0 := time.Now()
+	// The trace first (bounded): the rank file's appearance tells the
+	// ranks stopped by their launcher that this one is done (waitSiblings).
+	traceEnd(what != C.MS_END_CHAINED, traceEndWait)
 	p := rankProfile(st)
 	symbolizeSites(p)
 	p.Meta.Partial = true
@@ -139,6 +142,10 @@ func msgoRankFile(what, arg C.int) {
 		waitSiblings(t0.Add(siblingWait))
 	}
 }
+
+// traceEndWait bounds the wait for the trace writer's last buffers when a
+// rank ends early: safety.c gives the whole write MS_BOUND_MS (2 s).
+const traceEndWait = time.Second
 
 // siblingWait bounds how long a rank stopped by its launcher waits for the
 // other ranks' files; maxSiblings is the largest job that waits at all (the

@@ -415,6 +415,8 @@ static int ms_sessions; /* sessions open */
 
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+	if (!ms_started)
+		ms_safety_preinit(); /* as MPI_Init: the snapshot signal's disposition before the MPI library's */
 	int rc = PMPI_Session_init(info, errhandler, session);
 	if (rc == MPI_SUCCESS) {
 		__atomic_add_fetch(&ms_sessions, 1, __ATOMIC_RELAXED);

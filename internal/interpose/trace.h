@@ -133,6 +133,12 @@ typedef struct ms_tbuf {
 } ms_tbuf;
 
 MS_HIDDEN extern int ms_tracing;
+/* ms_trace_fn[fn] is 1 while tracing is on and function fn is not
+ * excluded (MPISCOPE_TRACE_EXCLUDE): the one byte a wrapper tests before
+ * it records an event (MS_TRACING), where it tested ms_tracing before, so
+ * exclusion costs a traced call nothing. ms_trace_set sets it. */
+MS_HIDDEN extern volatile unsigned char ms_trace_fn[MS_MAXFUNCS];
+#define MS_TRACING(fn) MS_LOAD(ms_trace_fn[fn])
 extern volatile uint32_t ms_trace_fgen;
 extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 

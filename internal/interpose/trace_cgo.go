@@ -13,7 +13,9 @@ void ms_trace_flushgen(void);
 void ms_trace_flush_self(void);
 int ms_trace_comm(int id, int **world, int *inter);
 int ms_trace_any(int mine);
-int ms_trace_sync(int rounds, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
+int ms_trace_sync(int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
+extern int ms_trace_sync_pings;
+void ms_trace_exclude(int fn);
 int ms_trace_init(void);
 void ms_trace_wait(void);
 void ms_trace_wake(void);
@@ -35,6 +37,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/symbolize"
@@ -48,9 +51,17 @@ import (
 // a lock-free list and post the semaphore. Go is reached only at
 // Pcontrol(6), Pcontrol(2) and finalize.
 //
-// Buffers are written raw (W blocks, 24 or 72 bytes per event: a write,
-// no encoding) and packed into compressed E blocks at MPI_Finalize, unless
-// MPISCOPE_TRACE_COMPRESS=run asks the writer to compress as it goes.
+// Buffers are written raw (W blocks of 12- to 72-byte records, trace.h: a
+// write, no encoding) and packed into compressed E blocks at MPI_Finalize,
+// unless MPISCOPE_TRACE_COMPRESS=run asks the writer to compress as it goes.
+//
+// A rank that ends without MPI_Finalize (MPI_Abort, SIGTERM/SIGINT, exit)
+// writes its buffers from the helper thread that writes its profile
+// (traceEnd); the file is then left raw, without a final block.
+//
+// MPISCOPE_TRACE_MAX bounds the file: the writer refuses the buffer that
+// would pass it and turns tracing off for the rest of the run (profiling
+// goes on); MPISCOPE_TRACE_EXCLUDE leaves functions out (ms_trace_fn).
 
 var tr struct {
 	sync.Mutex
@@ -74,20 +85,71 @@ var tr struct {
 	cal      trace.Calib
 	written  uint64
 	err      error
+	closing  atomic.Bool // traceFinish or traceEnd has begun to close the file
+	cut      bool        // MPISCOPE_TRACE_MAX reached: tracing is off for good
+	cutEvs   uint64      // events of the buffers refused then
+	syncs    []time.Duration
+	pings    int
 }
 
-// Clock samples: at least traceSyncRounds ping-pongs per rank, more (up to
-// 20x) until one round trip takes at most traceSyncGoodNs.
+// Clock samples (ms_trace_sync): at least traceSyncRounds ping-pongs per
+// rank, at most traceSyncMax; fewer than the most once the offset is known
+// to within traceSyncGoodNs or stops getting better.
 const (
-	traceSyncRounds = 10
+	traceSyncRounds = 4
+	traceSyncMax    = 24
 	traceSyncGoodNs = 20000
 )
+
+// traceExcludeDefault is what MPISCOPE_TRACE_EXCLUDE=default leaves out of
+// the trace: calls that move no data and only read local state (clocks,
+// versions, the status of a call already made). Polled in a loop, they
+// fill a trace with nothing a trace viewer shows; they are still profiled.
+var traceExcludeDefault = []string{
+	"MPI_Wtime", "MPI_Wtick", "MPI_Get_count", "MPI_Get_count_c", "MPI_Get_elements", "MPI_Get_elements_x",
+	"MPI_Get_elements_c", "MPI_Get_processor_name", "MPI_Get_version", "MPI_Get_library_version",
+	"MPI_Initialized", "MPI_Finalized", "MPI_Query_thread", "MPI_Is_thread_main",
+}
+
+// traceExclude marks the functions MPISCOPE_TRACE_EXCLUDE names (at
+// MPI_Init, before tracing can start). A name this MPI library does not
+// have warns once, unless it comes from the default list.
+func traceExclude() {
+	idx := map[string]int{}
+	nf := int(C.ms_nfuncs_get())
+	for i := 0; i < nf; i++ {
+		idx[C.GoString(C.ms_fn_name(C.int(i)))] = i
+	}
+	var unknown []string
+	for _, n := range state.cfg.TraceExclude {
+		if n == "default" {
+			for _, d := range traceExcludeDefault {
+				if i, ok := idx[d]; ok {
+					C.ms_trace_exclude(C.int(i))
+				}
+			}
+			continue
+		}
+		if i, ok := idx[n]; ok {
+			C.ms_trace_exclude(C.int(i))
+		} else {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		warn(fmt.Sprintf("MPISCOPE_TRACE_EXCLUDE: %s: not a function of this MPI library, ignored", strings.Join(unknown, ", ")))
+	}
+}
 
 // traceInit runs at MPI_Init (all ranks): with MPISCOPE_TRACE=1 it samples
 // the clock against rank 0, opens the file and returns the start flag.
 func traceInit() int {
 	C.ms_trace_bufsize = C.size_t(state.cfg.TraceBuffer)
 	C.ms_trace_skew = C.int64_t(int64(state.rank) * state.cfg.TraceSkewNs)
+	traceExclude()
+	if state.session && state.cfg.Trace {
+		traceSessionWarn()
+	}
 	if !state.cfg.Trace {
 		return 0
 	}
@@ -95,20 +157,37 @@ func traceInit() int {
 	if !traceOpen() {
 		return 0
 	}
+	tr.Lock()
 	if ok {
-		tr.Lock()
 		tr.synced = true
 		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
-		tr.Unlock()
 	}
+	tr.bw.Flush() // the file is never empty: a rank killed later still has its header
+	tr.Unlock()
+	C.ms_trace_set(1)
 	return 16
 }
 
+// traceSessionWarn says what a trace of the sessions model lacks.
+func traceSessionWarn() {
+	warn("sessions model: trace clocks are not synchronized (there is no MPI_COMM_WORLD for the clock ping-pong): " +
+		"ranks on one host share its clock; between hosts only the messages' order corrects them")
+}
+
+// traceSync samples the clock against rank 0 (all ranks; none in the
+// sessions model, which has no communicator of all ranks).
 func traceSync() (trace.Sync, bool) {
+	if state.session {
+		return trace.Sync{}, false
+	}
 	var local C.uint64_t
 	var off C.int64_t
 	var rtt C.uint64_t
-	if C.ms_trace_sync(traceSyncRounds, traceSyncGoodNs, &local, &off, &rtt) != 0 {
+	t0 := time.Now()
+	rc := C.ms_trace_sync(traceSyncRounds, traceSyncMax, traceSyncGoodNs, &local, &off, &rtt)
+	tr.syncs = append(tr.syncs, time.Since(t0))
+	tr.pings += int(C.ms_trace_sync_pings)
+	if rc != 0 {
 		return trace.Sync{}, false
 	}
 	return trace.Sync{LocalNs: uint64(local), OffsetNs: int64(off), RTTNs: uint64(rtt)}, true
@@ -116,6 +195,9 @@ func traceSync() (trace.Sync, bool) {
 
 //export msgoTraceStart
 func msgoTraceStart() C.int {
+	if state.session && !tr.open.Load() && !state.cfg.Trace {
+		traceSessionWarn()
+	}
 	if traceOpen() {
 		return 1
 	}
@@ -132,7 +214,7 @@ func traceOpen() bool {
 	if tr.open.Load() {
 		return true
 	}
-	if tr.failed || state.job == "" {
+	if tr.failed || tr.cut || tr.closing.Load() || state.job == "" {
 		return false
 	}
 	if C.ms_trace_init() == 0 {
@@ -178,6 +260,7 @@ func traceOpen() bool {
 	}
 	tr.bw.Block(trace.BHeader, trace.EncodeHeader(h))
 	traceMaps() // again at finalize, with what was loaded since
+	tr.bw.Flush()
 	tr.done = make(chan struct{})
 	go traceWriter(tr.done)
 	tr.open.Store(true)
@@ -222,6 +305,9 @@ func traceWrite(tb *C.ms_tbuf, idx, n, bytes int) {
 			traceWarn(fmt.Sprintf("rank %d: trace writer: %v", state.rank, e))
 		}
 	}()
+	if traceCut(n, bytes) {
+		return
+	}
 	traceDefs()
 	var err error
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(C.ms_trace_events(tb, C.int(idx)))), bytes)
@@ -253,6 +339,32 @@ func traceWrite(tb *C.ms_tbuf, idx, n, bytes int) {
 		traceWarn(fmt.Sprintf("rank %d: writing the trace: %v", state.rank, err))
 	}
 	tr.written += uint64(n)
+}
+
+// traceCut tells whether a buffer of n events and bytes bytes must not be
+// written: MPISCOPE_TRACE_MAX would be passed (tr locked). The first time,
+// tracing is turned off for the rest of the run, with a warning on this
+// rank's stderr and in the profile.
+func traceCut(n, bytes int) bool {
+	limit := state.cfg.TraceMax
+	if limit <= 0 {
+		return false
+	}
+	// Room for the block's framing, its padding and what follows it.
+	const room = 3 * traceDirectAlign
+	if !tr.cut && tr.bw.Offset()+int64(bytes)+room <= limit {
+		return false
+	}
+	if !tr.cut {
+		tr.cut = true
+		C.ms_trace_set(0)
+		msg := fmt.Sprintf("rank %d: trace stopped at MPISCOPE_TRACE_MAX=%s (%d events written); later calls are profiled, not traced",
+			state.rank, formatSize(limit), tr.written)
+		addWarning(msg)
+		traceWarn(msg)
+	}
+	tr.cutEvs += uint64(n)
+	return true
 }
 
 // traceDirectAlign is the alignment of direct writes: file offset, memory
@@ -401,18 +513,22 @@ func traceDropped() uint64 {
 
 // traceFinish ends the trace at MPI_Finalize (all ranks): the ranks agree
 // whether anyone traced, sample the clock again, and every rank writes
-// its last buffers, the sample and the final block.
+// its last buffers, the sample and the final block. In the sessions model
+// (MPI_Session_finalize) each rank ends its own trace, without a sample.
 func traceFinish() {
 	C.ms_trace_set(0)
-	mine := 0
-	if tr.open.Load() {
-		mine = 1
-	}
-	if C.ms_trace_any(C.int(mine)) == 0 {
-		return
+	defer traceTiming()
+	if !state.session {
+		mine := 0
+		if tr.open.Load() {
+			mine = 1
+		}
+		if C.ms_trace_any(C.int(mine)) == 0 {
+			return
+		}
 	}
 	s, ok := traceSync()
-	if !tr.open.Load() {
+	if !tr.open.Load() || !tr.closing.CompareAndSwap(false, true) {
 		return
 	}
 	C.ms_trace_hand_all()
@@ -426,14 +542,57 @@ func traceFinish() {
 	if ok {
 		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
 	}
-	var total uint64
+	traceClose(true)
+}
+
+// traceEnd writes what the trace buffers hold when the rank ends without
+// MPI_Finalize (msgoRankFile: MPI_Abort, a signal, exit), on a helper
+// thread while the application's threads may still run (racy like the
+// rank file, docs/safety.md; recording is off by then). Every thread's
+// buffer, the deferred event included, goes to the writer; the file gets
+// the definitions and is closed raw (no packing, no final block: it is not
+// a clean end, and converts as it is). When the application goes on (its
+// own SIGTERM handler: final false) the queued buffers are only written
+// out, as by MPI_Pcontrol(2). The writer is waited for at most wait.
+func traceEnd(final bool, wait time.Duration) {
+	if !tr.open.Load() {
+		return
+	}
+	if !final {
+		traceFlush()
+		return
+	}
+	if !tr.closing.CompareAndSwap(false, true) {
+		return
+	}
+	C.ms_trace_set(0)
+	C.ms_trace_hand_all()
+	tr.stop.Store(true)
+	C.ms_trace_wake()
+	select {
+	case <-tr.done:
+	case <-time.After(wait):
+		traceWarn(fmt.Sprintf("rank %d: the trace writer did not finish in %v: the trace may miss its last buffers", state.rank, wait))
+		return // the writer holds the file: leave it to it
+	}
+	tr.Lock()
+	defer tr.Unlock()
+	traceDefs()
+	traceMaps()
+	traceClose(false)
+}
+
+// traceClose ends the file (tr locked): gaps, the final block when clean,
+// then closes it and packs it (MPISCOPE_TRACE_COMPRESS=finalize).
+func traceClose(clean bool) {
 	for tb := C.ms_tbufs_head(); tb != nil; tb = tb.next {
 		if tb.dropped > 0 {
 			tr.bw.Block(trace.BGap, trace.EncodeGap(int(tb.tid), uint64(tb.dropped)))
 		}
-		total += uint64(tb.total)
 	}
-	tr.bw.Block(trace.BFinal, trace.EncodeFinal(trace.Final{Events: tr.written, Dropped: traceDropped()}))
+	if clean {
+		tr.bw.Block(trace.BFinal, trace.EncodeFinal(trace.Final{Events: tr.written, Dropped: traceDropped()}))
+	}
 	if err := tr.bw.Flush(); err != nil && tr.err == nil {
 		tr.err = err
 	}
@@ -444,7 +603,7 @@ func traceFinish() {
 		tr.direct.Close()
 		tr.direct = nil
 	}
-	if tr.err == nil && state.cfg.TracePack == "finalize" {
+	if clean && tr.err == nil && state.cfg.TracePack == "finalize" {
 		if err := trace.Pack(tr.path); err != nil {
 			traceWarn(fmt.Sprintf("rank %d: packing the trace: %v (left uncompressed)", state.rank, err))
 		}
@@ -452,9 +611,34 @@ func traceFinish() {
 	if tr.err != nil {
 		traceWarn(fmt.Sprintf("rank %d: the trace may be incomplete: %v", state.rank, tr.err))
 	}
-	if d := traceDropped(); d > 0 {
+	if d := traceDropped(); d > 0 && clean {
 		warn(fmt.Sprintf("rank %d: %d trace events dropped (writer behind); raise MPISCOPE_TRACE_BUFFER", state.rank, d))
 	}
-	_ = total
 	tr.open.Store(false)
+}
+
+// traceTiming prints, with MPISCOPE_DEBUG_TIMING=1, rank 0's time in the
+// clock samples (init, finalize) and the pings it answered.
+func traceTiming() {
+	if state.rank != 0 || len(tr.syncs) == 0 || os.Getenv("MPISCOPE_DEBUG_TIMING") != "1" {
+		return
+	}
+	var parts []string
+	for _, d := range tr.syncs {
+		parts = append(parts, fmt.Sprintf("%.3fms", d.Seconds()*1e3))
+	}
+	fmt.Fprintf(os.Stderr, "mpiscope: trace clock sync: ranks=%d syncs=%s pings=%d\n", state.size, strings.Join(parts, ","), tr.pings)
+}
+
+// formatSize writes a byte count as MPISCOPE_TRACE_MAX takes it.
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		s string
+		v int64
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.v && n%u.v == 0 {
+			return fmt.Sprintf("%d%s", n/u.v, u.s)
+		}
+	}
+	return fmt.Sprint(n)
 }

@@ -352,9 +352,9 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	traceOne := traceCpl && s.Cpl == CplOne
 	switch {
 	case traceOne:
-		w("\tuintptr_t ms_th = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_th = ms_trace_save1(ms_t, %s, &%s);\n", a(s.CplReqs), a(s.Status))
+		w("\tuintptr_t ms_th = 0;\n\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\tms_th = ms_trace_save1(ms_t, %s, &%s);\n", pr.Name, a(s.CplReqs), a(s.Status))
 	case traceCpl:
-		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", a(s.CplReqs), cplN, a(s.Status))
+		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", pr.Name, a(s.CplReqs), cplN, a(s.Status))
 	}
 
 	w("\tuint64_t ms_t0, ms_t1;\n\t%s ms_rc;\n", pr.Ret)
@@ -443,7 +443,7 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	if deferred[pr.Name] && !traceCpl && s.Req < 0 { // no request to record (traceArgs)
 		tcall = "ms_trace_defer"
 	}
-	w("\tif (__builtin_expect(MS_LOAD(ms_tracing), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", tcall, pr.Name, targs)
+	w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, tcall, pr.Name, targs)
 	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leave, pr.Name)
 	w("\treturn ms_rc;\n}\n")
 }

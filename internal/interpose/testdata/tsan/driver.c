@@ -24,6 +24,7 @@
 
 /* ---- stubs for the parts linked from Go in the real library ---- */
 int ms_tracing;
+volatile unsigned char ms_trace_fn[MS_MAXFUNCS];
 __thread void *ms_fpc __attribute__((tls_model("initial-exec")));
 volatile uint32_t ms_trace_fgen;
 ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
