@@ -130,7 +130,7 @@ func textBusy(b *strings.Builder, p *profile.Profile, o Options) {
 	t.render(b, "")
 }
 
-type jsonCall struct {
+type jsonBusy struct {
 	Rank      int     `json:"rank"`
 	Thread    int     `json:"thread"`
 	Func      string  `json:"func"`
@@ -162,7 +162,7 @@ type jsonOff struct {
 func addBusyJSON(d *jsonDoc, p *profile.Profile) {
 	for _, c := range p.Busy {
 		l := c.Loc
-		jc := jsonCall{Rank: c.Rank, Thread: c.Thread, Func: c.Func,
+		jc := jsonBusy{Rank: c.Rank, Thread: c.Thread, Func: c.Func,
 			Loc:      jsonLoc{Module: l.Module, Offset: l.Offset, Function: l.Function, File: l.File, Line: l.Line},
 			Location: location(l, false), Region: c.Region, Comm: c.Comm, ElapsedNs: c.ElapsedNs}
 		if c.Peer != profile.PeerNone {

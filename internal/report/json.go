@@ -28,7 +28,7 @@ type jsonDoc struct {
 	Regions []jsonRegion `json:"regions"`
 	Events  []jsonEvent  `json:"events"`
 
-	InProgress   []jsonCall `json:"in_progress,omitempty"`   // busy.go
+	InProgress   []jsonBusy `json:"in_progress,omitempty"`   // busy.go
 	RecordingOff *jsonOff   `json:"recording_off,omitempty"` // busy.go
 }
 
