@@ -27,7 +27,7 @@ const usage = `usage:
       run program with libmpiscope preloaded (use as: mpirun -np N mpiscope ./app);
       program is a path (./app, /bin/app), or a name on PATH or of a file in the
       current directory: any other word is an unknown command, never run
-  mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
+  mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
   mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
       export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
@@ -39,11 +39,13 @@ const usage = `usage:
 Exit status: 0 on success (and for help), 2 on a usage error, 1 on any other error.
 `
 
-const reportUsage = `usage: mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
+const reportUsage = `usage: mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
   Print the profile in a job directory, a snapshot directory (DIR/snapshot-N)
   or a .mps file. Text shows the top N rows of each table; JSON and CSV carry
   everything. CSV is tidy: with -o DIR, one file per table (DIR/funcs.csv,
   DIR/sites.csv, ...); on stdout, one long table (table,row,column,value).
+  HTML is one self-contained page (plots, sortable and filterable tables;
+  up to 1000 rows per table unless -all).
 `
 
 const versionUsage = `usage: mpiscope version
@@ -269,7 +271,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 func reportCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	all := fs.Bool("all", false, "never truncate tables")
-	format := fs.String("format", "text", "output `format`: text, json or csv")
+	format := fs.String("format", "text", "output `format`: text, json, csv or html")
 	top := fs.Int("top", report.DefaultTop, "rows per table (at least 1; -all for every row)")
 	out := fs.String("o", "", "write to `out` instead of stdout (with -format csv: a directory, one file per table)")
 	if err := parseFlags(fs, args, stdout, reportUsage); err != nil {
@@ -280,7 +282,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	f, err := report.ParseFormat(*format)
 	if err != nil {
-		return usageErr("report", "unknown -format %q (want text, json or csv)", *format)
+		return usageErr("report", "unknown -format %q (want text, json, csv or html)", *format)
 	}
 	if *top < 1 {
 		return usageErr("report", "-top %d: want at least 1 row (-all shows every row)", *top)
