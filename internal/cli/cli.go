@@ -29,6 +29,8 @@ const usage = `usage:
       current directory: any other word is an unknown command, never run
   mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
+  mpiscope view [-http host:port] [-open] jobdir
+      show the profile (plots, drill-down, timeline, live update) in the browser
   mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
       export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
   mpiscope version
@@ -53,7 +55,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, version).
+  Print the usage of mpiscope, or of a command (report, convert, view, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -83,6 +85,8 @@ func commandUsage(cmd string) string {
 		return reportUsage
 	case "convert":
 		return convertUsage
+	case "view":
+		return viewUsage
 	case "version":
 		return versionUsage
 	case "help":
@@ -157,7 +161,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "version", "help"}
+var commands = []string{"report", "convert", "view", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -171,6 +175,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "convert":
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
+	case "view":
+		err = viewCmd(args[1:], stdout, stderr) // view.go
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -259,7 +265,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "version":
+	case "report", "convert", "view", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)

@@ -806,3 +806,10 @@ func matrix(p *profile.Profile) *matrixPlot {
 	}
 	return m
 }
+
+// DisplayName is a function's name as the reports show it (demangled).
+func DisplayName(fn string) string { return displayName(fn) }
+
+// Location is a callsite's location as the report's tables show it
+// (function at file:line, base names).
+func Location(l profile.Loc) string { return location(l, true) }
