@@ -50,6 +50,7 @@ type timeline struct {
 	msgs     []tmsg    // sorted by t0
 	fns      []string
 	end      int64
+	detail   int  // calls sent one by one at most (detailCalls)
 	cut      bool // calls or messages were left out (maxCalls, maxMsgs)
 	warnings []string
 }
@@ -157,7 +158,7 @@ func loadTimeline(dir string) (*timeline, error) {
 		return nil, err
 	}
 	w := trace.NewWalker(job, trace.WalkOptions{})
-	tl := &timeline{}
+	tl := &timeline{detail: detailCalls}
 	c := &collector{tl: tl, index: map[int]int{}, fnID: map[string]uint16{}, sends: map[uint64]tmsg{}, recvs: map[uint64]tmsg{}}
 	if err := w.Walk(c); err != nil {
 		return nil, err
@@ -284,7 +285,7 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	for i := lo; i < hi; i++ {
 		out.Total += len(span(i))
 	}
-	if out.Total <= detailCalls && per == 1 {
+	if out.Total <= tl.detail && per == 1 {
 		out.Mode = "calls"
 		for i := lo; i < hi; i++ {
 			for _, c := range span(i) {
@@ -297,7 +298,7 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 		}
 		a, _ := slices.BinarySearchFunc(tl.msgs, t0-(t1-t0), func(m tmsg, t int64) int { return cmp.Compare(m.t0, t) })
 		for _, m := range tl.msgs[a:] {
-			if m.t0 >= t1 || len(out.Msgs) >= detailCalls {
+			if m.t0 >= t1 || len(out.Msgs) >= tl.detail {
 				break
 			}
 			lf, okf := lane[m.from]
