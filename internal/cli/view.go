@@ -26,8 +26,15 @@ const viewUsage = `usage: mpiscope view [-http host:port] [-open] [-allow-remote
   A second directory (the diff of two runs) is not yet supported.
 `
 
-// viewCmd runs mpiscope view; serve is replaced in tests.
+// viewCmd runs mpiscope view until SIGINT or SIGTERM.
 func viewCmd(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveView(ctx, args, stdout, stderr)
+}
+
+// serveView runs mpiscope view until ctx ends.
+func serveView(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("view", flag.ContinueOnError)
 	addr := fs.String("http", "127.0.0.1:0", "`host:port` to listen on (port 0: a free one)")
 	open := fs.Bool("open", false, "open the page in a browser ($BROWSER, else xdg-open)")
@@ -64,8 +71,6 @@ func viewCmd(args []string, stdout, stderr io.Writer) error {
 		openBrowser(url, stderr)
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
