@@ -608,7 +608,9 @@ func htmlPeers(b *strings.Builder, p *profile.Profile, o Options) {
 	}
 	limit := -1
 	if !o.All {
-		limit = htmlLimit(o, len(p.Peers))
+		// At most topKInsert pairs: selected without sorting them all
+		// (1.6 million pairs at 100,000 ranks); the matrix shows them all.
+		limit = min(htmlLimit(o, len(p.Peers)), max(topKInsert, o.top()))
 	}
 	count, total, idx := senders(p, limit)
 	hsection(b, "p2p", "Point-to-point")
