@@ -58,7 +58,7 @@ func serveView(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "mpiscope view: the diff of two runs is not yet available: showing %s only\n", dir)
 	}
 	srv := view.New(dir, opt)
-	if _, _, err := srv.Load(); err != nil {
+	if err := srv.Warm(); err != nil {
 		fmt.Fprintf(stderr, "mpiscope view: warning: %v (the page shows the data once the job writes some)\n", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
