@@ -440,6 +440,7 @@ func htmlRanks(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 		return
 	}
 	b.WriteString(`<div class="plot"><label>Order <select id="rank-order"><option value="rank">rank order</option><option value="sorted">sorted by MPI time</option></select></label>` +
+		` <label>Bars <select id="rank-scale"><option value="mpi">MPI time</option><option value="app">app time and MPI time</option></select></label>` +
 		` <span class="legend"><i class="app"></i>app time <i class="mpi"></i>MPI time <i class="mean"></i>mean MPI time</span><div id="plot-ranks"></div></div>` + "\n")
 	t := newHTable("t-ranks", R("Rank"), L("Host"), R("App time"), R("MPI time"), R("MPI%"), R("Calls"))
 	addRank := func(r profile.Rank) {

@@ -74,11 +74,15 @@ function drawRanks() {
   var host = document.getElementById("plot-ranks"), R = D.ranks;
   if (!host || !R) return;
   var sorted = document.getElementById("rank-order").value === "sorted";
+  var withApp = document.getElementById("rank-scale").value === "app";
   var pts = sorted ? R.sorted : R.order;
   var W = 900, H = 230, L = 60, B = 24, n = pts.length;
   var s = svg(host, W, H);
   var maxv = 1;
-  pts.forEach(function (p) { maxv = Math.max(maxv, sorted ? Math.max(p[1], p[2]) : Math.max(p[2], p[5])); });
+  pts.forEach(function (p) {
+    maxv = Math.max(maxv, sorted ? p[2] : p[5]);
+    if (withApp) maxv = Math.max(maxv, sorted ? p[1] : p[2]);
+  });
   var y = function (v) { return H - B - (H - B - 10) * v / maxv; };
   var bw = (W - L - 10) / n;
   el("text", {x: 4, y: 14}, s, human(maxv));
@@ -87,7 +91,7 @@ function drawRanks() {
     var x = L + i * bw, app = sorted ? p[1] : p[2], mpi = sorted ? p[2] : p[3];
     var label = sorted ? "rank " + p[0] : (p[0] === p[1] ? "rank " + p[0] : "ranks " + p[0] + "-" + p[1] + " (mean)");
     var g = el("g", {"class": "rank-bar"}, s);
-    el("rect", {x: x, y: y(app), width: Math.max(bw - (bw > 3 ? 1 : 0), 0.5), height: H - B - y(app), fill: "#c9d3df"}, g);
+    if (withApp) el("rect", {x: x, y: y(app), width: Math.max(bw - (bw > 3 ? 1 : 0), 0.5), height: H - B - y(app), fill: "#c9d3df"}, g);
     el("rect", {x: x, y: y(mpi), width: Math.max(bw - (bw > 3 ? 1 : 0), 0.5), height: H - B - y(mpi), fill: "#2f6fb5"}, g);
     if (!sorted && p[0] !== p[1]) el("line", {x1: x + bw / 2, x2: x + bw / 2, y1: y(p[4]), y2: y(p[5]), stroke: "#123"}, g);
     tip(g, label + ": app " + human(app) + ", MPI " + human(mpi) + (!sorted && p[0] !== p[1] ? " (min " + human(p[4]) + ", max " + human(p[5]) + ")" : ""));
@@ -102,8 +106,10 @@ function drawRanks() {
     el("text", {x: Math.min(x, W - 120), y: H - 6, "class": "mark"}, s, "\u25B2 " + m[0] + " rank " + m[1] + " (" + human(m[2]) + ")");
   });
 }
-var ro = document.getElementById("rank-order");
-if (ro) ro.addEventListener("change", drawRanks);
+["rank-order", "rank-scale"].forEach(function (id) {
+  var e = document.getElementById(id);
+  if (e) e.addEventListener("change", drawRanks);
+});
 drawRanks();
 
 // Functions: share of MPI time (stacked) and the spread over ranks.
