@@ -392,3 +392,20 @@ func TestEscape(t *testing.T) {
 	}
 	b.quiet(t, func(u string) bool { return strings.HasPrefix(u, "file://") && !strings.Contains(u, "x") })
 }
+
+// TestEmptyPage: a profile with nothing in it draws nothing and logs no
+// error.
+func TestEmptyPage(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "empty.html")
+	var buf bytes.Buffer
+	if err := report.WriteHTML(&buf, &profile.Profile{}, report.Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(page, buf.Bytes(), 0o644)
+	b := newBrowser(t)
+	b.open(t, "file://"+page)
+	if n := eval[int](t, b, `document.querySelectorAll("svg").length`); n != 0 {
+		t.Errorf("%d plots on an empty page", n)
+	}
+	b.quiet(t, func(u string) bool { return u == "file://"+page })
+}
