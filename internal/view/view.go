@@ -8,7 +8,9 @@
 // final profile is written.
 //
 // It only reads the job directory. Clients that are not on the loopback
-// interface are refused unless Options.AllowRemote.
+// interface, and requests for a host name other than localhost or a
+// loopback address (another site's page rebinding its name to 127.0.0.1),
+// are refused unless Options.AllowRemote.
 //
 // Endpoints (all GET):
 //
@@ -105,6 +107,11 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "mpiscope view: only local clients are served (start it with -allow-remote to change this)", http.StatusForbidden)
 			return
 		}
+		if !s.opt.AllowRemote && !localHost(r.Host) {
+			// A page of another site that rebinds its name to 127.0.0.1.
+			http.Error(w, "mpiscope view: only requests for localhost or a loopback address are served", http.StatusForbidden)
+			return
+		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
@@ -116,6 +123,20 @@ func isLocal(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// localHost tells whether a request's Host names this machine's loopback
+// interface: localhost or a loopback address, with or without a port.
+func localHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()

@@ -223,19 +223,23 @@ func TestRemoteRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeFinal(t, dir, job(0, 1000))
 	for _, c := range []struct {
-		addr   string
-		remote bool
-		code   int
+		addr, host string
+		remote     bool
+		code       int
 	}{
-		{"203.0.113.5:4000", false, 403}, {"10.0.0.1:80", false, 403}, {"[2001:db8::1]:5", false, 403}, {"bogus", false, 403},
-		{"127.0.0.1:9", false, 200}, {"[::1]:9", false, 200}, {"127.0.0.2:9", false, 200}, {"203.0.113.5:4000", true, 200},
+		{"203.0.113.5:4000", "127.0.0.1", false, 403}, {"10.0.0.1:80", "127.0.0.1", false, 403},
+		{"[2001:db8::1]:5", "127.0.0.1", false, 403}, {"bogus", "127.0.0.1", false, 403},
+		{"127.0.0.1:9", "127.0.0.1:8080", false, 200}, {"[::1]:9", "[::1]:80", false, 200}, {"127.0.0.2:9", "localhost:1", false, 200},
+		{"203.0.113.5:4000", "example.org", true, 200},
+		{"127.0.0.1:9", "evil.example:8080", false, 403}, {"127.0.0.1:9", "", false, 403}, {"127.0.0.1:9", "10.0.0.1", false, 403},
 	} {
-		req := httptest.NewRequest("GET", "http://x/api/status", nil)
+		req := httptest.NewRequest("GET", "http://127.0.0.1/api/status", nil)
+		req.Host = c.host
 		req.RemoteAddr = c.addr
 		rec := httptest.NewRecorder()
 		New(dir, Options{AllowRemote: c.remote}).Handler().ServeHTTP(rec, req)
 		if rec.Code != c.code {
-			t.Errorf("client %s (allow remote %v): %d, want %d", c.addr, c.remote, rec.Code, c.code)
+			t.Errorf("client %s, host %q (allow remote %v): %d, want %d", c.addr, c.host, c.remote, rec.Code, c.code)
 		}
 	}
 	// Through a real socket on the loopback interface.
