@@ -29,8 +29,8 @@ const usage = `usage:
       current directory: any other word is an unknown command, never run
   mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
-  mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
-      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
+  mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] jobdir
+      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON, or the profile for pprof
   mpiscope version
       print the version
   mpiscope help [command]
