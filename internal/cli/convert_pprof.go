@@ -34,8 +34,15 @@ func convertPprof(path, out string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "mpiscope: %s\n", s)
 		}
 	}
+	ranks := rankFiles(path, info)
+	conv := func(w io.Writer) error {
+		if len(ranks) > 0 {
+			return pprofconv.WriteRanks(w, p, ranks)
+		}
+		return pprofconv.Write(w, p)
+	}
 	if out == "-" {
-		return pprofconv.Write(stdout, p)
+		return conv(stdout)
 	}
 	if out == "" {
 		dir := path
@@ -54,7 +61,7 @@ func convertPprof(path, out string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := pprofconv.Write(f, p); err != nil {
+	if err := conv(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -64,6 +71,31 @@ func convertPprof(path, out string, stdout, stderr io.Writer) error {
 	if err := os.Rename(tmp, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "mpiscope: %d functions, %d callsites: %s\n", len(p.Funcs), len(p.Sites), out)
+	by := ""
+	if len(ranks) > 0 {
+		by = fmt.Sprintf(" (labelled by rank, from %d rank files)", len(ranks))
+	}
+	fmt.Fprintf(stderr, "mpiscope: %d functions, %d callsites%s: %s\n", len(p.Funcs), len(p.Sites), by, out)
 	return nil
+}
+
+// rankFiles returns the profiles of the rank files of a directory whose
+// profile was merged from them (a snapshot directory, or a job that did not
+// reach MPI_Finalize), one rank each, so that the samples can carry their
+// rank; none for a final profile, whose merge keeps no per-rank split of
+// the callsites. A file Load skipped (and warned of) is left out here too.
+func rankFiles(path string, info *profile.LoadInfo) []*profile.Profile {
+	if info == nil || info.Source == "final" || info.Source == "file" {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(path, "ranks", "*", "r*.mps"))
+	var out []*profile.Profile
+	for _, f := range files {
+		p, _, err := profile.Load(f)
+		if err != nil || len(p.Ranks) != 1 {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	pprof "github.com/google/pprof/profile"
 
 	"github.com/mpiscope/mpiscope/internal/mpitest"
 	"github.com/mpiscope/mpiscope/profile"
@@ -122,5 +126,64 @@ func TestConvertPprofErrors(t *testing.T) {
 	_, se, code = run("convert", "--pprof", "--otf2", dir)
 	if code != 2 || !strings.Contains(se, "give one of --otf2, --perfetto and --pprof") {
 		t.Errorf("two formats: exit %d, stderr %q", code, se)
+	}
+}
+
+// TestConvertPprofRanks: a directory of rank files (a snapshot, or a job
+// that did not finish) converts with each sample labelled by its rank,
+// the samples of rank r holding its own calls; a final profile's samples
+// carry no rank.
+func TestConvertPprofRanks(t *testing.T) {
+	dir := t.TempDir()
+	for r := 0; r < 3; r++ {
+		n := int64(10 * (r + 1))
+		p := &profile.Profile{
+			Meta:  profile.Meta{NumRanks: 3, Command: []string{"./app"}, Snapshot: 1},
+			Ranks: []profile.Rank{{Rank: r, State: "snapshot", Calls: n}},
+			Funcs: []profile.Func{{Name: "MPI_Send", Calls: n, TimeNs: 100 * n, Bytes: 8 * n}},
+			Sites: []profile.Site{{Func: "MPI_Send", Loc: profile.Loc{Module: "/bin/app", Offset: 0x10, Function: "main", File: "/src/app.c", Line: 5},
+				Calls: n, TimeNs: 100 * n, Bytes: 8 * n}},
+		}
+		if err := profile.WriteFile(profile.RankFile(dir, r), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	so, se, code := run("convert", "--pprof", "-o", "-", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	q, err := pprof.Parse(strings.NewReader(so))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][3]int64{}
+	for _, s := range q.Sample {
+		rk := s.Label["rank"]
+		if len(rk) != 1 || s.Location[0].Line[0].Function.Name != "MPI_Send" || s.Location[1].Line[0].Line != 5 {
+			t.Fatalf("sample %v: rank label %v, stack %v", s.Value, rk, s.Location)
+		}
+		v := got[rk[0]]
+		got[rk[0]] = [3]int64{v[0] + s.Value[0], v[1] + s.Value[1], v[2] + s.Value[2]}
+	}
+	want := map[string][3]int64{"0": {10, 1000, 80}, "1": {20, 2000, 160}, "2": {30, 3000, 240}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("per rank %v, want %v", got, want)
+	}
+	if !slices.Contains(q.Comments, "3 ranks") || !slices.Contains(q.Comments, "snapshot 1 (taken while the job ran)") {
+		t.Errorf("comments %q", q.Comments)
+	}
+
+	job := twoRanks(t)
+	so, _, _ = run("convert", "--pprof", "-o", "-", job)
+	if q, err = pprof.Parse(strings.NewReader(so)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range q.Sample {
+		if len(s.Label) != 0 {
+			t.Errorf("final profile: sample %v labelled %v", s.Value, s.Label)
+		}
+	}
+	if len(q.Sample) != 1 || q.Sample[0].Value[0] != 2000 {
+		t.Errorf("final profile: %d samples", len(q.Sample))
 	}
 }

@@ -32,7 +32,7 @@ const (
 	UnitNs      = "nanoseconds"
 	UnitBytes   = "bytes"
 	LabelRegion = "region" // string label: the Pcontrol region path of the sample's calls
-	LabelRank   = "rank"   // numeric label: the rank, when the profile holds one rank only
+	LabelRank   = "rank"   // string label: the rank, when the profile holds one rank only (a number label of 0 would not survive encoding)
 )
 
 // unattributed is the callsite frame of the calls a function's sites do
@@ -44,9 +44,9 @@ const unattributed = "(unknown callsite)"
 // (ns) and bytes; a sample's stack is its MPI function above the callsite
 // (function, file, line; the module and offset as mapping and address).
 // Calls in a Pcontrol region carry the label "region"; a profile of one
-// rank (a rank file) labels every sample with its "rank". The profile's
-// sites hold no per-rank or per-communicator split, so a job's samples
-// carry neither.
+// rank (a rank file) labels every sample with its "rank" (WriteRanks
+// combines such files). A merged profile's sites hold no per-rank or
+// per-communicator split, so a job's samples carry neither.
 func Convert(p *mps.Profile) *profile.Profile {
 	out := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -65,9 +65,22 @@ func Convert(p *mps.Profile) *profile.Profile {
 	out.Comments = comments(p)
 	b := builder{out: out, funcs: map[funcKey]*profile.Function{}, locs: map[locKey]*profile.Location{},
 		maps: map[string]*profile.Mapping{}, leaves: map[string]*profile.Location{}}
-	var rank []int64
+	rank := ""
 	if len(p.Ranks) == 1 {
-		rank = []int64{int64(p.Ranks[0].Rank)}
+		rank = strconv.Itoa(p.Ranks[0].Rank)
+	}
+	labels := func(region string) map[string][]string {
+		l := map[string][]string{}
+		if region != "" {
+			l[LabelRegion] = []string{region}
+		}
+		if rank != "" {
+			l[LabelRank] = []string{rank}
+		}
+		if len(l) == 0 {
+			return nil
+		}
+		return l
 	}
 
 	// What the sites account for, per function.
@@ -77,12 +90,7 @@ func Convert(p *mps.Profile) *profile.Profile {
 		smp := &profile.Sample{
 			Location: append([]*profile.Location{b.leaf(s.Func)}, b.stack(s)...),
 			Value:    []int64{s.Calls, s.TimeNs, s.Bytes},
-		}
-		if s.Region != "" {
-			smp.Label = map[string][]string{LabelRegion: {s.Region}}
-		}
-		if rank != nil {
-			smp.NumLabel = map[string][]int64{LabelRank: rank}
+			Label:    labels(s.Region),
 		}
 		out.Sample = append(out.Sample, smp)
 		t := bySite[s.Func]
@@ -97,9 +105,7 @@ func Convert(p *mps.Profile) *profile.Profile {
 		smp := &profile.Sample{
 			Location: []*profile.Location{b.leaf(f.Name), b.location(locKey{fn: unattributed}, nil)},
 			Value:    rest,
-		}
-		if rank != nil {
-			smp.NumLabel = map[string][]int64{LabelRank: rank}
+			Label:    labels(""),
 		}
 		out.Sample = append(out.Sample, smp)
 	}
@@ -108,7 +114,31 @@ func Convert(p *mps.Profile) *profile.Profile {
 
 // Write converts p and writes it to w, gzip-compressed as pprof reads it.
 func Write(w io.Writer, p *mps.Profile) error {
-	out := Convert(p)
+	return write(w, Convert(p))
+}
+
+// WriteRanks converts the profiles of single ranks (rank files), each
+// sample labelled with its rank, and writes them to w as one pprof
+// profile; job is their merge, which the header describes.
+func WriteRanks(w io.Writer, job *mps.Profile, ranks []*mps.Profile) error {
+	ps := make([]*profile.Profile, 0, len(ranks))
+	for _, r := range ranks {
+		ps = append(ps, Convert(r))
+	}
+	if len(ps) == 0 {
+		return write(w, Convert(job))
+	}
+	out, err := profile.Merge(ps)
+	if err != nil {
+		return fmt.Errorf("pprof: %v", err)
+	}
+	// Merge keeps the first profile's header: say what the whole is.
+	whole := Convert(&mps.Profile{Meta: job.Meta, Ranks: job.Ranks})
+	out.Comments, out.TimeNanos, out.DurationNanos = whole.Comments, whole.TimeNanos, whole.DurationNanos
+	return write(w, out)
+}
+
+func write(w io.Writer, out *profile.Profile) error {
 	if err := out.CheckValid(); err != nil {
 		return fmt.Errorf("pprof: %v", err)
 	}

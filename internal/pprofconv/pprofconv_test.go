@@ -128,12 +128,13 @@ func TestConvert(t *testing.T) {
 func TestConvertRank(t *testing.T) {
 	p := job()
 	p.Ranks = []mps.Rank{{Rank: 7}}
+	p.Sites[1].Region = "" // a sample with the rank label only
 	p.Meta.NumRanks = 8
 	p.Meta.Partial = true
 	q := roundTrip(t, p)
 	for _, s := range q.Sample {
-		if !slices.Equal(s.NumLabel["rank"], []int64{7}) {
-			t.Errorf("sample %v: rank label %v, want [7]", s.Value, s.NumLabel["rank"])
+		if !slices.Equal(s.Label["rank"], []string{"7"}) {
+			t.Errorf("sample %v: rank label %v, want [7]", s.Value, s.Label["rank"])
 		}
 	}
 	if !slices.Contains(q.Comments, "8 ranks (1 in this profile)") || !slices.Contains(q.Comments, "partial profile (some ranks wrote their data before MPI_Finalize)") {
