@@ -22,17 +22,12 @@ func btoi(b bool) int {
 // a .mps file) as a pprof profile: to out, "-" for stdout, or by default
 // profile.pb.gz in the directory (beside the file).
 func convertPprof(path, out string, stdout, stderr io.Writer) error {
-	p, info, err := profile.Load(path)
+	p, info, notes, err := loadInfo(path, stderr) // diff.go
 	if err != nil {
-		return loadError(path, err)
+		return err
 	}
-	if info != nil {
-		for _, w := range info.Warnings {
-			fmt.Fprintf(stderr, "mpiscope: warning: %s\n", w)
-		}
-		if s := info.Summary(); s != "" && (info.Partial || len(info.Missing) > 0 || info.Source == "snapshot") {
-			fmt.Fprintf(stderr, "mpiscope: %s\n", s)
-		}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "mpiscope: %s\n", n)
 	}
 	ranks := rankFiles(path, info)
 	conv := func(w io.Writer) error {

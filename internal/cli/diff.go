@@ -44,26 +44,15 @@ func diffCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	o := report.DiffOptions{PerRank: *perRank, All: *all, Top: *top, SourceA: fs.Arg(0), SourceB: fs.Arg(1)}
 	var ps [2]*profile.Profile
+	var notes [2][]string
 	for i, path := range fs.Args() {
-		p, info, err := profile.Load(path)
+		p, _, n, err := loadInfo(path, stderr)
 		if err != nil {
-			return loadError(path, err)
+			return err
 		}
-		ps[i] = p
-		if info == nil {
-			continue
-		}
-		for _, w := range info.Warnings {
-			fmt.Fprintf(stderr, "mpiscope: warning: %s\n", w)
-		}
-		if s := info.Summary(); s != "" && (info.Partial || len(info.Missing) > 0 || info.Source == "snapshot") {
-			if i == 0 {
-				o.NotesA = append(o.NotesA, s)
-			} else {
-				o.NotesB = append(o.NotesB, s)
-			}
-		}
+		ps[i], notes[i] = p, n
 	}
+	o.NotesA, o.NotesB = notes[0], notes[1]
 	if *out == "" {
 		return report.WriteDiff(stdout, ps[0], ps[1], f, o)
 	}
@@ -76,4 +65,25 @@ func diffCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return w.Close()
+}
+
+// loadInfo loads the profile at path as report does: warnings to stderr,
+// and the note that a partial or snapshot profile deserves.
+func loadInfo(path string, stderr io.Writer) (*profile.Profile, *profile.LoadInfo, []string, error) {
+	p, info, err := profile.Load(path)
+	if err != nil {
+		return nil, nil, nil, loadError(path, err)
+	}
+	var notes []string
+	if info != nil {
+		for _, w := range info.Warnings {
+			fmt.Fprintf(stderr, "mpiscope: warning: %s\n", w)
+		}
+		// A complete profile needs no note, whether read from a job
+		// directory or its profile.mps.
+		if s := info.Summary(); s != "" && (info.Partial || len(info.Missing) > 0 || info.Source == "snapshot") {
+			notes = append(notes, s)
+		}
+	}
+	return p, info, notes, nil
 }
