@@ -21,6 +21,10 @@ func changed() *profile.Profile {
 	p.Meta.Command = []string{"./solver", "-n", "256", "--out", "my file.dat"}
 	p.Meta.NumRanks = 8
 	p.Meta.MPILibrary = "Open MPI v4.1.6"
+	// Rank 0 makes the changes below: 600 + 16 - 8 calls, 0.6 + 0.2 - 1 -
+	// 0.5 s of MPI time.
+	p.Ranks[0].Calls += 608
+	p.Ranks[0].MPINs -= 700_000_000
 	for r := 4; r < 8; r++ {
 		p.Ranks = append(p.Ranks, profile.Rank{Rank: r, AppNs: 10 * sec, State: "final"})
 	}
