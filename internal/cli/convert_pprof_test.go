@@ -187,3 +187,35 @@ func TestConvertPprofRanks(t *testing.T) {
 		t.Errorf("final profile: %d samples", len(q.Sample))
 	}
 }
+
+// TestConvertPprofSnapshot: the flush snapshot of testdata/progs/pcontrol.c
+// (2 ranks; per rank 10 barriers, 20 allreduces in region outer and 30 in
+// outer/inner before MPI_Pcontrol(2)) converts with rank labels: go tool
+// pprof -tagfocus selects one rank's calls, and one region's.
+func TestConvertPprofSnapshot(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "pcontrol.c", t.TempDir())
+		_, job, _ := f.Profile(t, 2, nil, prog)
+		snap := profile.SnapshotDir(job, 1)
+		if _, se, code := run("convert", "--pprof", snap); code != 0 || !strings.Contains(se, "labelled by rank, from 2 rank files") {
+			t.Fatalf("convert --pprof %s: exit %d: %s", snap, code, se)
+		}
+		pb := filepath.Join(snap, "profile.pb.gz")
+		for _, c := range []struct {
+			focus string
+			want  map[string]int64
+		}{
+			{"rank=^1$", map[string]int64{"MPI_Barrier": 10, "MPI_Allreduce": 50}},
+			{"rank=^0$", map[string]int64{"MPI_Barrier": 10, "MPI_Allreduce": 50}},
+			{"region=^outer/inner$", map[string]int64{"MPI_Allreduce": 60}},
+		} {
+			out := goPprof(t, "-top", "-nodefraction=0", "-sample_index=calls", "-tagfocus="+c.focus, pb)
+			got := topFlat(t, out, "")
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Errorf("-tagfocus=%s: %s %d calls, want %d:\n%s", c.focus, k, got[k], v, out)
+				}
+			}
+		}
+	})
+}
