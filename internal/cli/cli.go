@@ -29,10 +29,12 @@ const usage = `usage:
       current directory: any other word is an unknown command, never run
   mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
-  mpiscope view [-http host:port] [-open] jobdir
+  mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] jobdir
+      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON, or the profile for pprof
+  mpiscope diff [-format text|json] [-per-rank] [-all] [-top N] [-o out] A B
+      what changed from run A to run B, per function, callsite, communicator and message size
+  mpiscope view [-http host:port] [-open] jobdir [jobdir_b]
       show the profile (plots, drill-down, timeline, live update) in the browser
-  mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
-      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
   mpiscope version
       print the version
   mpiscope help [command]
@@ -55,7 +57,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, view, version).
+  Print the usage of mpiscope, or of a command (report, convert, diff, view, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -85,6 +87,8 @@ func commandUsage(cmd string) string {
 		return reportUsage
 	case "convert":
 		return convertUsage
+	case "diff":
+		return diffUsage
 	case "view":
 		return viewUsage
 	case "version":
@@ -161,7 +165,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "view", "version", "help"}
+var commands = []string{"report", "convert", "diff", "view", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -175,6 +179,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "convert":
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
+	case "diff":
+		err = diffCmd(args[1:], stdout, stderr) // diff.go
 	case "view":
 		err = viewCmd(args[1:], stdout, stderr) // view.go
 	case "version", "-version", "--version":
@@ -265,7 +271,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "view", "version":
+	case "report", "convert", "diff", "view", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
