@@ -1,6 +1,6 @@
 module github.com/mpiscope/mpiscope/internal/browsertest
 
-go 1.25
+go 1.26.0
 
 require (
 	github.com/chromedp/cdproto v0.159.0

@@ -1,8 +1,10 @@
 package browsertest
 
 import (
+	"bytes"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mpiscope/mpiscope/internal/mpitest"
+	"github.com/mpiscope/mpiscope/internal/report"
 	"github.com/mpiscope/mpiscope/internal/view"
 	"github.com/mpiscope/mpiscope/profile"
 )
@@ -143,6 +146,42 @@ func TestViewLive(t *testing.T) {
 	waitFor(t, b, "the final profile", `document.getElementById("live") && document.getElementById("live").textContent.includes("Showing the final profile")`)
 	if c := eval[string](t, b, barrier); c != "1400" {
 		t.Errorf("final: MPI_Barrier %s calls, want 1400", c)
+	}
+	b.quiet(t, func(u string) bool { return strings.HasPrefix(u, srv.URL+"/") })
+}
+
+// TestViewDiff: mpiscope view A B's /diff page, on two 64-rank synthetic
+// runs of different lengths: the text diff's numbers, sorting, filtering.
+func TestViewDiff(t *testing.T) {
+	var dirs [2]string
+	var ps [2]*profile.Profile
+	for i, ranks := range []string{"64", "32"} {
+		dirs[i] = filepath.Join(t.TempDir(), "synth")
+		cmd := exec.Command("go", "run", "./bench/cmd/synth", "-ranks", ranks, "-o", dirs[i])
+		cmd.Dir = repo()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("synth: %v\n%s", err, out)
+		}
+		p, _, err := profile.Load(dirs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	srv := httptest.NewServer(view.New(dirs[0], view.Options{Compare: dirs[1]}).Handler())
+	defer srv.Close()
+	b := newBrowser(t)
+	b.open(t, srv.URL+"/diff")
+	var txt bytes.Buffer
+	report.WriteDiff(&txt, ps[0], ps[1], report.Text, report.DiffOptions{All: true})
+	lines := map[string]bool{}
+	for _, l := range strings.Split(txt.String(), "\n") {
+		lines[strings.Join(strings.Fields(l), " ")] = true
+	}
+	sameNumbers(t, b, lines, map[string][]int{"t-d-funcs": nil, "t-d-sites": nil, "t-d-comms": nil, "d-summary": nil})
+	sortAndFilter(t, b, "t-d-funcs", 5, "mpi_allreduce", 1)
+	if n := eval[int](t, b, `document.querySelectorAll("svg.diff-ranks rect").length`); n != 64+32 {
+		t.Errorf("side-by-side rank plots: %d bars, want 96", n)
 	}
 	b.quiet(t, func(u string) bool { return strings.HasPrefix(u, srv.URL+"/") })
 }

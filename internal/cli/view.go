@@ -21,9 +21,11 @@ const viewUsage = `usage: mpiscope view [-http host:port] [-open] [-allow-remote
   Serve the job directory's profile to the browser: the HTML report's plots
   and tables, a drill-down (function -> callsites -> ranks, rank -> partners),
   the timeline of a traced job, and live update while the job writes
-  snapshots. Binds 127.0.0.1 on a free port unless -http says otherwise,
-  prints the URL and serves until interrupted. Only reads the directory.
-  A second directory (the diff of two runs) is not yet supported.
+  snapshots. With a second directory, /diff shows what changed from the
+  first run to the second (as mpiscope diff), with the two runs' plots
+  side by side. Binds 127.0.0.1 on a free port unless -http says
+  otherwise, prints the URL and serves until interrupted. Only reads the
+  directories.
 `
 
 // viewCmd runs mpiscope view until SIGINT or SIGTERM.
@@ -55,7 +57,12 @@ func serveView(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	opt := view.Options{AllowRemote: *remote}
 	if fs.NArg() == 2 {
 		opt.Compare = fs.Arg(1)
-		fmt.Fprintf(stderr, "mpiscope view: the diff of two runs is not yet available: showing %s only\n", dir)
+		if st, err := os.Stat(opt.Compare); err != nil || !st.IsDir() {
+			if err == nil {
+				err = errors.New("not a directory")
+			}
+			return fmt.Errorf("view %s: %v", opt.Compare, err)
+		}
 	}
 	srv := view.New(dir, opt)
 	if err := srv.Warm(); err != nil {
@@ -67,6 +74,9 @@ func serveView(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintf(stdout, "mpiscope view: serving %s at %s (Ctrl-C to stop)\n", dir, url)
+	if opt.Compare != "" {
+		fmt.Fprintf(stdout, "mpiscope view: what changed in %s: %sdiff\n", opt.Compare, url)
+	}
 	if *open {
 		openBrowser(url, stderr)
 	}

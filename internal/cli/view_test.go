@@ -26,6 +26,7 @@ func TestViewUsage(t *testing.T) {
 		{[]string{"view", dir, dir, dir}, 2, "want a job directory (and at most one more), got 3"},
 		{[]string{"view", "-bogus", dir}, 2, "flag provided but not defined"},
 		{[]string{"view", filepath.Join(dir, "nope")}, 1, "no such file or directory"},
+		{[]string{"view", dir, filepath.Join(dir, "nope")}, 1, "nope: no such file or directory"},
 		{[]string{"view", "-http", "256.1.1.1:0", dir}, 1, "view: listen tcp"},
 	} {
 		var out, errb bytes.Buffer
@@ -65,11 +66,13 @@ func TestViewServes(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`data-v="7">7</td>`)) || !bytes.Contains(body, []byte("Diff view: not yet available")) {
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`data-v="7">7</td>`)) || !bytes.Contains(body, []byte(`<a href="/diff" id="diff-link">`)) {
 		t.Errorf("page: %d %.300s", resp.StatusCode, body)
 	}
-	if !strings.Contains(errb.String(), "diff of two runs is not yet available") {
-		t.Errorf("stderr %q", errb.String())
+	if resp, err = http.Get(string(m[1]) + "diff"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("diff page: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	cancel()
 	select {

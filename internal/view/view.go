@@ -22,6 +22,7 @@
 //	/api/rank?rank=R   rank R's times and its point-to-point partners
 //	/api/timeline?t0=&t1=&r0=&r1=&w=   the trace in [t0, t1) ns, ranks r0..r1,
 //	                   for w pixels: calls and messages, or bins
+//	/diff              what changed from this job to Options.Compare (mpiscope view A B)
 package view
 
 import (
@@ -57,7 +58,8 @@ var viewHTML string
 type Options struct {
 	AllowRemote bool          // serve clients that are not on the loopback interface
 	Poll        time.Duration // how often the page asks whether the data changed (default 2 s)
-	// Compare is a second job directory: the diff view, not yet available.
+	// Compare is a second job directory (run B): /diff shows what changed
+	// from this one (run A) to it.
 	Compare string
 }
 
@@ -69,6 +71,7 @@ type Server struct {
 
 	mu  sync.Mutex // guards cur
 	cur *loaded
+	b   *Server // Options.Compare, nil without
 
 	tlMu sync.Mutex // guards tl (held while a trace is read, apart from mu)
 	tl   *timeline
@@ -89,7 +92,11 @@ func New(dir string, opt Options) *Server {
 	if opt.Poll <= 0 {
 		opt.Poll = 2 * time.Second
 	}
-	return &Server{dir: dir, opt: opt, now: time.Now}
+	s := &Server{dir: dir, opt: opt, now: time.Now}
+	if opt.Compare != "" {
+		s.b = &Server{dir: opt.Compare, opt: Options{Poll: opt.Poll}, now: time.Now}
+	}
+	return s
 }
 
 // Handler returns the server's HTTP handler.
@@ -102,6 +109,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/site", s.siteAPI)
 	mux.HandleFunc("GET /api/rank", s.rankAPI)
 	mux.HandleFunc("GET /api/timeline", s.timelineAPI)
+	mux.HandleFunc("GET /diff", s.diffPage)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.opt.AllowRemote && !isLocal(r.RemoteAddr) {
 			http.Error(w, "mpiscope view: only local clients are served (start it with -allow-remote to change this)", http.StatusForbidden)
@@ -362,7 +370,7 @@ func (s *Server) statusBar(st Status) string {
 	fmt.Fprintf(&b, `<div class="status" id="live">Showing %s, written <span id="age" data-mod="%d"></span>. `, what, st.ModNs/1e6)
 	b.WriteString(`<span id="live-state">The page updates itself when the job writes more.</span>`)
 	if s.opt.Compare != "" {
-		b.WriteString(` <b>Diff view: not yet available</b> (the second directory, ` + htmlEsc(s.opt.Compare) + `, is not shown).`)
+		b.WriteString(` <a href="/diff" id="diff-link">What changed in ` + htmlEsc(s.opt.Compare) + `</a>.`)
 	}
 	b.WriteString(` <a href="/report.html" download="report.html">Save as HTML report</a></div>` + "\n")
 	return b.String()
@@ -571,4 +579,32 @@ func (s *Server) rankAPI(w http.ResponseWriter, r *http.Request) {
 	app := rk.AppNs - rk.OffNs
 	writeJSON(w, http.StatusOK, map[string]any{"rank": rk.Rank, "host": rk.Host, "app_ns": app, "mpi_ns": rk.MPINs,
 		"calls": rk.Calls, "state": rk.State, "partners": nonNil(out)})
+}
+
+// diffPage shows what changed from this job directory (run A) to
+// Options.Compare (run B).
+func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) {
+	if s.b == nil {
+		fail(w, r, http.StatusNotFound, "no second job directory to compare with (mpiscope view A B)")
+		return
+	}
+	la, _, ok := s.loadFor(w, r)
+	if !ok {
+		return
+	}
+	lb, _, err := s.b.Load()
+	if err != nil {
+		fail(w, r, http.StatusNotFound, "run B: "+err.Error())
+		return
+	}
+	top := `<div class="status" id="live">Run A: ` + htmlEsc(s.dir) + `, run B: ` + htmlEsc(s.opt.Compare) +
+		`. <a href="/">Run A's profile</a></div>` + "\n"
+	var b bytes.Buffer
+	o := report.DiffOptions{SourceA: s.dir, SourceB: s.opt.Compare, NotesA: s.notes(la), NotesB: s.b.notes(lb)}
+	if err := report.WriteDiffHTML(&b, la.p, lb.p, o, &report.HTMLView{Top: top, Connect: true}); err != nil {
+		fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
 }

@@ -392,3 +392,28 @@ func TestTimeline(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestDiffView: mpiscope view A B serves what changed at /diff.
+func TestDiffView(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFinal(t, a, job(0, 1000))
+	writeFinal(t, b, job(0, 1500))
+	h := New(a, Options{Compare: b}).Handler()
+	if p := get(t, h, "/"); !strings.Contains(p.body, `<a href="/diff" id="diff-link">`) {
+		t.Errorf("the page has no link to the diff")
+	}
+	d := get(t, h, "/diff")
+	// MPI_Send: 1000 -> 1500 calls, 8000 -> 12000 bytes, time unchanged.
+	want := `<td class="n" data-v="1000">1000</td><td class="n" data-v="1500">1500</td><td class="n" data-v="500">+500</td>` +
+		`<td class="n" data-v="8000">8000</td><td class="n" data-v="12000">12000</td><td class="n" data-v="4000">+4000</td>`
+	if d.code != 200 || !strings.Contains(d.body, want) || !strings.Contains(d.body, "connect-src 'self'") {
+		t.Errorf("diff: %d\n%.4000s", d.code, d.body)
+	}
+	if a := get(t, New(a, Options{}).Handler(), "/diff"); a.code != 404 {
+		t.Errorf("/diff without B: %d", a.code)
+	}
+	os.RemoveAll(b)
+	if a := get(t, h, "/diff"); a.code != 404 || !strings.Contains(a.body, "run B") {
+		t.Errorf("/diff with B gone: %d %q", a.code, a.body)
+	}
+}
