@@ -198,15 +198,12 @@ func (s *Server) timelineFor() (*timeline, error) {
 	}
 	s.tlMu.Lock()
 	defer s.tlMu.Unlock()
-	if s.tl != nil && s.tlK == st.Version {
-		return s.tl, nil
+	if s.tlK == st.Version && (s.tl != nil || s.tlErr != nil) {
+		return s.tl, s.tlErr
 	}
-	tl, err := loadTimeline(s.dir)
-	if err != nil {
-		return nil, err
-	}
-	s.tl, s.tlK = tl, st.Version
-	return tl, nil
+	s.tl, s.tlErr = loadTimeline(s.dir)
+	s.tlK = st.Version
+	return s.tl, s.tlErr
 }
 
 // Window is the answer of /api/timeline.

@@ -73,9 +73,10 @@ type Server struct {
 	cur *loaded
 	b   *Server // Options.Compare, nil without
 
-	tlMu sync.Mutex // guards tl (held while a trace is read, apart from mu)
-	tl   *timeline
-	tlK  string // the version tl was read for
+	tlMu  sync.Mutex // guards tl (held while a trace is read, apart from mu)
+	tl    *timeline
+	tlErr error  // why the trace could not be read
+	tlK   string // the version tl (or tlErr) is for
 }
 
 // loaded is the profile for one version of the job directory.
@@ -313,11 +314,15 @@ func (s *Server) notes(l *loaded) []string {
 
 // Warm reads the job directory's data and makes its page, so that the
 // first request is answered at once (mpiscope view calls it before it
-// prints the URL).
+// prints the URL); a job's trace is then read in the background for the
+// timeline.
 func (s *Server) Warm() error {
 	l, st, err := s.Load()
 	if err != nil {
 		return err
+	}
+	if st.Trace {
+		go s.timelineFor() // read the trace while the user looks at the page
 	}
 	_, err = s.pageOf(l, st)
 	return err

@@ -342,7 +342,11 @@ func pinJob(t *testing.T) string {
 
 func TestTimeline(t *testing.T) {
 	dir := pinJob(t)
-	h := New(dir, Options{}).Handler()
+	s0 := New(dir, Options{})
+	if err := s0.Warm(); err != nil { // also starts reading the trace
+		t.Fatal(err)
+	}
+	h := s0.Handler()
 	if st := decode[Status](t, get(t, h, "/api/status")); !st.Trace {
 		t.Fatalf("no trace seen: %+v", st)
 	}
