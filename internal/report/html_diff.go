@@ -71,7 +71,8 @@ func diffHTMLHeader(s *strings.Builder, d *diff) {
 		if a == b {
 			kv(k, a)
 		} else {
-			kv(k, "A: "+a+"\nB: "+b)
+			kv(k, "A: "+a)
+			kv("", "B: "+b)
 		}
 	}
 	kv("A", orDash(d.a.source))
