@@ -241,9 +241,10 @@ static inline uint64_t ms_now(void)
  * Fortran call: not inside a recorded call, but not on the fast path. */
 #define MS_DEPTH_RELAY (-1)
 
-/* A call that may block (the generator's list: blocking point-to-point
- * calls and collectives, waits, communicator creation, RMA
- * synchronization) publishes itself for snapshots, racily but safely:
+/* A call that may block (the generator's list, wrapgen's busyArgs:
+ * blocking point-to-point calls and collectives, waits, communicator and
+ * topology creation, RMA synchronization and window creation, blocking
+ * MPI-IO, spawning and connecting) publishes itself for snapshots, racily but safely:
  * ms_busy_args stores its callsite and communicator handle, and the
  * wrapper its peer (or root) and tag if it has them, before the first
  * timestamp; MS_TIMED_BUSY stores the entry time, then (release: after
