@@ -31,6 +31,8 @@ const usage = `usage:
       print the profile in a job directory, snapshot directory or .mps file
   mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
       export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
+  mpiscope analyze [-format text|json] [-top N] [-all] [-o out] jobdir
+      wait states and critical path from the event trace
   mpiscope version
       print the version
   mpiscope help [command]
@@ -51,7 +53,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, version).
+  Print the usage of mpiscope, or of a command (report, convert, analyze, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -81,6 +83,8 @@ func commandUsage(cmd string) string {
 		return reportUsage
 	case "convert":
 		return convertUsage
+	case "analyze":
+		return analyzeUsage
 	case "version":
 		return versionUsage
 	case "help":
@@ -155,7 +159,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "version", "help"}
+var commands = []string{"report", "convert", "analyze", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -169,6 +173,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "convert":
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
+	case "analyze":
+		err = analyzeCmd(args[1:], stdout, stderr) // analyze.go
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -257,7 +263,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "version":
+	case "report", "convert", "analyze", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)

@@ -3,12 +3,12 @@ package trace
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math"
+		"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // GComm is a communicator of the job, the same object on every member.
@@ -185,6 +185,7 @@ type Walker struct {
 	// Calls counts the calls visited.
 	Calls uint64
 	opt   WalkOptions
+	mu    sync.Mutex // End, Unmatched and Calls when ranks are walked concurrently
 }
 
 // NewWalker prepares the job: communicators unified by key, clocks, origin.
@@ -259,10 +260,33 @@ type chanKey struct {
 	tag      int
 }
 
+// flowID hashes a message's channel and sequence number (FNV-1a over the
+// fields, then a final mix): both ends compute it alone.
 func flowID(k chanKey, seq uint64) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d>%d:%s:%d:%d", k.src, k.dst, k.comm, k.tag, seq)
-	return h.Sum64()
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) {
+		for i := 0; i < 8; i++ {
+			h ^= v & 0xff
+			h *= prime
+			v >>= 8
+		}
+	}
+	mix(uint64(int64(k.src)))
+	mix(uint64(int64(k.dst)))
+	for i := 0; i < len(k.comm); i++ {
+		h ^= uint64(k.comm[i])
+		h *= prime
+	}
+	mix(uint64(int64(k.tag)))
+	mix(seq)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	if h == 0 {
+		h = 1 // 0 means no flow
+	}
+	return h
 }
 
 // post is what a request handle stands for until it completes: a send, a
@@ -336,7 +360,27 @@ func (w *Walker) Walk(v Visitor) error {
 	return nil
 }
 
+// WalkRank visits the events of the i-th rank of the job (Job.Ranks[i])
+// only. Ranks may be walked concurrently, each with its own visitor
+// (WalkOptions.Progress and Source must then be safe for concurrent use).
+// A damaged block ends the rank's walk with a *CorruptError.
+func (w *Walker) WalkRank(i int, v Visitor) error { return w.walkRank(i, w.Job.Ranks[i], v) }
+
+// Ns converts a tick of the i-th rank to job time (ns since Origin), as
+// the walk does.
+func (w *Walker) Ns(i int, tick uint64) float64 { return w.Clocks[i].Ns(tick) - w.Origin }
+
 func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
+	var end float64
+	var unmatched int
+	var calls uint64
+	defer func() {
+		w.mu.Lock()
+		w.End = max(w.End, end)
+		w.Unmatched += unmatched
+		w.Calls += calls
+		w.mu.Unlock()
+	}()
 	clk := w.Clocks[idx]
 	me := r.Header.Rank
 	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin }
@@ -439,8 +483,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			case KCall:
 				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
 					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1}
-				if c.T1 > w.End {
-					w.End = c.T1
+				if c.T1 > end {
+					end = c.T1
 				}
 				nb := e.Flags&FReq != 0 && e.Req != 0
 				var po post
@@ -522,7 +566,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 					delete(seenReq, h)
 					took := pt.take(h, k)
-					w.Unmatched += k - len(took)
+					unmatched += k - len(took)
 					j := 0
 					for x := i; x < len(cpl) && j < len(took); x++ {
 						if cpl[x].Req == h {
@@ -568,7 +612,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					c.RecvDone = append(c.RecvDone, m)
 				}
 				pending[tid] = pending[tid][:0]
-				w.Calls++
+				calls++
 				if err := v.Call(c); err != nil {
 					return err
 				}
