@@ -3,7 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
-		"math"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
