@@ -322,11 +322,11 @@ func groupWaits(cs []cand) rankWaits {
 			j++
 		}
 		c0 := cs[i]
-		wr, wp := c0.t0, noPattern
+		wr, wp, wk := c0.t0, noPattern, c0.key
 		jr, jp := c0.t0, int32(-1)
 		for _, c := range cs[i:j] {
 			if c.pattern != noPattern && c.waitReady > wr {
-				wr, wp = c.waitReady, c.pattern
+				wr, wp, wk = c.waitReady, c.pattern, c.key
 			}
 			if c.jumpReady > jr {
 				jr, jp = c.jumpReady, c.partner
@@ -334,7 +334,7 @@ func groupWaits(cs []cand) rankWaits {
 		}
 		if wp != noPattern {
 			if t := min(wr, c0.t1) - c0.t0; t > 0 {
-				k := [2]int32{int32(wp), c0.key}
+				k := [2]int32{int32(wp), wk}
 				rw.time[k] += t
 				rw.count[k]++
 			}

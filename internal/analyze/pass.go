@@ -111,10 +111,14 @@ func newRankPass(idx, rank, nshard int) *rankPass {
 		collSeq: map[int]uint32{}}
 }
 
-func (p *rankPass) key(c *trace.Call) int32 {
+// key interns the call's key; a completion call (no communicator of its
+// own) takes that of the message, g.
+func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
 	k := keyT{fn: c.Fn, pc: c.PC, comm: -1}
 	if c.Comm != nil {
 		k.comm = c.Comm.ID
+	} else if g != nil {
+		k.comm = g.ID
 	}
 	if v, ok := p.keys[k]; ok {
 		return v
@@ -146,7 +150,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 	key := int32(-1)
 	k := func() int32 {
 		if key < 0 {
-			key = p.key(c)
+			key = p.key(c, nil)
 		}
 		return key
 	}
@@ -181,7 +185,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			delete(p.reqT, m.Req)
 			if ok && m.Flow != 0 {
 				s := sh(m.Flow)
-				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: b})
+				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
 			}
 		}
 		for i := range c.RecvDone {
@@ -190,7 +194,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			delete(p.reqT, m.Req)
 			if ok && m.Flow != 0 {
 				s := sh(m.Flow)
-				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: k(), call: call, blocking: b})
+				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
 			}
 		}
 	}

@@ -1,10 +1,16 @@
 /* waits.c: programs with known wait states, for `mpiscope analyze`
  * (internal/analyze's end-to-end tests). Run with MPISCOPE_TRACE=0: each
- * case aligns the ranks with an untraced barrier, then traces
- * (MPI_Pcontrol(6)) only the calls whose waiting is known by construction,
- * ITER times. "Computing" is sleeping until a deadline after the aligning
- * barrier (clock_nanosleep, absolute), so that the wait does not depend on
- * how long the barrier took to return.
+ * case agrees on a start time with tracing off (rank 0 broadcasts its
+ * CLOCK_MONOTONIC plus 100 ms: every rank of the host reads the same
+ * clock), then traces (MPI_Pcontrol(6)) only the calls whose waiting is
+ * known by construction, ITER times. "Computing" is sleeping until a
+ * deadline after that start (clock_nanosleep, absolute), and a rank that
+ * does not compute sleeps until the start itself: no wait depends on when
+ * a barrier returned on each rank of a loaded machine. On a loaded machine
+ * a rank may still wake late: so each rank prints, before each traced
+ * call, the time it enters it ("t <rank> <iteration> <what> <ns>",
+ * CLOCK_MONOTONIC), and the tests compare the analysis with the waits
+ * these times make (and log how far they are from the nominal ones).
  *
  *   late-sender S   2 ranks: rank S sleeps 20 ms, then sends to the other,
  *                   which is already in MPI_Recv (late sender on the
@@ -18,11 +24,12 @@
  *   nonblocking     2 ranks: rank 0 MPI_Irecv, MPI_Isend, MPI_Waitall at
  *                   once; rank 1 sleeps 20 ms, then the same (late sender
  *                   in rank 0's MPI_Waitall: 20 ms)
- *   pipeline        4 ranks, traced throughout: MPI_Barrier, then rank 0
- *                   computes 20 ms and sends to 1; rank k receives from
- *                   k-1, computes (k+1) x 20 ms and sends to k+1; a final
- *                   MPI_Barrier. The critical path runs 0 -> 1 -> 2 -> 3:
- *                   (k+1) x 20 ms per iteration on rank k.
+ *   pipeline        4 ranks, a ring traced throughout: rank 0 computes
+ *                   40 ms and sends to 1; rank k receives from k-1,
+ *                   computes (k+1) x 40 ms and sends to k+1 (rank 3 to
+ *                   rank 0, which receives it before its next iteration
+ *                   and at the end). The critical path runs 0 -> 1 -> 2
+ *                   -> 3 -> 0 ...: (k+1) x 40 ms per iteration on rank k.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -48,12 +55,26 @@ static void compute(int ms)
 		;
 }
 
-/* align lines the ranks up with tracing off, then turns it on. */
+/* at prints the time the calling rank enters a traced call. */
+static void at(int rank, int i, const char *what)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	printf("t %d %d %s %lld\n", rank, i, what, (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+}
+
+/* align agrees on a start time 100 ms ahead with tracing off, then
+ * turns tracing on. */
 static void align(void)
 {
+	long long t[2];
 	MPI_Pcontrol(-6);
-	MPI_Barrier(MPI_COMM_WORLD);
 	start();
+	t[0] = deadline.tv_sec;
+	t[1] = deadline.tv_nsec + 100000000L;
+	MPI_Bcast(t, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+	deadline.tv_sec = t[0] + t[1] / 1000000000L;
+	deadline.tv_nsec = t[1] % 1000000000L;
 	MPI_Pcontrol(6);
 }
 
@@ -69,8 +90,9 @@ int main(int argc, char **argv)
 		int s = argc > 2 ? atoi(argv[2]) : 0;
 		for (int i = 0; i < ITER; i++) {
 			align();
+			compute(rank == s ? 20 : 0);
+			at(rank, i, rank == s ? "send" : "recv");
 			if (rank == s) {
-				compute(20);
 				MPI_Send(x, 1, MPI_DOUBLE, 1 - s, i, MPI_COMM_WORLD);
 			} else {
 				MPI_Recv(x, 1, MPI_DOUBLE, s, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -80,22 +102,24 @@ int main(int argc, char **argv)
 		for (int i = 0; i < ITER; i++) {
 			align();
 			compute(10 * rank);
+			at(rank, i, "barrier");
 			MPI_Barrier(MPI_COMM_WORLD);
 		}
 	} else if (strcmp(c, "bcast") == 0) {
 		for (int i = 0; i < ITER; i++) {
 			align();
-			if (rank == 1)
-				compute(20);
+			compute(rank == 1 ? 20 : 0);
+			at(rank, i, "bcast");
 			MPI_Bcast(x, 4, MPI_DOUBLE, 1, MPI_COMM_WORLD);
 		}
 	} else if (strcmp(c, "ssend") == 0) {
 		for (int i = 0; i < ITER; i++) {
 			align();
+			compute(rank == 1 ? 20 : 0);
+			at(rank, i, rank == 0 ? "ssend" : "recv");
 			if (rank == 0) {
 				MPI_Ssend(x, 1, MPI_DOUBLE, 1, i, MPI_COMM_WORLD);
 			} else {
-				compute(20);
 				MPI_Recv(x, 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			}
 		}
@@ -103,24 +127,29 @@ int main(int argc, char **argv)
 		for (int i = 0; i < ITER; i++) {
 			MPI_Request rq[2];
 			align();
-			if (rank == 1)
-				compute(20);
+			compute(rank == 1 ? 20 : 0);
 			MPI_Irecv(x, 1, MPI_DOUBLE, 1 - rank, i, MPI_COMM_WORLD, &rq[0]);
+			at(rank, i, "isend");
 			MPI_Isend(x + 1, 1, MPI_DOUBLE, 1 - rank, i, MPI_COMM_WORLD, &rq[1]);
+			at(rank, i, "waitall");
 			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 		}
 	} else if (strcmp(c, "pipeline") == 0) {
-		MPI_Pcontrol(6);
+		int prev = (rank + size - 1) % size, next = (rank + 1) % size;
+		align();
+		compute(0);
+		at(rank, 0, "start");
+		MPI_Comm_rank(MPI_COMM_WORLD, &rank); /* the start of rank 0's path */
 		for (int i = 0; i < ITER; i++) {
-			MPI_Barrier(MPI_COMM_WORLD);
-			if (rank > 0)
-				MPI_Recv(x, 1, MPI_DOUBLE, rank - 1, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (rank > 0 || i > 0)
+				MPI_Recv(x, 1, MPI_DOUBLE, prev, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			start();
-			compute(20 * (rank + 1));
-			if (rank < size - 1)
-				MPI_Send(x, 1, MPI_DOUBLE, rank + 1, i, MPI_COMM_WORLD);
+			compute(40 * (rank + 1));
+			at(rank, i, "send");
+			MPI_Send(x, 1, MPI_DOUBLE, next, rank == size - 1 ? i + 1 : i, MPI_COMM_WORLD);
 		}
-		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0)
+			MPI_Recv(x, 1, MPI_DOUBLE, prev, ITER, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "waits: unknown case %s\n", c);
