@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,10 +17,11 @@ import (
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto) [-o out] [-no-clock] [-force] jobdir
+const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto) [-o out] [-no-clock] [-force] [-j N] jobdir
   --otf2      write an OTF2 archive (default out: <jobdir>/otf2/traces.otf2)
   --perfetto  write Chrome trace JSON for Perfetto (default out: <jobdir>/trace.json)
   -force      convert even when the file system seems to lack room for the output
+  -j N        ranks converted at once (default: one per CPU)
 `
 
 // convertCmd converts a job's event trace.
@@ -30,6 +32,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "output `path` (OTF2: a new directory; Perfetto: a file, - for stdout)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
 	force := fs.Bool("force", false, "convert even when the file system seems to lack room for the output")
+	workers := fs.Int("j", 0, "ranks converted at once (0: one per CPU)")
 	if err := parseFlags(fs, args, stdout, convertUsage); err != nil {
 		return err
 	}
@@ -38,6 +41,12 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *otf2 == *perfetto {
 		return usageErr("convert", "give one of --otf2 and --perfetto")
+	}
+	if *workers < 0 {
+		return usageErr("convert", "-j %d: want 0 (one per CPU) or more", *workers)
+	}
+	if *workers == 0 {
+		*workers = trace.Workers()
 	}
 	dir := fs.Arg(0)
 	job, err := trace.OpenJob(dir)
@@ -57,7 +66,14 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	prog := newProgress(stderr, job)
-	w := trace.NewWalker(job, trace.WalkOptions{NoClock: *noClock, Progress: prog.update, Source: callsites(dir)})
+	src := callsites(dir)
+	var srcMu sync.Mutex // ranks are converted concurrently
+	w := trace.NewWalker(job, trace.WalkOptions{NoClock: *noClock, Progress: prog.update,
+		Source: func(r *trace.Rank, pc uint64) (trace.Source, bool) {
+			srcMu.Lock()
+			defer srcMu.Unlock()
+			return src(r, pc)
+		}})
 	var records uint64
 	var dest string
 	if *otf2 {
@@ -75,21 +91,15 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		o, err := trace.NewOTF2Writer(tmp, w)
+		n, err := trace.ConvertOTF2(w, tmp, *workers)
 		if err != nil {
-			return err
-		}
-		if err := w.Walk(o); err != nil {
-			return err
-		}
-		if err := o.Close(); err != nil {
 			return err
 		}
 		os.Remove(dest) // an empty directory, if any
 		if err := os.Rename(tmp, dest); err != nil {
 			return err
 		}
-		records = o.Records
+		records = n
 		dest = filepath.Join(dest, "traces.otf2")
 	} else {
 		dest = *out
@@ -98,7 +108,9 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		var f io.Writer = stdout
 		var file *os.File
+		tmpDir := ""
 		if dest != "-" {
+			tmpDir = filepath.Dir(dest)
 			tmp, err := tempName(dest)
 			if err != nil {
 				return err
@@ -112,11 +124,8 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			}()
 			f = file
 		}
-		p := trace.NewPerfettoWriter(f)
-		if err := w.Walk(p); err != nil {
-			return err
-		}
-		if err := p.Close(); err != nil {
+		n, err := trace.ConvertPerfetto(w, f, *workers, tmpDir)
+		if err != nil {
 			return err
 		}
 		if file != nil {
@@ -127,7 +136,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		records = p.Records
+		records = n
 	}
 	prog.done()
 	if w.Warning != "" {
@@ -272,6 +281,7 @@ type progress struct {
 	events  uint64
 	total   uint64
 	printed bool
+	mu      sync.Mutex
 }
 
 func newProgress(w io.Writer, j *trace.Job) *progress {
@@ -291,6 +301,8 @@ func (p *progress) update(rank int, done uint64) {
 	if !p.tty {
 		return
 	}
+	p.mu.Lock() // ranks are converted concurrently
+	defer p.mu.Unlock()
 	_ = done
 	p.events++
 	now := time.Now()

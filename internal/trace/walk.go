@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // GComm is a communicator of the job, the same object on every member.
@@ -145,7 +146,9 @@ type Source struct {
 func (s *Source) String() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
 
 // Visitor receives a job's events rank by rank, thread by thread in time
-// order within each thread.
+// order within each thread. The Call passed to Call, its messages and its
+// slices are valid during the call only (the walk reuses them): a visitor
+// copies what it keeps.
 type Visitor interface {
 	Call(c *Call) error
 	Region(rank, thread int, enter bool, name string, t float64) error
@@ -222,6 +225,9 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter, Members: slices.Compact(m)}
 	}
 	pairInter(w.CommList())
+	for _, g := range w.Comms {
+		g.Local(-1) // its map built now: read concurrently from here on
+	}
 	if !opt.NoClock {
 		w.Origin = 0 // the repair pass needs finite times, not this origin
 		w.repair(hostClock)
@@ -324,12 +330,12 @@ func (pt *postTable) push(h uint64, po *post) {
 	pt.m[h] = s
 }
 
-// take removes and returns the k latest posts of handle h, oldest first
-// (fewer when fewer are pending).
-func (pt *postTable) take(h uint64, k int) []*post {
+// take removes the k latest posts of handle h and appends them to out,
+// oldest first (fewer when fewer are pending).
+func (pt *postTable) take(h uint64, k int, out []*post) []*post {
 	s := pt.m[h]
 	k = min(k, len(s))
-	out := slices.Clone(s[len(s)-k:])
+	out = append(out, s[len(s)-k:]...)
 	clear(s[len(s)-k:])
 	if s = s[:len(s)-k]; len(s) == 0 {
 		delete(pt.m, h)
@@ -352,6 +358,55 @@ func (w *Walker) Walk(v Visitor) error {
 				return err
 			}
 			w.Damaged = append(w.Damaged, fmt.Sprintf("%v: rank %d's events from there on were not converted", err, r.Header.Rank))
+		}
+	}
+	if w.Calls == 0 && len(w.Damaged) > 0 {
+		return fmt.Errorf("no event could be converted: %s", w.Damaged[0])
+	}
+	return nil
+}
+
+// WalkRanks visits every rank on up to workers goroutines (0: one),
+// rank i with the visitor v(i) (made on the goroutine that walks it);
+// done(i, err), when not nil, is called on that goroutine after the
+// rank's walk (err: what ended it) and may fail the whole walk. A damaged
+// rank is noted in Damaged, in rank order, as Walk does.
+func (w *Walker) WalkRanks(workers int, v func(i int) Visitor, done func(i int, err error) error) error {
+	n := len(w.Job.Ranks)
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for g := 0; g < max(1, min(workers, n)); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				err := w.WalkRank(i, v(i))
+				if done != nil {
+					if derr := done(i, err); derr != nil {
+						err = derr
+					}
+				}
+				var ce *CorruptError
+				if err != nil && !errors.As(err, &ce) {
+					failed.Store(true)
+				}
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			w.Damaged = append(w.Damaged, fmt.Sprintf("%v: rank %d's events from there on were not converted", err, w.Job.Ranks[i].Header.Rank))
+		} else if err != nil {
+			return err
 		}
 	}
 	if w.Calls == 0 && len(w.Damaged) > 0 {
@@ -399,8 +454,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			return 0
 		}
 		k := chanKey{me, peer, g.Key, tag}
-		sendSeq[k]++
-		return flowID(k, sendSeq[k])
+		n := sendSeq[k] + 1
+		sendSeq[k] = n
+		return flowID(k, n)
 	}
 	ord := newRecvOrder()
 	// recvFlow numbers a received message on its channel in matching
@@ -439,8 +495,12 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		po *post
 	}
 	var matched []match
+	var took []*post
 	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
+	// The call passed to the visitor and its blocking messages, reused.
+	var cb Call
+	var sendBuf, recvBuf Msg
 	srcs := map[uint64]*Source{}
 	source := func(pc uint64) *Source {
 		if w.opt.Source == nil || pc == 0 {
@@ -457,13 +517,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
+		// The thread's completions and starts waiting for their call.
+		pend, start := pending[tid], starts[tid]
+		defer func() { pending[tid], starts[tid] = pend, start }()
 		for i := range evs {
 			e := &evs[i]
 			switch e.Kind {
 			case KComplete:
-				pending[tid] = append(pending[tid], *e)
+				pend = append(pend, *e)
 			case KPost:
-				starts[tid] = append(starts[tid], *e)
+				start = append(start, *e)
 			case KEnter, KLeave:
 				name := r.Regions[int(e.Fn)]
 				if name == "" {
@@ -481,13 +544,19 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					return err
 				}
 			case KCall:
-				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1}
+				c := &cb
+				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1,
+					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
+					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0]}
 				if c.T1 > end {
 					end = c.T1
 				}
 				nb := e.Flags&FReq != 0 && e.Req != 0
-				var po post
+				var po *post
+				if nb {
+					po = &post{}
+				}
 				if e.Flags&FColl != 0 {
 					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
 					if nb {
@@ -498,7 +567,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 				}
 				if e.Flags&FSend != 0 && e.SPeer >= 0 {
-					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
+					m := &sendBuf
+					if nb {
+						m = &Msg{}
+					}
+					*m = Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
 					if nb {
 						reqMsg(m, true)
@@ -507,7 +580,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					c.Send = m
 				}
 				if e.Flags&FRecv != 0 && e.RPeer != -1 {
-					m := &Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
+					m := &recvBuf
+					if nb {
+						m = &Msg{}
+					}
+					*m = Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
 					if nb {
 						if m.Peer < 0 {
 							m.Peer = -1
@@ -521,9 +598,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 				}
 				if nb {
-					pt.push(e.Req, &po)
+					pt.push(e.Req, po)
 				}
-				for _, p := range starts[tid] {
+				for _, p := range start {
 					g := comm(p.Comm)
 					sp := &post{}
 					if p.Flags&FColl != 0 {
@@ -547,12 +624,12 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					// takes the post.
 					pt.push(p.Req, sp)
 				}
-				starts[tid] = starts[tid][:0]
+				start = start[:0]
 				// The k completions of one handle take its k latest posts,
 				// in array order; all are then taken in the order their
 				// requests were posted (MPI matches receives in that
 				// order), not in array order.
-				cpl := pending[tid]
+				cpl := pend
 				clear(seenReq)
 				for i := range cpl {
 					seenReq[cpl[i].Req]++
@@ -565,7 +642,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						continue // taken with its handle's first completion
 					}
 					delete(seenReq, h)
-					took := pt.take(h, k)
+					took = pt.take(h, k, took[:0])
 					unmatched += k - len(took)
 					j := 0
 					for x := i; x < len(cpl) && j < len(took); x++ {
@@ -575,7 +652,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						}
 					}
 				}
-				sort.SliceStable(matched, func(a, b int) bool { return firstReq(*matched[a].po) < firstReq(*matched[b].po) })
+				if len(matched) > 1 {
+					slices.SortStableFunc(matched, func(a, b match) int { return cmpU64(firstReq(*a.po), firstReq(*b.po)) })
+				}
 				for _, mt := range matched {
 					p, po := mt.e, mt.po
 					if po.coll != nil {
@@ -611,7 +690,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag, m.pi)
 					c.RecvDone = append(c.RecvDone, m)
 				}
-				pending[tid] = pending[tid][:0]
+				pend = pend[:0]
 				calls++
 				if err := v.Call(c); err != nil {
 					return err
@@ -624,6 +703,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		return nil
 	})
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // firstReq orders posts by the id of their first message (unknown last).
