@@ -262,7 +262,7 @@ func (w *Walker) CommList() []*GComm {
 
 type chanKey struct {
 	src, dst int
-	comm     string
+	comm     int // GComm.ID: one walker numbers both ends' communicators alike
 	tag      int
 }
 
@@ -280,10 +280,7 @@ func flowID(k chanKey, seq uint64) uint64 {
 	}
 	mix(uint64(int64(k.src)))
 	mix(uint64(int64(k.dst)))
-	for i := 0; i < len(k.comm); i++ {
-		h ^= uint64(k.comm[i])
-		h *= prime
-	}
+	mix(uint64(int64(k.comm)))
 	mix(uint64(int64(k.tag)))
 	mix(seq)
 	h ^= h >> 33
@@ -453,7 +450,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		if g == nil || peer < 0 {
 			return 0
 		}
-		k := chanKey{me, peer, g.Key, tag}
+		k := chanKey{me, peer, g.ID, tag}
 		n := sendSeq[k] + 1
 		sendSeq[k] = n
 		return flowID(k, n)
@@ -465,14 +462,14 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		if g == nil || peer < 0 {
 			return 0
 		}
-		k := chanKey{peer, me, g.Key, tag}
+		k := chanKey{peer, me, g.ID, tag}
 		return flowID(k, ord.complete(pi, k))
 	}
 	// recvPost registers a nonblocking receive with the matching order.
 	recvPost := func(m *Msg) {
 		k := wildcard
 		if m.Comm != nil && m.Peer >= 0 && m.Tag >= 0 {
-			k = chanKey{m.Peer, me, m.Comm.Key, m.Tag}
+			k = chanKey{m.Peer, me, m.Comm.ID, m.Tag}
 		}
 		m.pi = ord.post(k)
 	}
