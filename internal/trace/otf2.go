@@ -225,6 +225,10 @@ type OTF2Writer struct {
 	lreg map[string]uint32
 	lcc  map[otf2CtxKey]uint32
 	lloc map[[2]int]*otf2Loc
+	ops  map[string]struct {
+		op byte
+		ok bool
+	}
 }
 
 type otf2CtxKey struct {
@@ -467,7 +471,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 	} else {
 		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
 	}
-	op, isColl := collOps[collName(c.Fn)]
+	op, isColl := o.collOp(c.Fn)
 	isColl = isColl && c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter
 	if isColl {
 		o.ev(l, otf2CollBegin, t0, true, nil)
@@ -518,7 +522,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	for i := range c.CollDone {
 		x := &c.CollDone[i]
-		if op, ok := collOps[collName(x.Fn)]; ok && x.Comm != nil && !x.Comm.Inter {
+		if op, ok := o.collOp(x.Fn); ok && x.Comm != nil && !x.Comm.Inter {
 			o.ev(l, otf2NBCComplete, t1, true, cu64(o.collData(op, x.Comm, x.Root, x.Bytes), x.Req))
 		}
 	}
@@ -531,6 +535,26 @@ func (o *OTF2Writer) Call(c *Call) error {
 		o.ev(l, otf2Leave, t1, false, cu32(o.d[:0], reg))
 	}
 	return l.file.err
+}
+
+// collOp is collOps[collName(fn)], cached per writer (collName
+// allocates).
+func (o *OTF2Writer) collOp(fn string) (byte, bool) {
+	if v, ok := o.ops[fn]; ok {
+		return v.op, v.ok
+	}
+	if o.ops == nil {
+		o.ops = map[string]struct {
+			op byte
+			ok bool
+		}{}
+	}
+	op, ok := collOps[collName(fn)]
+	o.ops[fn] = struct {
+		op byte
+		ok bool
+	}{op, ok}
+	return op, ok
 }
 
 // context returns the calling context of region reg at callsite src.

@@ -299,6 +299,24 @@ func flowID(k chanKey, seq uint64) uint64 {
 type post struct {
 	send, recv *Msg
 	coll       *CollOp
+	sbuf, rbuf Msg // what send and recv point to (one allocation a post)
+}
+
+// posts recycles a walk's posts once their completion is handled.
+type posts struct{ free []*post }
+
+func (ps *posts) get() *post {
+	if n := len(ps.free); n > 0 {
+		p := ps.free[n-1]
+		ps.free = ps.free[:n-1]
+		return p
+	}
+	return &post{}
+}
+
+func (ps *posts) put(p *post) {
+	*p = post{}
+	ps.free = append(ps.free, p)
 }
 
 // maxShared bounds the posts pending under one handle value; beyond it the
@@ -334,10 +352,10 @@ func (pt *postTable) take(h uint64, k int, out []*post) []*post {
 	k = min(k, len(s))
 	out = append(out, s[len(s)-k:]...)
 	clear(s[len(s)-k:])
-	if s = s[:len(s)-k]; len(s) == 0 {
+	if s = s[:len(s)-k]; len(s) == 0 && len(pt.m) > 4096 {
 		delete(pt.m, h)
 	} else {
-		pt.m[h] = s
+		pt.m[h] = s // an emptied handle keeps its slice for its next post (handles are reused)
 	}
 	return out
 }
@@ -498,6 +516,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	// The call passed to the visitor and its blocking messages, reused.
 	var cb Call
 	var sendBuf, recvBuf Msg
+	var pool posts
 	srcs := map[uint64]*Source{}
 	source := func(pc uint64) *Source {
 		if w.opt.Source == nil || pc == 0 {
@@ -552,7 +571,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				nb := e.Flags&FReq != 0 && e.Req != 0
 				var po *post
 				if nb {
-					po = &post{}
+					po = pool.get()
 				}
 				if e.Flags&FColl != 0 {
 					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
@@ -566,7 +585,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if e.Flags&FSend != 0 && e.SPeer >= 0 {
 					m := &sendBuf
 					if nb {
-						m = &Msg{}
+						m = &po.sbuf
 					}
 					*m = Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
@@ -579,7 +598,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if e.Flags&FRecv != 0 && e.RPeer != -1 {
 					m := &recvBuf
 					if nb {
-						m = &Msg{}
+						m = &po.rbuf
 					}
 					*m = Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
 					if nb {
@@ -599,20 +618,22 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 				for _, p := range start {
 					g := comm(p.Comm)
-					sp := &post{}
+					sp := pool.get()
 					if p.Flags&FColl != 0 {
 						op := &CollOp{Fn: r.FnName(int(p.Fn)), Comm: g, Root: int(p.STag), Bytes: p.SBytes}
 						reqColl(op)
 						sp.coll = op
 						c.StartColl = append(c.StartColl, *op)
 					} else if p.Flags&FSend != 0 && p.SPeer >= 0 {
-						m := &Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
+						m := &sp.sbuf
+						*m = Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
 						m.Flow = sendFlow(g, m.Peer, m.Tag)
 						reqMsg(m, true)
 						sp.send = m
 						c.StartSend = append(c.StartSend, *m)
 					} else if p.Flags&FRecv != 0 && p.RPeer != -1 {
-						m := &Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
+						m := &sp.rbuf
+						*m = Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
 						reqMsg(m, false)
 						sp.recv = m
 						c.StartRecv = append(c.StartRecv, *m)
@@ -686,6 +707,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag, m.pi)
 					c.RecvDone = append(c.RecvDone, m)
+				}
+				for _, mt := range matched {
+					pool.put(mt.po) // copied into the call: free
 				}
 				pend = pend[:0]
 				calls++
