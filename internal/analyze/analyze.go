@@ -315,7 +315,7 @@ type jump struct {
 // latest partner decides.
 func groupWaits(cs []cand) rankWaits {
 	rw := rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
-	sort.Slice(cs, func(a, b int) bool { return cs[a].call < cs[b].call })
+	slices.SortFunc(cs, func(a, b cand) int { return cmpU(uint64(a.call), uint64(b.call)) })
 	for i := 0; i < len(cs); {
 		j := i + 1
 		for j < len(cs) && cs[j].call == cs[i].call {

@@ -90,7 +90,7 @@ type cand struct {
 type rankPass struct {
 	idx, rank int
 	nshard    int
-	keys      map[keyT]int32
+	keys      map[keyID]int32
 	keyList   []keyT
 	reqT      map[uint64]float64 // request id -> the post's entry
 	sends     [][]sendRec
@@ -106,7 +106,7 @@ type rankPass struct {
 }
 
 func newRankPass(idx, rank, nshard int) *rankPass {
-	return &rankPass{idx: idx, rank: rank, nshard: nshard, keys: map[keyT]int32{}, reqT: map[uint64]float64{},
+	return &rankPass{idx: idx, rank: rank, nshard: nshard, keys: map[keyID]int32{}, reqT: map[uint64]float64{},
 		sends: make([][]sendRec, nshard), recvs: make([][]recvRec, nshard), colls: make([][]collRec, nshard),
 		collSeq: map[int]uint32{}}
 }
@@ -114,7 +114,7 @@ func newRankPass(idx, rank, nshard int) *rankPass {
 // key interns the call's key; a completion call (no communicator of its
 // own) takes that of the message, g.
 func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
-	k := keyT{fn: c.Fn, pc: c.PC, comm: -1}
+	k := keyID{fn: c.FnID, pc: c.PC, comm: -1}
 	if c.Comm != nil {
 		k.comm = c.Comm.ID
 	} else if g != nil {
@@ -125,8 +125,15 @@ func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
 	}
 	v := int32(len(p.keyList))
 	p.keys[k] = v
-	p.keyList = append(p.keyList, k)
+	p.keyList = append(p.keyList, keyT{fn: c.Fn, pc: k.pc, comm: k.comm})
 	return v
+}
+
+// keyID is keyT with the function's id: no string to hash per message.
+type keyID struct {
+	fn   int
+	pc   uint64
+	comm int
 }
 
 // blocks reports whether a call waits for what it completes (the Test

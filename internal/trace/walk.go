@@ -117,6 +117,7 @@ type CollOp struct {
 type Call struct {
 	Rank, Thread int
 	Fn, Class    string
+	FnID         int // the function's id in its rank's header (Header.FnNames)
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
 	Src          *Source // the callsite in the source, nil when unknown
@@ -561,7 +562,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 			case KCall:
 				c := &cb
-				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
+				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)), FnID: int(e.Fn),
 					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1,
 					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
 					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0]}
