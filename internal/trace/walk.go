@@ -117,7 +117,7 @@ type CollOp struct {
 type Call struct {
 	Rank, Thread int
 	Fn, Class    string
-	FnID         int // the function's id in its rank's header (Header.FnNames)
+	FnID         int     // the function's id in its rank's header (Header.FnNames)
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
 	Src          *Source // the callsite in the source, nil when unknown
