@@ -29,10 +29,12 @@ const usage = `usage:
       current directory: any other word is an unknown command, never run
   mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
-  mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
-      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
+  mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] jobdir
+      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON, or the profile for pprof
   mpiscope analyze [-format text|json] [-top N] [-all] [-o out] jobdir
       wait states and critical path from the event trace
+  mpiscope diff [-format text|json] [-per-rank] [-all] [-top N] [-o out] A B
+      what changed from run A to run B, per function, callsite, communicator and message size
   mpiscope version
       print the version
   mpiscope help [command]
@@ -53,7 +55,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, analyze, version).
+  Print the usage of mpiscope, or of a command (report, convert, analyze, diff, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -85,6 +87,8 @@ func commandUsage(cmd string) string {
 		return convertUsage
 	case "analyze":
 		return analyzeUsage
+	case "diff":
+		return diffUsage
 	case "version":
 		return versionUsage
 	case "help":
@@ -159,7 +163,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "analyze", "version", "help"}
+var commands = []string{"report", "convert", "analyze", "diff", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -175,6 +179,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
 	case "analyze":
 		err = analyzeCmd(args[1:], stdout, stderr) // analyze.go
+	case "diff":
+		err = diffCmd(args[1:], stdout, stderr) // diff.go
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -263,7 +269,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "analyze", "version":
+	case "report", "convert", "analyze", "diff", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
