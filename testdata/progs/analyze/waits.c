@@ -148,8 +148,10 @@ int main(int argc, char **argv)
 			at(rank, i, "send");
 			MPI_Send(x, 1, MPI_DOUBLE, next, rank == size - 1 ? i + 1 : i, MPI_COMM_WORLD);
 		}
-		if (rank == 0)
+		if (rank == 0) {
 			MPI_Recv(x, 1, MPI_DOUBLE, prev, ITER, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			at(rank, ITER, "end"); /* the path ends with this receive */
+		}
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "waits: unknown case %s\n", c);
