@@ -88,6 +88,10 @@ func (p Pattern) Title() string {
 type Options struct {
 	Workers int  // goroutines reading ranks (0: GOMAXPROCS)
 	NoClock bool // skip clock correction
+	// Memory bounds the message and collective records held at once
+	// (0: DefaultMemory): beyond it they go to files in the temporary
+	// directory, matched shard by shard.
+	Memory int64
 	// Progress is called, from any goroutine, with the events read so far
 	// (of Result.Events); nil: none.
 	Progress func(done uint64)
@@ -167,6 +171,9 @@ var NotRecorded = []string{
 	"partitioned communication (MPI_Psend_init): not matched",
 }
 
+// DefaultMemory is the default Options.Memory: 1 GiB.
+const DefaultMemory = 1 << 30
+
 // Analyze reads the job's trace and finds its wait states and critical
 // path. Damaged rank files are skipped (trace.OpenJob) and a damaged block
 // ends its rank's analysis there, with a warning naming the file and the
@@ -204,12 +211,31 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		res.Ranks = append(res.Ranks, r.Header.Rank)
 		res.Events += r.Events
 	}
+	if opt.Memory <= 0 {
+		opt.Memory = DefaultMemory
+	}
+	// At most one record per event. Beyond the memory bound the records
+	// are spilled, in shards small enough that the workers' shards being
+	// matched (twice their size while sorted) fit in half of it.
 	nshard := opt.Workers * 4
+	var sp *spill
+	if need := int64(res.Events) * recBytes; need > opt.Memory {
+		nshard = max(nshard, int(min(need*int64(opt.Workers)*4/opt.Memory+1, 1<<16)))
+		var err error
+		if sp, err = newSpill(nshard); err != nil {
+			return nil, err
+		}
+		defer sp.close()
+	}
 	passes := make([]*rankPass, n)
 	damaged := make([]string, n)
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
+		p.sp = sp
 		passes[i] = p
+		if sp != nil {
+			defer p.flushAll()
+		}
 		if err := w.WalkRank(i, p); err != nil {
 			var ce *trace.CorruptError
 			if errors.As(err, &ce) {
@@ -238,8 +264,11 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	stats := make([]matchStats, nshard)
 	comms := w.CommList()
 	forEach(nshard, opt.Workers, func(s int) {
-		cands[s], stats[s] = matchShard(s, passes, idx, comms)
+		cands[s], stats[s] = matchShard(s, passes, idx, comms, sp)
 	})
+	if sp != nil && sp.err != nil {
+		return nil, sp.err
+	}
 	for _, st := range stats {
 		res.Messages += st.messages
 		res.Unmatched += st.unmatched
@@ -250,10 +279,11 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	// Each rank's candidates, grouped by call: wait states and jumps.
 	perRank := make([][]cand, n)
-	for _, cs := range cands {
+	for s, cs := range cands {
 		for _, c := range cs {
 			perRank[c.idx] = append(perRank[c.idx], c)
 		}
+		cands[s] = nil
 	}
 	cands = nil
 	ws := make([]rankWaits, n)

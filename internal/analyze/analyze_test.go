@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -270,4 +271,40 @@ func FuzzAnalyze(f *testing.F) {
 		res.WriteText(&out, 5)
 		res.WriteJSON(&out)
 	})
+}
+
+// TestSpill: with a memory bound below the trace's records, they go
+// through spill files, and the result is the same as in memory.
+func TestSpill(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 40000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := Analyze(j, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	spilled, err := Analyze(j, Options{Workers: 2, Memory: 100 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1,000 iterations of 10 events per rank: 2 messages sent by each
+	// rank and an MPI_Allreduce each, an MPI_Barrier every 100.
+	if mem.Messages != 8000 || mem.Unmatched != 0 || mem.Colls != 1010 {
+		t.Errorf("in memory: %d messages, %d unmatched ends, %d collectives; want 8000, 0, 1010", mem.Messages, mem.Unmatched, mem.Colls)
+	}
+	a, _ := json.Marshal(mem)
+	b, _ := json.Marshal(spilled)
+	if !bytes.Equal(a, b) {
+		t.Errorf("spilled result differs:\n%s\n%s", a, b)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("spill files left in %s: %v", tmp, left)
+	}
 }

@@ -91,7 +91,19 @@ func (res *Result) critical(w *trace.Walker, job *trace.Job, passes []*rankPass,
 	funcs := map[string]float64{}
 	sites := map[[2]string]*Share{}
 	for i, m := range onPath {
-		for k, v := range m {
+		// In a fixed order: sums that do not depend on map order.
+		keys := make([]fk, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b fk) int {
+			if a.fn != b.fn {
+				return int(a.fn) - int(b.fn)
+			}
+			return cmpU(a.pc, b.pc)
+		})
+		for _, k := range keys {
+			v := m[k]
 			fn := job.Ranks[i].FnName(int(k.fn))
 			site, caller := names.site(i, k.pc)
 			funcs[fn] += v / 1e9

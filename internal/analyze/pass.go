@@ -103,6 +103,19 @@ type rankPass struct {
 	mpi       float64
 	lastFn    string
 	lastBlock bool
+	sp        *spill // nil: records stay in memory
+	buf       []byte
+}
+
+// spillBatch is the records of a shard a pass holds before writing them
+// to the spill.
+const spillBatch = 512
+
+// added writes shard s's records to the spill once a batch is full.
+func (p *rankPass) added(s int) {
+	if p.sp != nil && len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
+		p.flush(s)
+	}
 }
 
 func newRankPass(idx, rank, nshard int) *rankPass {
@@ -169,6 +182,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 		} else if m.Flow != 0 {
 			s := sh(m.Flow)
 			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: true})
+			p.added(s)
 		}
 	}
 	if m := c.RecvPost; m != nil {
@@ -183,6 +197,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 	if m := c.Recv; m != nil && m.Flow != 0 {
 		s := sh(m.Flow)
 		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, wt0: c.T0, wt1: c.T1, idx: me, key: k(), call: call, blocking: true})
+		p.added(s)
 	}
 	if len(c.SendDone) > 0 || len(c.RecvDone) > 0 {
 		b := p.blocks(c.Fn)
@@ -193,6 +208,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			if ok && m.Flow != 0 {
 				s := sh(m.Flow)
 				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.added(s)
 			}
 		}
 		for i := range c.RecvDone {
@@ -202,6 +218,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			if ok && m.Flow != 0 {
 				s := sh(m.Flow)
 				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.added(s)
 			}
 		}
 	}
@@ -215,6 +232,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 		s := int((uint64(c.Comm.ID)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
 		p.colls[s] = append(p.colls[s], collRec{comm: int32(c.Comm.ID), seq: seq, idx: me, key: k(), call: call,
 			kind: kindOf(c.Fn), root: root, t0: c.T0, t1: c.T1})
+		p.added(s)
 	}
 	return nil
 }
@@ -231,11 +249,17 @@ type matchStats struct {
 
 // matchShard pairs the message ends of shard s by flow and groups its
 // collective parts by instance, producing the wait candidates.
-func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm) ([]cand, matchStats) {
+func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill) ([]cand, matchStats) {
 	var st matchStats
 	var sends []sendRec
 	var recvs []recvRec
 	var colls []collRec
+	if sp != nil {
+		var err error
+		if sends, recvs, colls, err = decodeSpill(sp.read(s), nil, nil, nil); err != nil {
+			sp.fail(err)
+		}
+	}
 	for _, p := range passes {
 		sends = append(sends, p.sends[s]...)
 		recvs = append(recvs, p.recvs[s]...)

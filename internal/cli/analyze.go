@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -12,11 +13,12 @@ import (
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
-const analyzeUsage = `usage: mpiscope analyze [-format text|json] [-top N] [-all] [-o out] [-j N] [-no-clock] jobdir
+const analyzeUsage = `usage: mpiscope analyze [-format text|json] [-top N] [-all] [-o out] [-j N] [-mem SIZE] [-no-clock] jobdir
   Find the wait states (Scalasca's patterns: late sender, late receiver,
   wait at N x N, wait at barrier, late broadcast, early reduce) and the
   critical path of a traced job (MPISCOPE_TRACE=1), from its trace files,
-  per function, callsite, communicator and rank. docs/analysis.md.
+  per function, callsite, communicator and rank. Message records beyond
+  -mem (default 1G; K, M, G suffixes) go to temporary files. docs/analysis.md.
 `
 
 // analyzeCmd analyzes a job's event trace.
@@ -28,6 +30,7 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "write to `file` instead of stdout")
 	workers := fs.Int("j", 0, "ranks read in parallel (0: one per CPU)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
+	mem := fs.String("mem", "1G", "memory for message records (K, M, G suffixes); beyond it they go to temporary files")
 	if err := parseFlags(fs, args, stdout, analyzeUsage); err != nil {
 		return err
 	}
@@ -43,13 +46,17 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) error {
 	if *workers < 0 {
 		return usageErr("analyze", "-j %d: want 0 (one per CPU) or more", *workers)
 	}
+	memory, err := parseSize(*mem)
+	if err != nil || memory < 1<<20 {
+		return usageErr("analyze", "-mem %q: want a size of at least 1M (K, M, G suffixes)", *mem)
+	}
 	dir := fs.Arg(0)
 	job, err := trace.OpenJob(dir)
 	if err != nil {
 		return err
 	}
 	prog := newAnalyzeProgress(stderr, job)
-	res, err := analyze.Analyze(job, analyze.Options{Workers: *workers, NoClock: *noClock, Progress: prog.update, Source: callsites(dir)})
+	res, err := analyze.Analyze(job, analyze.Options{Workers: *workers, NoClock: *noClock, Memory: memory, Progress: prog.update, Source: callsites(dir)})
 	prog.done()
 	if err != nil {
 		return err
@@ -79,6 +86,26 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) error {
 		err = f.Close()
 	}
 	return err
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K', 'k':
+			mult, s = 1<<10, s[:n-1]
+		case 'M', 'm':
+			mult, s = 1<<20, s[:n-1]
+		case 'G', 'g':
+			mult, s = 1<<30, s[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 || v > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return v * mult, nil
 }
 
 // analyzeProgress shows the events read on a terminal, after a second,
