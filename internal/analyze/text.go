@@ -81,7 +81,7 @@ func (res *Result) WriteText(w io.Writer, top int) error {
 	}
 
 	cp := &res.Critical
-	fmt.Fprintf(w, "\nCritical path: %.6f s, from rank %d to rank %d (the last to finish), %d moves between ranks\n",
+	fmt.Fprintf(w, "\nCritical path: %.6f s, from rank %d to rank %d (the last to finish); moves between ranks: %d\n",
 		cp.Seconds, cp.StartRank, cp.EndRank, cp.Jumps)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tseconds\t% path\t")
