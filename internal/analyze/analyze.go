@@ -345,7 +345,7 @@ type jump struct {
 // latest partner decides.
 func groupWaits(cs []cand) rankWaits {
 	rw := rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
-	slices.SortFunc(cs, func(a, b cand) int { return cmpU(uint64(a.call), uint64(b.call)) })
+	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
 	for i := 0; i < len(cs); {
 		j := i + 1
 		for j < len(cs) && cs[j].call == cs[i].call {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -306,5 +307,31 @@ func TestSpill(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("spill files left in %s: %v", tmp, left)
+	}
+}
+
+// TestSortByKey: the bucket sort agrees with a stable comparison sort.
+func TestSortByKey(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 1000, 100000} {
+		for _, max := range []uint64{^uint64(0), 1000, 1} {
+			a := make([][2]uint64, n)
+			x := uint64(n)*2654435761 + max
+			for i := range a {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				k := x
+				if max != ^uint64(0) {
+					k %= max + 1
+				}
+				a[i] = [2]uint64{k, uint64(i)}
+			}
+			want := slices.Clone(a)
+			slices.SortStableFunc(want, func(p, q [2]uint64) int { return cmpU(p[0], q[0]) })
+			got := sortByKey(a, func(p *[2]uint64) uint64 { return p[0] })
+			if !slices.Equal(got, want) {
+				t.Errorf("n %d, keys up to %d: not sorted stably", n, max)
+			}
+		}
 	}
 }

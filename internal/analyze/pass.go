@@ -266,8 +266,8 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 		colls = append(colls, p.colls[s]...)
 		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 	}
-	slices.SortFunc(sends, func(a, b sendRec) int { return cmpU(a.flow, b.flow) })
-	slices.SortFunc(recvs, func(a, b recvRec) int { return cmpU(a.flow, b.flow) })
+	sends = sortByKey(sends, func(r *sendRec) uint64 { return r.flow })
+	recvs = sortByKey(recvs, func(r *recvRec) uint64 { return r.flow })
 	var out []cand
 	i, j := 0, 0
 	for i < len(sends) && j < len(recvs) {
