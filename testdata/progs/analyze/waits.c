@@ -55,12 +55,32 @@ static void compute(int ms)
 		;
 }
 
-/* at prints the time the calling rank enters a traced call. */
+/* at notes the time the calling rank enters a traced call; report prints
+ * the notes at the end (printing at once could block on a full pipe
+ * between the clock read and the call). */
+static struct {
+	int rank, i;
+	const char *what;
+	long long ns;
+} notes[4 * ITER + 4];
+static int nnotes;
+
 static void at(int rank, int i, const char *what)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	printf("t %d %d %s %lld\n", rank, i, what, (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+	if (nnotes < (int)(sizeof notes / sizeof notes[0])) {
+		notes[nnotes].rank = rank;
+		notes[nnotes].i = i;
+		notes[nnotes].what = what;
+		notes[nnotes++].ns = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+	}
+}
+
+static void report(void)
+{
+	for (int k = 0; k < nnotes; k++)
+		printf("t %d %d %s %lld\n", notes[k].rank, notes[k].i, notes[k].what, notes[k].ns);
 }
 
 /* align agrees on a start time 100 ms ahead with tracing off, then
@@ -158,6 +178,7 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Pcontrol(-6);
+	report();
 	MPI_Finalize();
 	return 0;
 }
