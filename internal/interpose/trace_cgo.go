@@ -4,24 +4,6 @@ package interpose
 
 /*
 #include "api.h"
-extern size_t ms_trace_bufsize;
-extern int64_t ms_trace_skew;
-ms_tbuf *ms_tbufs_head(void);
-void ms_trace_release(ms_tbuf *tb, int i);
-char *ms_trace_events(ms_tbuf *tb, int i);
-void ms_trace_flushgen(void);
-void ms_trace_flush_self(void);
-int ms_trace_comm(int id, int **world, int *inter);
-int ms_trace_any(int mine);
-int ms_trace_sync(int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
-extern int ms_trace_sync_pings;
-void ms_trace_exclude(int fn);
-int ms_trace_init(void);
-void ms_trace_wait(void);
-void ms_trace_wake(void);
-ms_thand *ms_trace_pop(void);
-void ms_trace_hand_all(void);
-int ms_tsc_invariant(void);
 */
 import "C"
 
@@ -267,8 +249,8 @@ func traceOpen() bool {
 
 // traceTimer names the clock the trace's ticks come from, as the profile's
 // header does (rawRank.meta). At MPI_Init the trace header is written from
-// msgoStart, before special.c sets ms_use_tsc from the flags msgoStart
-// returns (startFlags: TSC allowed unless MPISCOPE_TIMER=clock; special.c:
+// msgoStart, before lifecycle.c sets ms_use_tsc from the flags msgoStart
+// returns (startFlags: TSC allowed unless MPISCOPE_TIMER=clock; lifecycle.c:
 // and the CPU's TSC is invariant): the choice is made the same way here.
 func traceTimer() string {
 	if C.ms_use_tsc_get() != 0 || (startFlags(state.cfg)&2 != 0 && C.ms_tsc_invariant() != 0) {

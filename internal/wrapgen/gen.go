@@ -228,7 +228,7 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 		genWrapper(&b, f)
 	}
 	// ms_bind_all binds every pointer at once: for a library loaded into a
-	// program of another MPI (special.c, ms_family_check), whose stubs
+	// program of another MPI (lifecycle.c, ms_family_check), whose stubs
 	// would narrow the program's handles kept across the binding.
 	w("MS_HIDDEN void ms_bind_all(void);\nvoid ms_bind_all(void)\n{\n")
 	for _, f := range p.Funcs {
