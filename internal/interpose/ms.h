@@ -241,17 +241,18 @@ static inline uint64_t ms_now(void)
  * Fortran call: not inside a recorded call, but not on the fast path. */
 #define MS_DEPTH_RELAY (-1)
 
-/* A call that may block (the generator's list: blocking point-to-point
- * calls and collectives, waits, communicator creation, RMA
- * synchronization) publishes itself for snapshots, racily but safely:
- * ms_busy_args stores its callsite and communicator handle, and the
- * wrapper its peer (or root) and tag if it has them, before the first
- * timestamp; MS_TIMED_BUSY stores the entry time, then (release: after
- * the other fields) depth = MS_DEPTH_BUSY + function id, right before the
- * PMPI_ call (such a wrapper sets depth there only). Four to six plain
- * stores on x86, into the thread's second cache line, one fewer than
- * before; the call's end clears depth as before. ms_busy_read (core.c)
- * reads them from the snapshot writer's thread. */
+/* A call that may block (the generator's list, wrapgen's busyArgs:
+ * blocking point-to-point calls and collectives, waits, communicator and
+ * topology creation, RMA synchronization and window creation, blocking
+ * MPI-IO, spawning and connecting) publishes itself for snapshots,
+ * racily but safely: ms_busy_args stores its callsite and communicator
+ * handle, and the wrapper its peer (or root) and tag if it has them,
+ * before the first timestamp; MS_TIMED_BUSY stores the entry time, then
+ * (release: after the other fields) depth = MS_DEPTH_BUSY + function id,
+ * right before the PMPI_ call (such a wrapper sets depth there only).
+ * Four to six plain stores on x86, into the thread's second cache line,
+ * one fewer than before; the call's end clears depth as before.
+ * ms_busy_read (core.c) reads them from the snapshot writer's thread. */
 #define MS_DEPTH_BUSY 2
 
 /* ms_busy_args stores the callsite and communicator (0: none); a function

@@ -16,7 +16,7 @@
 
 MPI_Comm ms_priv = MPI_COMM_NULL; /* our own duplicate of MPI_COMM_WORLD */
 
-/* ---- for Go: collectives ---- */
+/* ---- for Go: collectives (api.h) ---- */
 
 int ms_priv_bcast(void *buf, int len, int root)
 {
@@ -65,6 +65,8 @@ void *ms_priv_recv(int src, int64_t *len)
 
 int ms_priv_barrier(void) { return PMPI_Barrier(ms_priv); }
 
+/* ms_trace_any tells whether mine is nonzero on any rank (whether any rank
+ * has a trace to convert). */
 int ms_trace_any(int mine)
 {
 	int any = 0;

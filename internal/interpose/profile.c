@@ -419,18 +419,22 @@ int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Request *r, in
 }
 
 /* ms_preq_done tells whether a request seen complete by a Wait/Test call
- * really completed: any request but a persistent one that is not active
- * (MPI_Test on an inactive request returns at once with flag = true). */
+ * really completed, and what it was: 0, a persistent request that is not
+ * active (MPI_Test on an inactive request returns at once with flag =
+ * true); MS_TF_SEND or MS_TF_COLL, an active persistent send or
+ * collective, as MPI_Start found it set up (ms_preq_start); MS_TF_RECV,
+ * a persistent receive or any other request (its status describes what
+ * it received, if anything). */
 int ms_preq_done(uintptr_t h)
 {
 	/* Called for every completion while tracing: a bounded search (a
 	 * request found further away is taken as not persistent). */
 	ms_preq *e = ms_preq_find(h, 32);
 	if (e == NULL)
-		return 1;
-	if (!__atomic_load_n(&e->active, __ATOMIC_RELAXED))
+		return MS_TF_RECV;
+	if (!__atomic_load_n(&e->active, __ATOMIC_RELAXED) || !__atomic_exchange_n(&e->active, 0, __ATOMIC_RELAXED))
 		return 0;
-	return __atomic_exchange_n(&e->active, 0, __ATOMIC_RELAXED);
+	return e->cfn >= 0 ? MS_TF_COLL : e->speer != MPI_PROC_NULL ? MS_TF_SEND : MS_TF_RECV;
 }
 
 void ms_preq_free(MPI_Request r)

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Regions: interned paths. Index 0 is "no region". */
 typedef struct {
 	uint32_t parent;

@@ -239,13 +239,22 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 }
 
 /* ms_trace_cplh records the completion of request h, found done by a
- * completion call. */
+ * completion call: with the status's source, tag and size (MS_TF_RECV),
+ * but for a persistent send or collective, whose role MPI_Start knew
+ * (ms_preq_done): their status describes no message received, and their
+ * completion carries no status (MS_TF_SEND, MS_TF_COLL). */
 static void ms_trace_cplh(ms_tbuf *tb, unsigned fn, uint64_t now, uintptr_t h, const MPI_Status *st)
 {
 	/* MPI_REQUEST_NULL, or an inactive persistent request: nothing completed. */
-	if (h == (uintptr_t)MPI_REQUEST_NULL || !ms_preq_done(h))
+	int role = h == (uintptr_t)MPI_REQUEST_NULL ? 0 : ms_preq_done(h);
+	if (!role)
 		return;
 	ms_troom(tb);
+	if (role != MS_TF_RECV) {
+		ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)(role << 11) << 16, 1, h, 0, 0,
+			-1, -1, -1, -1);
+		return;
+	}
 	int32_t src = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
 	ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((MS_TF_RECV | MS_TF_LOCAL) << 11) << 16, 1, h,
 		0, src >= 0 ? ms_status_bytes(st) : 0, -1, -1, src, st->MPI_TAG);
