@@ -1,3 +1,5 @@
+//go:build mpiscope_openmpi || mpiscope_mpich
+
 /*
  * piggyback.c: the piggyback channel's handlers (piggyback.h).
  *
