@@ -140,3 +140,45 @@ func TestPiggybackWaits(t *testing.T) {
 		near("barrier, rank 0", float64(bar.MaxNs), lastT-at["barrier 0"], 30*ms)
 	})
 }
+
+// TestPiggybackPointToPoint runs the point-to-point test's program and
+// expectations (exact calls, bytes, peers and callsites) with the channel
+// on.
+func TestPiggybackPointToPoint(t *testing.T) {
+	testPointToPoint(t, map[string]string{"MPISCOPE_PIGGYBACK": "1"})
+}
+
+// TestPiggybackCounts: the collectives and datatypes programs give the
+// same calls and bytes per function, the same point-to-point matrix and
+// the same output with the channel on as off.
+func TestPiggybackCounts(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		for _, c := range []struct {
+			src string
+			np  int
+		}{{"coll.c", 4}, {"types.c", 2}} {
+			prog := mpitest.Compile(t, f.MPICC, c.src, t.TempDir())
+			off, _, ro := f.Profile(t, c.np, nil, prog)
+			on, _, rn := f.Profile(t, c.np, map[string]string{"MPISCOPE_PIGGYBACK": "1"}, prog)
+			if ro.Stdout != rn.Stdout {
+				t.Errorf("%s: output differs with the channel on:\n%s\nwant:\n%s", c.src, rn.Stdout, ro.Stdout)
+			}
+			counts := func(p *profile.Profile) string {
+				var b strings.Builder
+				for _, fn := range p.Funcs {
+					fmt.Fprintf(&b, "%s %d %d\n", fn.Name, fn.Calls, fn.Bytes)
+				}
+				for _, pr := range p.Peers {
+					fmt.Fprintf(&b, "peer %d %d %d %d %d %d\n", pr.Rank, pr.Peer, pr.SentMsgs, pr.SentBytes, pr.RecvMsgs, pr.RecvBytes)
+				}
+				return b.String()
+			}
+			if a, b := counts(off), counts(on); a != b {
+				t.Errorf("%s: counts differ with the channel on:\n%s\nwant:\n%s", c.src, b, a)
+			}
+			if len(on.Waits) == 0 && c.src == "coll.c" {
+				t.Errorf("%s: no wait states with the channel on", c.src)
+			}
+		}
+	})
+}

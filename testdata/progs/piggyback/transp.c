@@ -35,6 +35,7 @@ static void fill(int *b, int n, int base)
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
+	setvbuf(stdout, NULL, _IOLBF, 0); /* one write per line: the ranks' lines do not mix */
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	const int peer = 1 - rank;

@@ -49,6 +49,7 @@ int main(int argc, char **argv)
 {
 	int rank, x = 0;
 	MPI_Init(&argc, &argv);
+	setvbuf(stdout, NULL, _IOLBF, 0); /* one write per line: the ranks' lines do not mix */
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	sync();
 	if (rank == 0) {
