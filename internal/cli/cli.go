@@ -29,8 +29,10 @@ const usage = `usage:
       current directory: any other word is an unknown command, never run
   mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
-  mpiscope convert (--otf2 | --perfetto) [-o out] jobdir
-      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON
+  mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] jobdir
+      export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON, or the profile for pprof
+  mpiscope diff [-format text|json] [-per-rank] [-all] [-top N] [-o out] A B
+      what changed from run A to run B, per function, callsite, communicator and message size
   mpiscope version
       print the version
   mpiscope help [command]
@@ -51,7 +53,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, version).
+  Print the usage of mpiscope, or of a command (report, convert, diff, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -81,6 +83,8 @@ func commandUsage(cmd string) string {
 		return reportUsage
 	case "convert":
 		return convertUsage
+	case "diff":
+		return diffUsage
 	case "version":
 		return versionUsage
 	case "help":
@@ -155,7 +159,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "version", "help"}
+var commands = []string{"report", "convert", "diff", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -169,6 +173,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "convert":
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
+	case "diff":
+		err = diffCmd(args[1:], stdout, stderr) // diff.go
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -257,7 +263,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "version":
+	case "report", "convert", "diff", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
@@ -376,7 +382,7 @@ func launch(args []string, stdout, stderr io.Writer) error {
 // else the build for family, else the build for the program's own MPI. A
 // family or library that is not the program's MPI is refused (ErrUsage):
 // a library built for another MPI would pass every call on unprofiled
-// (special.c) at best. So is a -lib that does not exist or links no MPI
+// (lifecycle.c) at best. So is a -lib that does not exist or links no MPI
 // that mpiscope knows.
 func pickLibrary(prog, family, lib string) (string, error) {
 	if family != "" && family != "openmpi" && family != "mpich" {

@@ -16,9 +16,12 @@ import (
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto) [-o out] [-no-clock] [-force] jobdir
+const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] [-no-clock] [-force] jobdir
   --otf2      write an OTF2 archive (default out: <jobdir>/otf2/traces.otf2)
   --perfetto  write Chrome trace JSON for Perfetto (default out: <jobdir>/trace.json)
+  --pprof     write the profile (no trace needed) for go tool pprof: MPI time, calls
+              and bytes by callsite (default out: <jobdir>/profile.pb.gz; also a
+              snapshot directory or a .mps file)
   -force      convert even when the file system seems to lack room for the output
 `
 
@@ -27,6 +30,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	otf2 := fs.Bool("otf2", false, "write an OTF2 archive")
 	perfetto := fs.Bool("perfetto", false, "write Chrome trace JSON (Perfetto)")
+	pprof := fs.Bool("pprof", false, "write the profile in pprof's format (profile.pb.gz)")
 	out := fs.String("o", "", "output `path` (OTF2: a new directory; Perfetto: a file, - for stdout)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
 	force := fs.Bool("force", false, "convert even when the file system seems to lack room for the output")
@@ -36,10 +40,13 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return usageErr("convert", "want one job directory, got %s", argList(fs.Args()))
 	}
-	if *otf2 == *perfetto {
-		return usageErr("convert", "give one of --otf2 and --perfetto")
+	if n := btoi(*otf2) + btoi(*perfetto) + btoi(*pprof); n != 1 {
+		return usageErr("convert", "give one of --otf2, --perfetto and --pprof")
 	}
 	dir := fs.Arg(0)
+	if *pprof {
+		return convertPprof(dir, *out, stdout, stderr) // convert_pprof.go
+	}
 	job, err := trace.OpenJob(dir)
 	if err != nil {
 		return err

@@ -1064,7 +1064,7 @@ int ms_pb_MPI_Buffer_detach(void *addr, int *size, unsigned fn, void *pc)
 
 /* ---- start ---- */
 
-extern MPI_Comm ms_priv; /* special.c */
+extern MPI_Comm ms_priv; /* priv.c */
 
 /* ms_pb_agree: whether every rank wants the channel (all ranks call it at
  * MPI_Init, on our communicator); *any: whether some rank does. */

@@ -88,4 +88,33 @@
 // header "table,row,column,value", one record per cell, rows numbered from
 // 1 within each table. Fields are quoted per RFC 4180, and also when they
 // start with '#' or a space or end in a space.
+//
+// # Diff
+//
+// WriteDiff compares two profiles, A and B (diff.go). Text: a header (the
+// sources; command, ranks, MPI library and family, both when they differ,
+// with a NOTE line for each of rank count, command line and MPI library
+// that differs), a summary (app time, MPI time, calls, bytes, MPI%), then
+// functions, callsites, communicators and message-size bins, each row with
+// time, calls and bytes of A and B, the change and the time's change in
+// percent of A ("new" when A is 0). Rows are matched by function name; by
+// MPI function, region, calling function, base name of the source file and
+// line (module and offset for callsites without a line), so that addresses
+// that moved between builds still match; by communicator key; by function
+// and log2 size bin. Only rows that changed are listed, by absolute change
+// in time, then calls, then bytes, then key; a table with none says "(no
+// change)". DiffOptions.PerRank divides each run's values by its number of
+// ranks (the ranks in the profile). JSON, schema "mpiscope.diff/1":
+//
+//	schema, per_rank
+//	a, b      {source, notes [string], command [string], num_ranks,
+//	           mpi_library, family, divisor}
+//	differ    [string]  "rank count", "command line", "MPI library"
+//	summary   {app_ns, mpi_ns, calls, bytes, mpi_pct: VAL}
+//	funcs     [{func, time_ns, calls, bytes: VAL}]
+//	callsites [{func, function, file, line (or module, offset), region, VALs}]
+//	comms     [{comm, VALs}]
+//	sizes     [{func, log2, lo, hi, VALs}]
+//
+//	VAL       {a, b, change, change_pct (null when a is 0 and b is not)}
 package report
