@@ -170,6 +170,8 @@ var Settings = []setting{
 			c.TraceSkewNs = n
 			return nil
 		}},
+	{"MPISCOPE_STACK", "", "PMPI tool libraries stacked below mpiscope, top first, separated by ':' (read by chain.c at MPI_Init; docs/stacking.md)",
+		func(c *Config, v string) error { return nil }},
 	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",
 		func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
