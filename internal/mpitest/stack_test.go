@@ -75,6 +75,13 @@ var appCounts = map[string]int64{
 // tool's file, hold exactly the program's calls and bytes.
 func checkStack(t *testing.T, p *profile.Profile, out string, order []string) {
 	t.Helper()
+	checkStackLang(t, p, out, order, false)
+}
+
+// checkStackLang: fortran, a Fortran app_*.f90, calls MPI_Pcontrol(1)
+// twice instead of entering and leaving region "solve".
+func checkStackLang(t *testing.T, p *profile.Profile, out string, order []string, fortran bool) {
+	t.Helper()
 	// mpiscope: both ranks. Rank 0 sends 100 x 8 bytes, rank 1 100 x 16.
 	mpitest.Want(t, p, map[string][2]int64{
 		"MPI_Send": {200, 2400}, "MPI_Recv": {200, 2400}, "MPI_Barrier": {20, 0}, "MPI_Allreduce": {10, 40},
@@ -82,7 +89,7 @@ func checkStack(t *testing.T, p *profile.Profile, out string, order []string) {
 	if f := mpitest.Func(p, "MPI_Comm_rank"); f.Calls != 2 {
 		t.Errorf("mpiscope: MPI_Comm_rank %d calls, want 2", f.Calls)
 	}
-	if len(p.Regions) != 1 || p.Regions[0].Path != "solve" || p.Regions[0].Visits != 2 {
+	if !fortran && (len(p.Regions) != 1 || p.Regions[0].Path != "solve" || p.Regions[0].Visits != 2) {
 		t.Errorf("mpiscope: regions %+v, want solve visited once per rank", p.Regions)
 	}
 	var stack []string
@@ -122,8 +129,12 @@ func checkStack(t *testing.T, p *profile.Profile, out string, order []string) {
 						t.Errorf("count (level %d) rank %d: %s %d calls, want none", level+1, rank, k, kv[k])
 					}
 				}
-				if strings.Join(pc, ";") != "pcontrol 4 solve;pcontrol -4" {
-					t.Errorf("count (level %d) rank %d: Pcontrol levels %q, want 4 solve and -4", level+1, rank, pc)
+				wantPc := "pcontrol 4 solve;pcontrol -4"
+				if fortran {
+					wantPc = "pcontrol 1;pcontrol 1"
+				}
+				if strings.Join(pc, ";") != wantPc {
+					t.Errorf("count (level %d) rank %d: Pcontrol levels %q, want %q", level+1, rank, pc, wantPc)
 				}
 			case "bytes":
 				want := map[string]int64{"sends": 100, "bytes": 800 * int64(rank+1)}
@@ -159,6 +170,43 @@ func TestStack(t *testing.T) {
 				}
 				p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_STACK": strings.Join(libs, ":"), "STACK_OUT": out}, app)
 				checkStack(t, p, out, order)
+				if sortedOutput(res.Stdout) != sortedOutput(ref.Stdout) {
+					t.Errorf("output changed:\n%s\nwithout mpiscope:\n%s", res.Stdout, ref.Stdout)
+				}
+				if strings.Contains(res.Stderr, "warning") {
+					t.Errorf("stderr:\n%s", res.Stderr)
+				}
+			})
+		}
+	})
+}
+
+// TestStackLanguages: the C++ program and the three Fortran ones
+// (mpif.h, use mpi, use mpi_f08) with both tools stacked: the same exact
+// counts at every level, MPI_Init and MPI_Finalize reaching each tool
+// from Fortran too.
+func TestStackLanguages(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		count, bytes := stackTool(t, f, "count", dir), stackTool(t, f, "bytes", dir)
+		for _, c := range []struct {
+			name, src, cc string
+			extra         []string
+		}{
+			{"cxx", "stack/app.cpp", f.MPICXX, nil},
+			{"mpif", "stack/app_mpif.f90", f.MPIFORT, []string{"-fallow-argument-mismatch"}},
+			{"usempi", "stack/app_usempi.f90", f.MPIFORT, nil},
+			{"f08", "stack/app_f08.f90", f.MPIFORT, nil},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				app := mpitest.Compile(t, c.cc, c.src, t.TempDir(), c.extra...)
+				ref := f.Exec(t, mpitest.Run{NP: 2, Args: []string{app}})
+				if ref.Err != nil {
+					t.Fatalf("without mpiscope: %v\n%s", ref.Err, ref.Stderr)
+				}
+				out := t.TempDir()
+				p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_STACK": count + ":" + bytes, "STACK_OUT": out}, app)
+				checkStackLang(t, p, out, []string{"count", "bytes"}, c.name != "cxx")
 				if sortedOutput(res.Stdout) != sortedOutput(ref.Stdout) {
 					t.Errorf("output changed:\n%s\nwithout mpiscope:\n%s", res.Stdout, ref.Stdout)
 				}
