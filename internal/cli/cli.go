@@ -404,7 +404,7 @@ func stackList(with string) string {
 // else the build for family, else the build for the program's own MPI. A
 // family or library that is not the program's MPI is refused (ErrUsage):
 // a library built for another MPI would pass every call on unprofiled
-// (special.c) at best. So is a -lib that does not exist or links no MPI
+// (lifecycle.c) at best. So is a -lib that does not exist or links no MPI
 // that mpiscope knows.
 func pickLibrary(prog, family, lib string) (string, error) {
 	if family != "" && family != "openmpi" && family != "mpich" {

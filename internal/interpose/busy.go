@@ -8,7 +8,7 @@ import (
 )
 
 // rawBusy is a call in progress on one thread when the tables were read
-// (ms_busy_read, hot.c), in ticks.
+// (ms_busy_read, core.c), in ticks.
 type rawBusy struct {
 	Thread  int
 	Fn      int

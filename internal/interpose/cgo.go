@@ -99,7 +99,7 @@ func keepGC() {
 	}
 }
 
-// msgoIdle ends the cold point of the run's start (special.c calls it
+// msgoIdle ends the cold point of the run's start (lifecycle.c calls it
 // last in MPI_Init, after msgoStart and the safety set-up).
 //
 //export msgoIdle

@@ -67,7 +67,7 @@ var Settings = []setting{
 		func(c *Config, v string) error { c.Out = v; return nil }},
 	{"MPISCOPE_ENABLE", "1", "record from MPI_Init (0: wait for MPI_Pcontrol(1); never: record and write nothing and ignore MPI_Pcontrol, the launcher not even loading the library)",
 		func(c *Config, v string) (err error) {
-			if v == "never" { // a valid value: under it the run does not start (special.c)
+			if v == "never" { // a valid value: under it the run does not start (lifecycle.c)
 				c.Enable = false
 				return nil
 			}

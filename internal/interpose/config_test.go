@@ -113,7 +113,7 @@ func FuzzParseConfig(f *testing.F) {
 
 // TestParseConfigEnable: MPISCOPE_ENABLE takes a boolean or never, which
 // is a setting, not a bad value (the run itself never starts under it:
-// special.c), and "Never" is a bad value like any other.
+// lifecycle.c), and "Never" is a bad value like any other.
 func TestParseConfigEnable(t *testing.T) {
 	for _, c := range []struct {
 		v      string

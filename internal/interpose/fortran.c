@@ -3,21 +3,16 @@
 /*
  * fortran.c: the run-control part of the Fortran entry points
  * (zfwrap_<family>.c): MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort and
- * MPI_Pcontrol reach special.c's logic from here. Nothing in this file refers
+ * MPI_Pcontrol reach lifecycle.c's logic from here. Nothing in this file refers
  * to a Fortran symbol, so C programs linking the static archive do not need
  * the Fortran libraries.
  */
 #include "fortran.h"
+#include "lifecycle.h"
 
 #include <stdarg.h>
 
 __thread void *ms_fpc __attribute__((tls_model("initial-exec")));
-
-/* special.c */
-void ms_start_run(int level);
-void ms_finalize_run(void);
-void ms_abort_run(int errorcode);
-int ms_pcontrol(int level, va_list ap);
 
 /* ms_f_started: the implementation's Fortran MPI_Init returned. */
 void ms_f_started(void)

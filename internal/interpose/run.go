@@ -1,8 +1,13 @@
 // Package interpose is mpiscope's in-process runtime.
 //
 // What runs where: the generated C wrappers (zwrap_<family>.c) and the
-// hand-written ones (special.c) time every MPI call and update per-thread
-// tables (ms.h, hot.c) without ever calling Go. Go runs only at cold points:
+// hand-written ones (lifecycle.c) time every MPI call and update per-thread
+// tables (ms.h, profile.h) without ever calling Go. The C runtime has one
+// file per concern: core.c (gate word, clock, per-thread states), profile.c,
+// trace.c, lifecycle.c (start, finalize, MPI_Pcontrol, sessions), regions.c,
+// safety.c (signals, abort, exit), priv.c (our own MPI traffic) and
+// fortran.c; api.h declares everything C and Go call across cgo, once. Go
+// runs only at cold points:
 // MPI_Init (configuration, job directory), MPI_Pcontrol(2) (snapshot),
 // MPI_Finalize (read the tables, merge all ranks in a binomial tree over a
 // private communicator, symbolize, write the profile and the report) and

@@ -28,8 +28,8 @@
  * copy of the siginfo, write(2) on a non-blocking pipe, and chaining.
  */
 #define _GNU_SOURCE
-#include "ms.h"
-#include "safety.h"
+#include "api.h"
+#include "lifecycle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,13 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "_cgo_export.h"
-
 #define MS_NSIG 65
 #define MS_BOUND_MS 2000
-
-extern int ms_started, ms_finished;
-extern uint64_t ms_app_end;
 
 enum { MS_NONE, MS_FATAL, MS_SNAP };
 
@@ -438,3 +433,4 @@ void ms_disable(void)
 }
 
 int ms_finished_get(void) { return __atomic_load_n(&ms_finished, __ATOMIC_SEQ_CST); }
+

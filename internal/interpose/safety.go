@@ -3,9 +3,7 @@
 package interpose
 
 /*
-#include "ms.h"
-#include "safety.h"
-int ms_finished_get(void);
+#include "api.h"
 */
 import "C"
 

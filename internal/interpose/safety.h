@@ -1,5 +1,5 @@
 /*
- * safety.h: the crash-safety runtime (safety.c) as special.c sees it:
+ * safety.h: the crash-safety runtime (safety.c) as lifecycle.c sees it:
  * signals (SIGTERM, SIGINT, the snapshot signal), process exit without
  * MPI_Finalize, MPI_Abort, and turning recording off after an internal
  * error. See docs/safety.md.

@@ -1,11 +1,14 @@
 //go:build mpiscope_openmpi || mpiscope_mpich
 
 /*
- * trace.c: per-thread event buffers, the hand-off to Go, completion
- * records of the Wait/Test families, and the clock ping-pong with rank 0.
+ * trace.c: the cold parts of event tracing (trace.h): per-thread event
+ * buffers, their hand-off to the writer (a goroutine, trace_cgo.go),
+ * completion records of the Wait/Test families, persistent requests'
+ * posts, region and user-event marks. The clock synchronization with
+ * rank 0 is our own traffic: priv.c.
  */
 #define _GNU_SOURCE
-#include "ms.h"
+#include "api.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +34,6 @@ static volatile int ms_trace_nomem;
 static ms_thand *volatile ms_tready;
 static sem_t ms_tsem;
 static int ms_tsem_ok;
-
-extern MPI_Comm ms_priv;
-uint64_t ms_mono_ns(void);
 
 /* ms_trace_init prepares the writer's queue (Go, once, before tracing). */
 int ms_trace_init(void)
@@ -239,13 +239,22 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 }
 
 /* ms_trace_cplh records the completion of request h, found done by a
- * completion call. */
+ * completion call: with the status's source, tag and size (MS_TF_RECV),
+ * but for a persistent send or collective, whose role MPI_Start knew
+ * (ms_preq_done): their status describes no message received, and their
+ * completion carries no status (MS_TF_SEND, MS_TF_COLL). */
 static void ms_trace_cplh(ms_tbuf *tb, unsigned fn, uint64_t now, uintptr_t h, const MPI_Status *st)
 {
 	/* MPI_REQUEST_NULL, or an inactive persistent request: nothing completed. */
-	if (h == (uintptr_t)MPI_REQUEST_NULL || !ms_preq_done(h))
+	int role = h == (uintptr_t)MPI_REQUEST_NULL ? 0 : ms_preq_done(h);
+	if (!role)
 		return;
 	ms_troom(tb);
+	if (role != MS_TF_RECV) {
+		ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)(role << 11) << 16, 1, h, 0, 0,
+			-1, -1, -1, -1);
+		return;
+	}
 	int32_t src = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
 	ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((MS_TF_RECV | MS_TF_LOCAL) << 11) << 16, 1, h,
 		0, src >= 0 ? ms_status_bytes(st) : 0, -1, -1, src, st->MPI_TAG);
@@ -397,163 +406,4 @@ int ms_trace_comm(int id, int **world, int *inter)
 	*world = cm->world;
 	*inter = strncmp(ms_comm_meta[id].key, "inter:", 6) == 0;
 	return cm->rsize;
-}
-
-int ms_trace_any(int mine)
-{
-	int any = 0;
-	if (PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, ms_priv) != MPI_SUCCESS)
-		return 0;
-	return any;
-}
-
-/* Clock samples (ms_trace_sync): messages on ms_priv. */
-#define MS_SYNC_PING 91 /* child to parent: u64 its clock, u64 1 = stop */
-#define MS_SYNC_PONG 92 /* parent to child: u64 its clock */
-#define MS_SYNC_GO 93   /* parent to child: its turn */
-#define MS_SYNC_OFF 94  /* parent to child: i64 its offset to rank 0, i64 uncertainty (ns) */
-#define MS_SYNC_SPIN_NS 100000
-
-int ms_trace_sync_pings; /* pings this rank answered in its last ms_trace_sync */
-
-/* ms_sync_recv receives one message of the clock ping-pong: it polls
- * without pause for up to 100 us (an answer that comes at once is read at
- * once: the timing of a round depends on it), then with 10 us sleeps in
- * between, leaving the CPU to the ranks that measure when the node has
- * more ranks than cores (a rank waiting for its turn, a partner that was
- * descheduled). */
-static int ms_sync_recv(void *buf, int n, MPI_Datatype dt, int src, int tag)
-{
-	MPI_Request rq;
-	if (PMPI_Irecv(buf, n, dt, src, tag, ms_priv, &rq) != MPI_SUCCESS)
-		return -1;
-	uint64_t t0 = ms_mono_ns();
-	for (;;) {
-		int done = 0;
-		if (PMPI_Test(&rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-			return -1;
-		if (done)
-			return 0;
-		if (ms_mono_ns() - t0 > MS_SYNC_SPIN_NS) {
-			struct timespec ts = {0, 10000};
-			nanosleep(&ts, NULL);
-		}
-	}
-}
-
-static inline uint64_t ms_sync_now(void) { return ms_mono_ns() + (uint64_t)ms_trace_skew; }
-
-/* ms_sync_child measures this rank's clock against its parent's and
- * composes the result with the parent's offset to rank 0. Each round
- * (a ping at local time a, the parent's clock b, the answer at c) bounds
- * the offset: b - c <= offset <= b - a. The bounds of all rounds are
- * intersected: the estimate is the middle of the interval, its width the
- * uncertainty (a round trip's worth: one round gives width c - a). The
- * rank makes at least rounds rounds and stops once the width is at most
- * good_ns or has not shrunk by an eighth in rounds rounds, after maxr at
- * most. Should the intervals not meet (clocks that moved apart during the
- * measurement), the quickest round is kept, as before. */
-static int ms_sync_child(int parent, int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset,
-			 uint64_t *width)
-{
-	uint64_t go = 0;
-	if (ms_sync_recv(&go, 1, MPI_UINT64_T, parent, MS_SYNC_GO) != 0)
-		return -1;
-	int64_t lo = INT64_MIN, hi = INT64_MAX, obest = 0;
-	uint64_t best = UINT64_MAX, lbest = 0, wlast = UINT64_MAX;
-	int stale = 0;
-	for (int k = 0; k < maxr; k++) {
-		uint64_t a[2] = {ms_sync_now(), 0}, b = 0;
-		if (PMPI_Send(a, 2, MPI_UINT64_T, parent, MS_SYNC_PING, ms_priv) != MPI_SUCCESS ||
-		    ms_sync_recv(&b, 1, MPI_UINT64_T, parent, MS_SYNC_PONG) != 0)
-			return -1;
-		uint64_t c = ms_sync_now();
-		int64_t l = (int64_t)(b - c), h = (int64_t)(b - a[0]);
-		if (l > lo)
-			lo = l;
-		if (h < hi)
-			hi = h;
-		if (c - a[0] < best) {
-			best = c - a[0];
-			lbest = a[0] + best / 2;
-			obest = (int64_t)(b - lbest);
-		}
-		uint64_t w = lo <= hi ? (uint64_t)(hi - lo) : best;
-		if (wlast == UINT64_MAX || w < wlast - wlast / 8) {
-			stale = 0;
-			wlast = w;
-		} else {
-			stale++;
-		}
-		if (k + 1 >= rounds && (w <= good_ns || stale >= rounds))
-			break;
-	}
-	uint64_t stop[2] = {0, 1};
-	int64_t up[2] = {0, 0};
-	if (PMPI_Send(stop, 2, MPI_UINT64_T, parent, MS_SYNC_PING, ms_priv) != MPI_SUCCESS ||
-	    ms_sync_recv(up, 2, MPI_INT64_T, parent, MS_SYNC_OFF) != 0)
-		return -1;
-	*local = lbest;
-	if (lo <= hi) {
-		*offset = lo + (hi - lo) / 2 + up[0];
-		*width = (uint64_t)(hi - lo) + (uint64_t)up[1];
-	} else {
-		*offset = obest + up[0];
-		*width = best + (uint64_t)up[1];
-	}
-	return 0;
-}
-
-/* ms_sync_serve answers child's pings until its stop, then sends it this
- * rank's offset to rank 0 and its uncertainty. */
-static int ms_sync_serve(int child, int64_t offset, uint64_t width)
-{
-	uint64_t go = 0;
-	if (PMPI_Send(&go, 1, MPI_UINT64_T, child, MS_SYNC_GO, ms_priv) != MPI_SUCCESS)
-		return -1;
-	for (;;) {
-		uint64_t x[2];
-		if (ms_sync_recv(x, 2, MPI_UINT64_T, child, MS_SYNC_PING) != 0)
-			return -1;
-		if (x[1])
-			break;
-		ms_trace_sync_pings++;
-		x[0] = ms_sync_now();
-		if (PMPI_Send(x, 1, MPI_UINT64_T, child, MS_SYNC_PONG, ms_priv) != MPI_SUCCESS)
-			return -1;
-	}
-	int64_t up[2] = {offset, (int64_t)width};
-	return PMPI_Send(up, 2, MPI_INT64_T, child, MS_SYNC_OFF, ms_priv) == MPI_SUCCESS ? 0 : -1;
-}
-
-/* ms_trace_sync measures this rank's clock offset to rank 0's over a
- * binomial tree, all pairs of a step at once: in step j, each rank r with
- * 2^j <= r < 2^(j+1) measures against r - 2^j, which measured in an
- * earlier step (rank 0 is the reference), and adds that rank's offset. So
- * a sync takes ceil(log2 P) steps of a few rounds, not P - 1 ranks one
- * after the other, and the uncertainty (the width returned in rtt, which
- * plays a round trip's part) sums the widths along the rank's path to
- * rank 0. All ranks must call it. */
-int ms_trace_sync(int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt)
-{
-	int rank = 0, size = 1;
-	PMPI_Comm_rank(ms_priv, &rank);
-	PMPI_Comm_size(ms_priv, &size);
-	*offset = 0;
-	*rtt = 0;
-	*local = ms_sync_now();
-	ms_trace_sync_pings = 0;
-	int d = 1;
-	if (rank > 0) {
-		int top = 1;
-		while (top <= rank / 2)
-			top <<= 1;
-		if (ms_sync_child(rank - top, rounds, maxr, good_ns, local, offset, rtt) != 0)
-			return -1;
-		d = top << 1;
-	}
-	for (; d < size && rank + d < size; d <<= 1)
-		if (ms_sync_serve(rank + d, *offset, *rtt) != 0)
-			return -1;
-	return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * trace.h: event tracing in the C hot path (trace.c). Included by ms.h.
+ * trace.h: event tracing in the C hot path (trace.c holds its cold parts).
+ * Included by ms.h.
  *
  * Each thread appends fixed-size events to its own buffer (no lock, no
  * malloc, no Go call per event): the generated wrapper calls the inline

@@ -4,23 +4,6 @@ package interpose
 
 /*
 #include "api.h"
-extern size_t ms_trace_bufsize;
-extern int64_t ms_trace_skew;
-ms_tbuf *ms_tbufs_head(void);
-void ms_trace_release(ms_tbuf *tb, int i);
-char *ms_trace_events(ms_tbuf *tb, int i);
-void ms_trace_flushgen(void);
-void ms_trace_flush_self(void);
-int ms_trace_comm(int id, int **world, int *inter);
-int ms_trace_any(int mine);
-int ms_trace_sync(int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
-extern int ms_trace_sync_pings;
-void ms_trace_exclude(int fn);
-int ms_trace_init(void);
-void ms_trace_wait(void);
-void ms_trace_wake(void);
-ms_thand *ms_trace_pop(void);
-void ms_trace_hand_all(void);
 */
 import "C"
 

@@ -13,7 +13,7 @@ import (
 	"github.com/mpiscope/mpiscope/internal/wrapgen"
 )
 
-// TestHotPathTSan builds the real C hot path (hot.c) and freshly generated
+// TestHotPathTSan builds the real C hot path (core.c, profile.c) and freshly generated
 // MPICH wrappers with -fsanitize=thread against the fake PMPI layer of
 // testdata/tsan/driver.c (no MPI library is linked: MPICH's UCX memory
 // hooks crash under TSan), runs 8 threads x 100,000 MPI_Send plus
@@ -38,9 +38,10 @@ func TestHotPathTSan(t *testing.T) {
 	}
 	here, _ := os.Getwd()
 	srcs := map[string]string{
-		"driver.o": filepath.Join(here, "testdata", "tsan", "driver.c"),
-		"hot.o":    filepath.Join(here, "hot.c"),
-		"zwrap.o":  zwrap,
+		"driver.o":  filepath.Join(here, "testdata", "tsan", "driver.c"),
+		"core.o":    filepath.Join(here, "core.c"),
+		"profile.o": filepath.Join(here, "profile.c"),
+		"zwrap.o":   zwrap,
 	}
 	var objs []string
 	for obj, src := range srcs {

@@ -59,7 +59,7 @@ func (q quietThread) ours() bool {
 // in total while the application runs for the second that follows
 // MPI_Init (an MPI_Pcontrol(2) snapshot half-way, its own time left out).
 // None are expected: the few wake-ups that follow each return from Go
-// happen inside the MPI call (special.c, ms_go_settle), unless the
+// happen inside the MPI call (lifecycle.c, ms_go_settle), unless the
 // machine is so loaded that they spill over its 1 ms: the margin. Before, they made 7 to 64 per rank (sysmon polling
 // every 20 us to 10 ms for 10 ms after each return from Go, with a second
 // P idle; collector, sweeper and scavenger work left running).

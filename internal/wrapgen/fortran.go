@@ -31,7 +31,7 @@ package wrapgen
 //     arrays of handles whose size the generator does not know.
 //
 // MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort and MPI_Pcontrol call
-// special.c's logic (fortran.c).
+// lifecycle.c's logic (fortran.c).
 
 import (
 	"bufio"
@@ -278,7 +278,7 @@ func NewFPlan(p *Plan, fs *FSyms) *FPlan {
 			case fSpecial[name]:
 				e.Kind = FSpecial
 			case f.Hand:
-				// special.c's wrapper has no ms_ body to call; the
+				// lifecycle.c's wrapper has no ms_ body to call; the
 				// implementation's entry is timed (and reaches that
 				// wrapper where the Fortran layer calls the C MPI_ one).
 				e.Kind, e.Why = FTimed, "hand-written C wrapper"

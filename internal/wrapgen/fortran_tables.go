@@ -2,7 +2,7 @@ package wrapgen
 
 // The hand-written tables of the Fortran entries (fortran.go): the
 // functions without a Fortran binding of the C form, those only timed,
-// the arrays of completion calls, the functions special.c handles, and the
+// the arrays of completion calls, the functions lifecycle.c handles, and the
 // handle types.
 
 // fortranNever have no Fortran binding of the C form, or a different

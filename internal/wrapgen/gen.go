@@ -228,7 +228,7 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 		genWrapper(&b, f)
 	}
 	// ms_bind_all binds every pointer at once: for a library loaded into a
-	// program of another MPI (special.c, ms_family_check), whose stubs
+	// program of another MPI (lifecycle.c, ms_family_check), whose stubs
 	// would narrow the program's handles kept across the binding.
 	w("MS_HIDDEN void ms_bind_all(void);\nvoid ms_bind_all(void)\n{\n")
 	for _, f := range p.Funcs {
@@ -643,8 +643,10 @@ func leaveFunc(name string) string {
 // first; a rooted collective's root) and tag ("": none; busyRoles in
 // internal/interpose tells the same from the function's name). Blocking
 // point-to-point calls and probes, blocking collectives, waits,
-// communicator creation and RMA synchronization publish; nonblocking
-// calls, tests and local calls do not, and cost nothing more.
+// communicator and topology creation, RMA synchronization and window
+// creation, blocking MPI-IO (ioBlocks) and the dynamic-process calls that
+// wait for other processes (mayBlock) publish; nonblocking calls, tests
+// and local calls do not, and cost nothing more.
 func busyArgs(pr *mpih.Proto, s Sem) (comm, peer, tag string, ok bool) {
 	a := func(i int) string { return fmt.Sprintf("a%d", i) }
 	none := ""
@@ -656,8 +658,10 @@ func busyArgs(pr *mpih.Proto, s Sem) (comm, peer, tag string, ok bool) {
 	case s.Class == P2P && (s.Comm >= 0 || name == "MPI_Mrecv"),
 		s.Class == Coll && s.Comm >= 0,
 		s.Class == Wait && strings.HasPrefix(name, "MPI_Wait"),
-		s.Class == CommC && s.NewComm >= 0,
-		s.Class == RMA && rmaSync[name]:
+		(s.Class == CommC || s.Class == Topo) && s.NewComm >= 0,
+		s.Class == RMA && rmaSync[name],
+		s.Class == IO && ioBlocks(name),
+		mayBlock[name]:
 	default:
 		return "", "", "", false
 	}
@@ -695,4 +699,33 @@ var rmaSync = map[string]bool{
 	"MPI_Win_fence": true, "MPI_Win_wait": true, "MPI_Win_complete": true, "MPI_Win_start": true,
 	"MPI_Win_lock": true, "MPI_Win_lock_all": true, "MPI_Win_unlock": true, "MPI_Win_unlock_all": true,
 	"MPI_Win_flush": true, "MPI_Win_flush_all": true, "MPI_Win_flush_local": true, "MPI_Win_flush_local_all": true,
+}
+
+// mayBlock are the calls outside the rules of busyArgs that may wait for
+// other processes: window creation and freeing (collective), and the
+// dynamic-process calls (spawning, connecting, disconnecting, the name
+// service).
+var mayBlock = map[string]bool{
+	"MPI_Win_create": true, "MPI_Win_allocate": true, "MPI_Win_allocate_shared": true, "MPI_Win_create_dynamic": true,
+	"MPI_Win_free": true, "MPI_Comm_spawn": true, "MPI_Comm_spawn_multiple": true, "MPI_Comm_accept": true,
+	"MPI_Comm_connect": true, "MPI_Comm_join": true, "MPI_Comm_disconnect": true, "MPI_Publish_name": true,
+	"MPI_Unpublish_name": true, "MPI_Lookup_name": true,
+}
+
+// ioBlocks tells whether the MPI-IO function (name without _c) may block:
+// every one but the nonblocking MPI_File_i..., the queries
+// (MPI_File_get_...), the error handlers, the handle conversions and the
+// local MPI_File_seek. Collective ones (open, close, set_view, the _all
+// and _ordered accesses, sync...) wait for the other processes; the
+// others for the file system.
+func ioBlocks(name string) bool {
+	if !strings.HasPrefix(name, "MPI_File_") || strings.HasPrefix(name, "MPI_File_i") ||
+		strings.HasPrefix(name, "MPI_File_get_") || strings.HasSuffix(name, "_errhandler") {
+		return false
+	}
+	switch name {
+	case "MPI_File_c2f", "MPI_File_f2c", "MPI_File_toint", "MPI_File_fromint", "MPI_File_seek":
+		return false
+	}
+	return true
 }

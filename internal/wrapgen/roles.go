@@ -11,7 +11,7 @@ import (
 	"github.com/mpiscope/mpiscope/internal/mpih"
 )
 
-// Special functions are written by hand in internal/interpose/special.c.
+// Special functions are written by hand in internal/interpose/lifecycle.c.
 var Special = map[string]string{
 	"MPI_Init":             "starts the run",
 	"MPI_Init_thread":      "starts the run",

@@ -1,7 +1,7 @@
 /*
  * driver.c: ThreadSanitizer harness for the C hot path (TestHotPathTSan).
  *
- * It links the real hot path (hot.c) and the real generated wrappers
+ * It links the real hot path (core.c, profile.c) and the real generated wrappers
  * (zwrap_mpich.c) against a fake PMPI layer defined here, so no MPI runs:
  * 8 threads call MPI_Send through the wrappers while they also create and
  * free communicators, and a control thread keeps invalidating the datatype
@@ -13,7 +13,7 @@
  * THREADS x ITERS sends. The control thread also reads every thread's
  * call in progress, as a snapshot does (ms_busy_read), and checks it.
  */
-#include "ms.h"
+#include "api.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -75,7 +75,6 @@ static void *worker(void *arg)
 }
 
 static volatile int stop;
-int ms_busy_read(const ms_thread *t, ms_busy_t *b); /* hot.c (api.h) */
 static int fn_send = -1;
 static unsigned long busy_seen, busy_bad;
 

@@ -1,75 +1,38 @@
 //go:build mpiscope_openmpi || mpiscope_mpich
 
 /*
- * hot.c: the cold out-of-line parts of the C hot path: per-thread state,
- * datatype sizes, the communicator cache, persistent requests, timers.
+ * profile.c: the cold parts of profiling (profile.h): each thread's site,
+ * peer, region and event tables (cleared at a reset, the deferred record
+ * written), datatype sizes, the communicator cache and its metadata for
+ * the report, persistent requests (their bytes and peers at MPI_Start),
+ * and the time spent with recording off. The hot parts are inline in
+ * profile.h; the thread's state itself is core.c's.
  */
 #define _GNU_SOURCE
-#include "ms.h"
+#include "api.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 
-volatile uint32_t ms_gate = MS_G_OFF;
-int ms_use_tsc;
 volatile uint32_t ms_type_gen = 1;
 int ms_world_size, ms_world_rank;
 ms_comm ms_world_comm;
-__thread ms_thread *ms_tls __attribute__((tls_model("initial-exec")));
-ms_thread *volatile ms_threads;
 ms_comm_meta_t ms_comm_meta[MS_MAXCOMMS];
 volatile int ms_ncomms;
 
 static pthread_mutex_t ms_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Group ms_world_group = MPI_GROUP_NULL;
 
-/* ---- threads ---- */
+/* ---- a thread's tables ---- */
 
 const ms_site ms_nosite = {.key = ~(uint64_t)0};
-
 /* ms_last_clear forgets each function's last site (ms_record). */
-static void ms_last_clear(ms_thread *t)
+void ms_last_clear(ms_thread *t)
 {
 	for (int i = 0; i < MS_MAXFUNCS; i++)
 		t->last[i] = (ms_site *)&ms_nosite;
-}
-
-static size_t ms_align(size_t n) { return (n + 4095) & ~(size_t)4095; }
-
-ms_thread *ms_thread_new(void)
-{
-	size_t nsites = (size_t)1 << MS_SITE_BITS;
-	size_t off_sites = ms_align(sizeof(ms_thread));
-	size_t off_peers = off_sites + ms_align(nsites * sizeof(ms_site));
-	size_t off_regions = off_peers + ms_align((size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
-	size_t off_events = off_regions + ms_align(MS_MAXREGIONS * sizeof(ms_regstat));
-	size_t len = off_events + ms_align(MS_MAXEVENTS * sizeof(uint64_t));
-	/* Zero pages from mmap: only the pages a thread touches cost memory. */
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	ms_thread *t = (ms_thread *)m;
-	t->sites = (ms_site *)(m + off_sites);
-	t->peers = (ms_peerstat *)(m + off_peers);
-	t->regions = (ms_regstat *)(m + off_regions);
-	t->events = (uint64_t *)(m + off_events);
-	t->maplen = len;
-	t->cmemo = &ms_nocomm;
-	ms_last_clear(t);
-	t->epoch = MS_EPOCH();
-	t->tid = (int)syscall(SYS_gettid);
-	ms_thread *head = __atomic_load_n(&ms_threads, __ATOMIC_RELAXED);
-	do
-		t->next = head;
-	while (!__atomic_compare_exchange_n(&ms_threads, &head, t, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-	ms_tls = t;
-	return t;
 }
 
 MS_HIDDEN void ms_thread_clear(ms_thread *t)
@@ -456,18 +419,22 @@ int64_t ms_preq_start(ms_thread *t, unsigned fn, uint64_t t0, MPI_Request *r, in
 }
 
 /* ms_preq_done tells whether a request seen complete by a Wait/Test call
- * really completed: any request but a persistent one that is not active
- * (MPI_Test on an inactive request returns at once with flag = true). */
+ * really completed, and what it was: 0, a persistent request that is not
+ * active (MPI_Test on an inactive request returns at once with flag =
+ * true); MS_TF_SEND or MS_TF_COLL, an active persistent send or
+ * collective, as MPI_Start found it set up (ms_preq_start); MS_TF_RECV,
+ * a persistent receive or any other request (its status describes what
+ * it received, if anything). */
 int ms_preq_done(uintptr_t h)
 {
 	/* Called for every completion while tracing: a bounded search (a
 	 * request found further away is taken as not persistent). */
 	ms_preq *e = ms_preq_find(h, 32);
 	if (e == NULL)
-		return 1;
-	if (!__atomic_load_n(&e->active, __ATOMIC_RELAXED))
+		return MS_TF_RECV;
+	if (!__atomic_load_n(&e->active, __ATOMIC_RELAXED) || !__atomic_exchange_n(&e->active, 0, __ATOMIC_RELAXED))
 		return 0;
-	return __atomic_exchange_n(&e->active, 0, __ATOMIC_RELAXED);
+	return e->cfn >= 0 ? MS_TF_COLL : e->speer != MPI_PROC_NULL ? MS_TF_SEND : MS_TF_RECV;
 }
 
 void ms_preq_free(MPI_Request r)
@@ -502,113 +469,7 @@ MS_HIDDEN void ms_comm_init(void)
 	}
 }
 
-/* ms_tsc_invariant reports whether the TSC ticks at a constant rate across
- * power states, the condition for using it as a clock. */
-MS_HIDDEN int ms_tsc_invariant(void)
-{
-#if defined(__x86_64__)
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	if (f == NULL)
-		return 0;
-	char line[4096];
-	int ok = 0;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "flags", 5) == 0) {
-			ok = strstr(line, " constant_tsc") != NULL && strstr(line, " nonstop_tsc") != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	return ok;
-#else
-	return 0;
-#endif
-}
-
-/* ---- binding of the wrappers' PMPI_ pointers (ms.h, MS_PMPI) ---- */
-
-int ms_bound;
-
-void ms_bind(void *slot, const char *name, void *fallback)
-{
-	void *p = dlsym(RTLD_DEFAULT, name);
-	if (p != NULL)
-		__atomic_add_fetch(&ms_bound, 1, __ATOMIC_RELAXED);
-	else
-		p = fallback;
-	__atomic_store_n((void **)slot, p, __ATOMIC_RELAXED);
-}
-
-/* ---- accessors for Go (cgo does not read volatile globals well) ---- */
-
-ms_thread *ms_threads_head(void) { return __atomic_load_n(&ms_threads, __ATOMIC_ACQUIRE); }
-uint32_t ms_epoch_now(void) { return __atomic_load_n(&ms_gate, __ATOMIC_ACQUIRE) & ~MS_G_FLAGS; }
-int ms_comm_count(void) { return __atomic_load_n(&ms_ncomms, __ATOMIC_ACQUIRE); }
-ms_comm_meta_t *ms_comm_meta_at(int i) { return &ms_comm_meta[i]; }
-uint64_t ms_ticks_now(void) { return ms_now(); }
-int ms_world_rank_get(void) { return ms_world_rank; }
-int ms_world_size_get(void) { return ms_world_size; }
-int ms_use_tsc_get(void) { return ms_use_tsc; }
-const char *ms_fn_name(int i) { return ms_fn_names[i]; }
-const char *ms_fn_class(int i) { return ms_fn_classes[i]; }
-int ms_nfuncs_get(void) { return ms_nfuncs; }
-
-/* ---- calls in progress and time off (snapshots) ---- */
-
-/* ms_comm_peek finds the communicator of handle h without adding it. */
-static const ms_comm *ms_comm_peek(uintptr_t h)
-{
-	if (h == 0)
-		return NULL;
-	if (h == (uintptr_t)MPI_COMM_WORLD)
-		return &ms_world_comm;
-	unsigned i = ms_chash(h);
-	for (unsigned n = 0; n < (1u << MS_CTAB_BITS); n++, i = (i + 1) & ((1u << MS_CTAB_BITS) - 1)) {
-		ms_comm *e = __atomic_load_n(&ms_ctab[i], __ATOMIC_ACQUIRE);
-		if (e == NULL)
-			break;
-		if (MS_LOAD(e->handle) == h)
-			return e;
-	}
-	return NULL;
-}
-
-/* ms_busy_read reads the call thread t has published (ms_busy_args,
- * MS_TIMED_BUSY, ms.h) from another thread, while t runs on: 1 and *b
- * when t is inside such a call, else 0. The fields are read between two
- * reads of depth and the entry time; a call that ended or began meanwhile
- * makes it read again. */
-int ms_busy_read(const ms_thread *t, ms_busy_t *b)
-{
-	for (int tries = 0; tries < 1000; tries++) {
-		int d = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE);
-		if (d < MS_DEPTH_BUSY || d - MS_DEPTH_BUSY >= ms_nfuncs)
-			return 0;
-		uint64_t t0 = MS_LOAD(t->bt0), pc = MS_LOAD(t->bpc);
-		uintptr_t h = MS_LOAD(t->bcomm);
-		int peer = MS_LOAD(t->bpeer), tag = MS_LOAD(t->btag);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&t->depth, __ATOMIC_RELAXED) != d || MS_LOAD(t->bt0) != t0)
-			continue;
-		const ms_comm *cm = ms_comm_peek(h);
-		b->fn = d - MS_DEPTH_BUSY;
-		b->t0 = t0;
-		b->pc = pc;
-		b->comm = cm ? cm->id : -1;
-		b->kbits = cm ? cm->kbits : 0;
-		/* bpeer and btag may be a previous call's when this function has
-		 * none: Go keeps them only for functions that have them. */
-		if (peer == MPI_PROC_NULL || peer == MPI_ROOT)
-			b->peer = -1;
-		else if (peer == MPI_ANY_SOURCE)
-			b->peer = -2;
-		else
-			b->peer = ms_world_of(cm, peer);
-		b->tag = tag == MPI_ANY_TAG ? -1 : tag < 0 ? -2 : tag;
-		return 1;
-	}
-	return 0;
-}
+/* ---- time off ---- */
 
 /* Time with recording off (MPI_Pcontrol(0), MPISCOPE_ENABLE=0), in ticks:
  * ms_off_ticks closed intervals since the last reset, ms_off_since the
@@ -644,3 +505,28 @@ uint64_t ms_off_total(uint64_t end)
 		n += end - since;
 	return n;
 }
+
+/* ms_comm_peek finds the communicator of handle h without adding it. */
+const ms_comm *ms_comm_peek(uintptr_t h)
+{
+	if (h == 0)
+		return NULL;
+	if (h == (uintptr_t)MPI_COMM_WORLD)
+		return &ms_world_comm;
+	unsigned i = ms_chash(h);
+	for (unsigned n = 0; n < (1u << MS_CTAB_BITS); n++, i = (i + 1) & ((1u << MS_CTAB_BITS) - 1)) {
+		ms_comm *e = __atomic_load_n(&ms_ctab[i], __ATOMIC_ACQUIRE);
+		if (e == NULL)
+			break;
+		if (MS_LOAD(e->handle) == h)
+			return e;
+	}
+	return NULL;
+}
+
+/* ---- for Go (api.h) ---- */
+
+int ms_comm_count(void) { return __atomic_load_n(&ms_ncomms, __ATOMIC_ACQUIRE); }
+ms_comm_meta_t *ms_comm_meta_at(int i) { return &ms_comm_meta[i]; }
+int ms_world_rank_get(void) { return ms_world_rank; }
+int ms_world_size_get(void) { return ms_world_size; }

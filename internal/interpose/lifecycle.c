@@ -1,18 +1,24 @@
 //go:build mpiscope_openmpi || mpiscope_mpich
 
 /*
- * special.c: the wrappers written by hand (the generator leaves them out,
- * see wrapgen.Special): start of the run, MPI_Finalize, MPI_Abort and
- * MPI_Pcontrol, with the regions and user events Pcontrol creates.
+ * lifecycle.c: the run's start and end, and the hand-written wrappers
+ * (the generator leaves them out, see wrapgen.Special): the check that
+ * the program's MPI is the one this library was built for, MPI_Init and
+ * MPI_Init_thread (start: the communicator cache, the private
+ * communicator, Go's settings, the clock, safety), MPI_Finalize,
+ * MPI_Abort, the sessions model (MPI_Session_init, _finalize) and the
+ * dispatch of MPI_Pcontrol's levels (regions and events: regions.c). It
+ * owns the run's state flags (lifecycle.h).
  */
 #define _GNU_SOURCE
-#include "ms.h"
+#include "api.h"
+#include "lifecycle.h"
+#include "chain.h" /* the next level: PMPI_ or the stacked tools */
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +26,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "_cgo_export.h"
-#include "safety.h"
-#include "chain.h"
-
-MS_HIDDEN int ms_tsc_invariant(void);
-MS_HIDDEN void ms_comm_init(void);
 
 /* Run state read by Go. */
 uint64_t ms_app_start;     /* ticks at the end of init, or at the last reset */
@@ -37,48 +36,8 @@ int ms_started, ms_finished;
 int ms_thread_level;
 int ms_pcontrol_ipm;       /* MPISCOPE_PCONTROL=ipm */
 int ms_quiet;
-MPI_Comm ms_priv = MPI_COMM_NULL; /* our own duplicate of MPI_COMM_WORLD */
-
-/* Regions: interned paths. Index 0 is "no region". */
-typedef struct {
-	uint32_t parent;
-	char *name;
-	char *path;
-} ms_region_t;
-ms_region_t ms_regions[MS_MAXREGIONS];
-volatile int ms_nregions = 1;
-char *ms_events_text[MS_MAXEVENTS];
-volatile int ms_nevents;
-static pthread_mutex_t ms_plock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char ms_warned[64];
-
-uint64_t ms_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* ms_clock_pair reads the timer and CLOCK_MONOTONIC at one instant: the
- * timer between two clock reads, keeping the try with the closest pair of
- * clock reads. Two plain reads in a row can be a time slice apart on a
- * loaded node, and a calibration pair off by that shifts a rank's trace
- * by a different amount at each point of the run, which the clock
- * correction cannot repair. */
-void ms_clock_pair(uint64_t *ticks, uint64_t *ns)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 8; i++) {
-		uint64_t a = ms_mono_ns(), t = ms_now(), b = ms_mono_ns();
-		if (b - a < best) {
-			best = b - a;
-			*ticks = t;
-			*ns = a + (b - a) / 2;
-		}
-	}
-}
-
 int ms_session_mode; /* started by MPI_Session_init, not MPI_Init */
+static unsigned char ms_warned[64];
 
 /* ---- the MPI this library was built for ----
  *
@@ -335,9 +294,9 @@ static void ms_start_mode(int level, int session)
 	ms_clock_pair(&ms_cal_tsc0, &ms_cal_ns0);
 	ms_app_start = ms_cal_tsc0;
 	ms_gate_set(MS_G_OFF, !(flags & 1));
-	ms_off_mark(!(flags & 1), ms_app_start); /* time off: hot.c */
+	ms_off_mark(!(flags & 1), ms_app_start); /* time off: profile.c */
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */
-	ms_safety_init(); /* signals, exit hook, snapshot timer (safety.c) */
+	ms_safety_init(); /* signals, watcher thread, exit hook, snapshot timer (safety.c, safety.go) */
 	msgoIdle(); /* the Go runtime left with nothing to do (cgo.go) */
 	ms_go_settle();
 }
@@ -438,7 +397,7 @@ int MPI_Session_finalize(MPI_Session *session)
 }
 #endif
 
-/* ---- regions and events ---- */
+/* ---- MPI_Pcontrol ---- */
 
 static void ms_warn_level(int level)
 {
@@ -448,119 +407,6 @@ static void ms_warn_level(int level)
 	ms_warned[idx] = 1;
 	if (ms_world_rank == 0 && !ms_quiet)
 		fprintf(stderr, "mpiscope: MPI_Pcontrol(%d) has no meaning here and is ignored (see the README)\n", level);
-}
-
-static uint32_t ms_region_intern(uint32_t parent, const char *name)
-{
-	int n = __atomic_load_n(&ms_nregions, __ATOMIC_ACQUIRE);
-	for (int i = 1; i < n; i++)
-		if (ms_regions[i].parent == parent && strcmp(ms_regions[i].name, name) == 0)
-			return (uint32_t)i;
-	pthread_mutex_lock(&ms_plock);
-	n = ms_nregions;
-	uint32_t id = 0;
-	for (int i = 1; i < n; i++)
-		if (ms_regions[i].parent == parent && strcmp(ms_regions[i].name, name) == 0)
-			id = (uint32_t)i;
-	if (id == 0 && n < MS_MAXREGIONS) {
-		ms_regions[n].parent = parent;
-		ms_regions[n].name = strdup(name);
-		const char *pp = parent ? ms_regions[parent].path : NULL;
-		size_t len = (pp ? strlen(pp) + 1 : 0) + strlen(name) + 1;
-		char *path = malloc(len);
-		if (ms_regions[n].name && path) {
-			snprintf(path, len, "%s%s%s", pp ? pp : "", pp ? "/" : "", name);
-			ms_regions[n].path = path;
-			id = (uint32_t)n;
-			__atomic_store_n(&ms_nregions, n + 1, __ATOMIC_RELEASE);
-		}
-	}
-	pthread_mutex_unlock(&ms_plock);
-	return id;
-}
-
-static ms_thread *ms_self(void)
-{
-	ms_thread *t = ms_tls;
-	if (t == NULL && ms_started && !ms_finished)
-		t = ms_thread_new();
-	return t;
-}
-
-static void ms_region_enter(const char *name)
-{
-	ms_thread *t = ms_self();
-	if (t == NULL || name == NULL)
-		return;
-	ms_settle(t); /* a deferred call belongs to the region it ended in */
-	if (t->rdepth >= MS_RDEPTH) {
-		t->rdepth++; /* too deep: counted, not recorded */
-		return;
-	}
-	uint32_t id = ms_region_intern(ms_region(t), name);
-	if (id == 0) {
-		t->dropped++;
-		id = ms_region(t); /* table full: stay in the parent */
-	}
-	int d = t->rdepth++;
-	t->rstack[d] = id;
-	t->rstart[d] = ms_now();
-	t->rkey = (uint64_t)id << 16;
-	if (id)
-		t->regions[id].visits++;
-	if (__builtin_expect(ms_tracing, 0) && id)
-		ms_trace_mark(MS_TK_ENTER, id);
-}
-
-static void ms_region_leave(void)
-{
-	ms_thread *t = ms_self();
-	if (t == NULL || t->rdepth == 0)
-		return;
-	if (t->pfn && t->epoch == MS_EPOCH())
-		ms_flush(t); /* the deferred call belongs to the region it ended in */
-	int d = --t->rdepth;
-	if (d >= MS_RDEPTH)
-		return;
-	uint32_t id = t->rstack[d];
-	if (id && t->epoch == MS_EPOCH()) {
-		t->regions[id].ticks += ms_now() - t->rstart[d];
-	}
-	if (__builtin_expect(ms_tracing, 0) && id)
-		ms_trace_mark(MS_TK_LEAVE, id);
-	t->rkey = (uint64_t)(d > 0 ? t->rstack[d - 1] : 0) << 16;
-}
-
-static void ms_event(const char *text)
-{
-	ms_thread *t = ms_self();
-	if (t == NULL || text == NULL)
-		return;
-	ms_catch_up(t);
-	int n = __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE);
-	int id = -1;
-	for (int i = 0; i < n; i++)
-		if (strcmp(ms_events_text[i], text) == 0)
-			id = i;
-	if (id < 0) {
-		pthread_mutex_lock(&ms_plock);
-		n = ms_nevents;
-		for (int i = 0; i < n; i++)
-			if (strcmp(ms_events_text[i], text) == 0)
-				id = i;
-		if (id < 0 && n < MS_MAXEVENTS && (ms_events_text[n] = strdup(text)) != NULL) {
-			id = n;
-			__atomic_store_n(&ms_nevents, n + 1, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&ms_plock);
-	}
-	if (id < 0) {
-		t->dropped++;
-		return;
-	}
-	t->events[id]++;
-	if (__builtin_expect(ms_tracing, 0))
-		ms_trace_mark(MS_TK_MARK, (unsigned)id);
 }
 
 /*
@@ -642,55 +488,9 @@ int MPI_Pcontrol(const int level, ...)
 	return rc;
 }
 
-/* ---- helpers for Go: our own collectives on ms_priv ---- */
+/* ---- for Go (api.h) ---- */
 
-int ms_priv_bcast(void *buf, int len, int root)
-{
-	return PMPI_Bcast(buf, len, MPI_BYTE, root, ms_priv);
-}
-
-#define MS_CHUNK (1 << 30)
-
-int ms_priv_send(const void *buf, int64_t len, int dest)
-{
-	int rc = PMPI_Send(&len, 1, MPI_INT64_T, dest, 1, ms_priv);
-	for (int64_t off = 0; rc == MPI_SUCCESS && off < len; off += MS_CHUNK) {
-		int n = (int)(len - off < MS_CHUNK ? len - off : MS_CHUNK);
-		rc = PMPI_Send((const char *)buf + off, n, MPI_BYTE, dest, 2, ms_priv);
-	}
-	return rc;
-}
-
-/* ms_priv_recv returns a malloc'd buffer (freed by the caller) and its length. */
-void *ms_priv_recv(int src, int64_t *len)
-{
-	*len = 0;
-	if (PMPI_Recv(len, 1, MPI_INT64_T, src, 1, ms_priv, MPI_STATUS_IGNORE) != MPI_SUCCESS || *len < 0)
-		return NULL;
-	char *buf = malloc(*len > 0 ? (size_t)*len : 1);
-	if (buf == NULL) {
-		/* Still take the messages off the wire, chunk by chunk. */
-		char scratch[4096];
-		for (int64_t off = 0; off < *len; off += MS_CHUNK) {
-			MPI_Status st;
-			PMPI_Probe(src, 2, ms_priv, &st);
-			int n = 0;
-			PMPI_Get_count(&st, MPI_BYTE, &n);
-			char *tmp = malloc((size_t)n);
-			PMPI_Recv(tmp ? tmp : scratch, tmp ? n : 0, MPI_BYTE, src, 2, ms_priv, MPI_STATUS_IGNORE);
-			free(tmp);
-		}
-		return NULL;
-	}
-	for (int64_t off = 0; off < *len; off += MS_CHUNK) {
-		int n = (int)(*len - off < MS_CHUNK ? *len - off : MS_CHUNK);
-		PMPI_Recv(buf + off, n, MPI_BYTE, src, 2, ms_priv, MPI_STATUS_IGNORE);
-	}
-	return buf;
-}
-
-int ms_priv_barrier(void) { return PMPI_Barrier(ms_priv); }
-
+/* ms_mpi_version: the MPI library's version string and the standard's. */
 void ms_mpi_version(char *lib, int liblen, int *major, int *minor)
 {
 	char v[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -700,9 +500,3 @@ void ms_mpi_version(char *lib, int liblen, int *major, int *minor)
 	snprintf(lib, (size_t)liblen, "%s", v);
 	PMPI_Get_version(major, minor);
 }
-
-int ms_region_count(void) { return __atomic_load_n(&ms_nregions, __ATOMIC_ACQUIRE); }
-const char *ms_region_path(int i) { return i > 0 && i < ms_nregions ? ms_regions[i].path : ""; }
-int ms_region_parent(int i) { return i > 0 && i < ms_nregions ? (int)ms_regions[i].parent : 0; }
-int ms_event_count(void) { return __atomic_load_n(&ms_nevents, __ATOMIC_ACQUIRE); }
-const char *ms_event_text(int i) { return ms_events_text[i]; }
