@@ -288,6 +288,32 @@ func TestStackError(t *testing.T) {
 	})
 }
 
+// TestStackChangedArgs: a tool below mpiscope that turns MPI_Allreduce's
+// MPI_SUM into MPI_MAX on the way down: the program gets the maximum (1,
+// not the 2 of the sum over 2 ranks), the level below the tool (count)
+// still sees every call once, and mpiscope its 10 calls of 4 bytes.
+func TestStackChangedArgs(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		app := mpitest.Compile(t, f.MPICC, "stack/app.c", dir)
+		count, bytes := stackTool(t, f, "count", dir), stackTool(t, f, "bytes", dir)
+		out := t.TempDir()
+		p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_STACK": bytes + ":" + count, "STACK_OUT": out,
+			"STACK_BYTES_MAX": "1"}, app)
+		want := "rank 0 of 2: sum 400 total 1\nrank 1 of 2: sum 100 total 1"
+		if got := sortedOutput(res.Stdout); got != want {
+			t.Errorf("output:\n%s\nwant:\n%s", got, want)
+		}
+		mpitest.Want(t, p, map[string][2]int64{"MPI_Allreduce": {10, 40}})
+		for rank := 0; rank < 2; rank++ {
+			kv, _ := toolFile(t, filepath.Join(out, "count."+strconv.Itoa(rank)+".txt"))
+			if kv["MPI_Allreduce"] != 5 {
+				t.Errorf("count rank %d: MPI_Allreduce %d calls, want 5", rank, kv["MPI_Allreduce"])
+			}
+		}
+	})
+}
+
 func fmtSscanf(line string, got, want *int) (int, error) {
 	return fmt.Sscanf(line, "rank 0: send with tag 99 returned error class %d (MPI_ERR_TAG is %d)", got, want)
 }

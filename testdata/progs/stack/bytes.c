@@ -3,21 +3,32 @@
  * (MPI_Send and MPI_Isend) and writes "sends N" and "bytes N" to
  * $STACK_OUT/bytes.<rank>.txt at MPI_Finalize. It calls only PMPI_.
  * With STACK_BYTES_FAIL_TAG=T set, an MPI_Send with tag T is not sent: it
- * returns MPI_ERR_TAG to its caller (a tool that returns an error).
+ * returns MPI_ERR_TAG to its caller (a tool that returns an error). With
+ * STACK_BYTES_MAX=1, MPI_Allreduce's MPI_SUM becomes MPI_MAX on the way
+ * down (a tool that changes arguments).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static long long sends, bytes;
-static int fail_tag = -1;
+static int fail_tag = -1, sum_to_max;
 
 int MPI_Init(int *argc, char ***argv)
 {
 	const char *t = getenv("STACK_BYTES_FAIL_TAG");
 	if (t != NULL && *t)
 		fail_tag = atoi(t);
+	const char *m = getenv("STACK_BYTES_MAX");
+	sum_to_max = m != NULL && m[0] == '1';
 	return PMPI_Init(argc, argv);
+}
+
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c)
+{
+	if (sum_to_max && op == MPI_SUM)
+		op = MPI_MAX;
+	return PMPI_Allreduce(s, r, n, t, op, c);
 }
 
 static void add(int n, MPI_Datatype t, int dest)
