@@ -4,7 +4,9 @@
 set -e
 # slurm-wlm and munge: the Slurm test (internal/mpitest/slurm_test.go) runs
 # its own one-node cluster; the packages' services are not used.
-pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas slurm-wlm munge"
+# chromium: the browser tests of the HTML report and mpiscope view
+# (internal/browsertest, headless).
+pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas slurm-wlm munge chromium"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -28,12 +28,14 @@ const usage = `usage:
       -with stacks PMPI tool libraries below mpiscope, in that order (docs/stacking.md);
       program is a path (./app, /bin/app), or a name on PATH or of a file in the
       current directory: any other word is an unknown command, never run
-  mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
+  mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
       print the profile in a job directory, snapshot directory or .mps file
   mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] jobdir
       export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON, or the profile for pprof
   mpiscope diff [-format text|json] [-per-rank] [-all] [-top N] [-o out] A B
       what changed from run A to run B, per function, callsite, communicator and message size
+  mpiscope view [-http host:port] [-open] jobdir [jobdir_b]
+      show the profile (plots, drill-down, timeline, live update) in the browser
   mpiscope version
       print the version
   mpiscope help [command]
@@ -42,11 +44,13 @@ const usage = `usage:
 Exit status: 0 on success (and for help), 2 on a usage error, 1 on any other error.
 `
 
-const reportUsage = `usage: mpiscope report [-all] [-top N] [-format text|json|csv] [-o out] path
+const reportUsage = `usage: mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
   Print the profile in a job directory, a snapshot directory (DIR/snapshot-N)
   or a .mps file. Text shows the top N rows of each table; JSON and CSV carry
   everything. CSV is tidy: with -o DIR, one file per table (DIR/funcs.csv,
   DIR/sites.csv, ...); on stdout, one long table (table,row,column,value).
+  HTML is one self-contained page (plots, sortable and filterable tables;
+  up to 1000 rows per table unless -all).
 `
 
 const versionUsage = `usage: mpiscope version
@@ -54,7 +58,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, diff, version).
+  Print the usage of mpiscope, or of a command (report, convert, diff, view, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -86,6 +90,8 @@ func commandUsage(cmd string) string {
 		return convertUsage
 	case "diff":
 		return diffUsage
+	case "view":
+		return viewUsage
 	case "version":
 		return versionUsage
 	case "help":
@@ -160,7 +166,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "diff", "version", "help"}
+var commands = []string{"report", "convert", "diff", "view", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -176,6 +182,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
 	case "diff":
 		err = diffCmd(args[1:], stdout, stderr) // diff.go
+	case "view":
+		err = viewCmd(args[1:], stdout, stderr) // view.go
 	case "version", "-version", "--version":
 		err = versionCmd(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
@@ -264,7 +272,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "diff", "version":
+	case "report", "convert", "diff", "view", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
@@ -276,7 +284,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 func reportCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	all := fs.Bool("all", false, "never truncate tables")
-	format := fs.String("format", "text", "output `format`: text, json or csv")
+	format := fs.String("format", "text", "output `format`: text, json, csv or html")
 	top := fs.Int("top", report.DefaultTop, "rows per table (at least 1; -all for every row)")
 	out := fs.String("o", "", "write to `out` instead of stdout (with -format csv: a directory, one file per table)")
 	if err := parseFlags(fs, args, stdout, reportUsage); err != nil {
@@ -287,7 +295,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	f, err := report.ParseFormat(*format)
 	if err != nil {
-		return usageErr("report", "unknown -format %q (want text, json or csv)", *format)
+		return usageErr("report", "unknown -format %q (want text, json, csv or html)", *format)
 	}
 	if *top < 1 {
 		return usageErr("report", "-top %d: want at least 1 row (-all shows every row)", *top)

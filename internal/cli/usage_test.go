@@ -44,7 +44,7 @@ func TestUsage(t *testing.T) {
 		stdout string // "" means empty
 		stderr string // "" means empty
 	}{
-		{[]string{"report", "-format", "xml", job}, 2, "", `mpiscope report: unknown -format "xml" (want text, json or csv)`},
+		{[]string{"report", "-format", "xml", job}, 2, "", `mpiscope report: unknown -format "xml" (want text, json, csv or html)`},
 		{[]string{"reprot", job}, 2, "", `mpiscope: unknown command "reprot" (did you mean "report"?): not a command, a file or a program on PATH`},
 		{[]string{"convrt"}, 2, "", `(did you mean "convert"?)`},
 		{[]string{"report", "--help"}, 0, "usage: mpiscope report", ""},

@@ -542,6 +542,13 @@ func msgoFinalize() {
 				warn(fmt.Sprintf("writing %s: %v", rpt, err))
 			}
 		}
+		b.Reset()
+		page := state.job + "/report.html"
+		if err := report.WriteHTML(&b, merged, report.Options{Top: state.cfg.Top, Source: state.job}, nil); err == nil {
+			if err := os.WriteFile(page, b.Bytes(), 0o666); err != nil {
+				warn(fmt.Sprintf("writing %s: %v", page, err))
+			}
+		}
 	} else {
 		rpt = path
 	}

@@ -19,7 +19,7 @@ type Config struct {
 	Timer       string // MPISCOPE_TIMER: auto, tsc, clock
 	Summary     bool   // MPISCOPE_SUMMARY: rank 0 prints a summary at finalize
 	Quiet       bool   // MPISCOPE_QUIET: write nothing to stdout or stderr
-	Report      bool   // MPISCOPE_REPORT: write report.txt
+	Report      bool   // MPISCOPE_REPORT: write report.txt and report.html
 	Top         int    // MPISCOPE_TOP: rows per table in report.txt
 	Trace       bool   // MPISCOPE_TRACE: record an event trace from MPI_Init
 	TraceBuffer int64  // MPISCOPE_TRACE_BUFFER: bytes per trace buffer (two per thread)
@@ -99,7 +99,7 @@ var Settings = []setting{
 		func(c *Config, v string) (err error) { c.Summary, err = parseBool(v); return }},
 	{"MPISCOPE_QUIET", "0", "1: write nothing at all to stdout/stderr (warnings go to the report)",
 		func(c *Config, v string) (err error) { c.Quiet, err = parseBool(v); return }},
-	{"MPISCOPE_REPORT", "1", "write report.txt in the job directory",
+	{"MPISCOPE_REPORT", "1", "write report.txt and report.html in the job directory",
 		func(c *Config, v string) (err error) { c.Report, err = parseBool(v); return }},
 	{"MPISCOPE_TOP", "20", "rows per table in report.txt",
 		func(c *Config, v string) error {

@@ -16,9 +16,10 @@ const (
 	Text Format = iota // human-readable plain-ASCII report
 	JSON               // whole profile plus derived fields, see package doc
 	CSV                // one table per section, see package doc
+	HTML               // one self-contained page with plots, see html.go
 )
 
-var formatNames = [...]string{Text: "text", JSON: "json", CSV: "csv"}
+var formatNames = [...]string{Text: "text", JSON: "json", CSV: "csv", HTML: "html"}
 
 // String returns the name accepted by ParseFormat.
 func (f Format) String() string {
@@ -28,14 +29,14 @@ func (f Format) String() string {
 	return fmt.Sprintf("Format(%d)", int(f))
 }
 
-// ParseFormat parses "text", "json" or "csv" (case-insensitive).
+// ParseFormat parses "text", "json", "csv" or "html" (case-insensitive).
 func ParseFormat(s string) (Format, error) {
 	for i, n := range formatNames {
 		if strings.EqualFold(s, n) {
 			return Format(i), nil
 		}
 	}
-	return 0, fmt.Errorf("report: unknown format %q (want text, json or csv)", s)
+	return 0, fmt.Errorf("report: unknown format %q (want text, json, csv or html)", s)
 }
 
 // DefaultTop is the number of rows per text table when Options.Top is not set.
@@ -80,6 +81,8 @@ func Write(w io.Writer, p *profile.Profile, f Format, o Options) error {
 		out, err = jsonBytes(p, o)
 	case CSV:
 		out, err = csvBytes(p, o)
+	case HTML:
+		out = []byte(htmlPage(p, o, nil))
 	default:
 		err = fmt.Errorf("report: unknown format %v", f)
 	}

@@ -68,5 +68,5 @@ func synth(opt *options, res *results) error {
 	} else {
 		res.t.synth.skip("mpiscope report", "100,000 ranks", fmt.Sprintf("this run made %d (-synth-ranks)", opt.synthRanks))
 	}
-	return nil
+	return synthHTML(opt, res, dir) // synthhtml.go
 }

@@ -1,0 +1,348 @@
+package view
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// The timeline: the job's trace is read once, on the first request, into
+// compact per-rank call lists held by the server (at most maxCalls calls and
+// maxMsgs messages; beyond them the timeline says it is cut). Each request
+// names a time window, a range of ranks and the width in pixels, and gets
+// either the calls and messages in it (when there are at most detailCalls)
+// or, per lane and pixel column, the share of time in MPI and the function
+// that took most of it: what the browser draws is bounded by the request,
+// whatever the size of the trace.
+
+const (
+	maxCalls    = 20_000_000
+	maxMsgs     = 2_000_000
+	detailCalls = 5000 // calls sent one by one at most; beyond, bins
+	maxLanes    = 256  // rank lanes drawn at most; more ranks share lanes
+	maxWidth    = 4000 // pixel columns at most
+)
+
+// tcall is one MPI call on the timeline.
+type tcall struct {
+	t0, t1 int64 // ns since the job's origin
+	fn     uint16
+	bytes  int64
+	peer   int32
+}
+
+// tmsg is one message: sent at t0 by from, received at t1 by to.
+type tmsg struct {
+	from, to int32
+	t0, t1   int64
+	bytes    int64
+}
+
+// timeline is a job's trace as the view keeps it.
+type timeline struct {
+	ranks    []int     // world rank of each lane index
+	calls    [][]tcall // per rank index, sorted by t0
+	msgs     []tmsg    // sorted by t0
+	fns      []string
+	end      int64
+	detail   int  // calls sent one by one at most (detailCalls)
+	cut      bool // calls or messages were left out (maxCalls, maxMsgs)
+	warnings []string
+}
+
+// collector is the trace.Visitor that builds a timeline.
+type collector struct {
+	tl     *timeline
+	index  map[int]int // world rank -> index
+	fnID   map[string]uint16
+	n      int
+	sends  map[uint64]tmsg // by flow, waiting for the receive
+	recvs  map[uint64]tmsg // by flow, waiting for the send
+	bounds [2]int64
+}
+
+func (c *collector) rankIndex(r int) int {
+	i, ok := c.index[r]
+	if !ok {
+		i = len(c.tl.ranks)
+		c.index[r] = i
+		c.tl.ranks = append(c.tl.ranks, r)
+		c.tl.calls = append(c.tl.calls, nil)
+	}
+	return i
+}
+
+func (c *collector) Call(k *trace.Call) error {
+	i := c.rankIndex(k.Rank)
+	t0, t1 := int64(math.Round(k.T0)), int64(math.Round(k.T1))
+	c.tl.end = max(c.tl.end, t1)
+	if c.n >= maxCalls {
+		c.tl.cut = true
+		return nil
+	}
+	id, ok := c.fnID[k.Fn]
+	if !ok {
+		id = uint16(len(c.tl.fns))
+		c.fnID[k.Fn] = id
+		c.tl.fns = append(c.tl.fns, k.Fn)
+	}
+	tc := tcall{t0: t0, t1: t1, fn: id, peer: -1}
+	switch {
+	case k.Send != nil:
+		tc.bytes, tc.peer = k.Send.Bytes, int32(k.Send.Peer)
+		c.send(k.Rank, k.Send, t0)
+	case k.Recv != nil:
+		tc.bytes, tc.peer = k.Recv.Bytes, int32(k.Recv.Peer)
+		c.recv(k.Rank, k.Recv, t1)
+	case k.RecvPost != nil:
+		tc.bytes, tc.peer = k.RecvPost.Bytes, int32(k.RecvPost.Peer)
+	case k.Coll:
+		tc.bytes = k.CollBytes
+	}
+	for j := range k.StartSend {
+		c.send(k.Rank, &k.StartSend[j], t0)
+	}
+	for j := range k.RecvDone {
+		c.recv(k.Rank, &k.RecvDone[j], t1)
+	}
+	c.tl.calls[i] = append(c.tl.calls[i], tc)
+	c.n++
+	return nil
+}
+
+func (c *collector) send(rank int, m *trace.Msg, t int64) {
+	if m.Flow == 0 {
+		return
+	}
+	if r, ok := c.recvs[m.Flow]; ok {
+		delete(c.recvs, m.Flow)
+		c.add(tmsg{from: int32(rank), to: r.to, t0: t, t1: r.t1, bytes: m.Bytes})
+		return
+	}
+	c.sends[m.Flow] = tmsg{from: int32(rank), t0: t, bytes: m.Bytes}
+}
+
+func (c *collector) recv(rank int, m *trace.Msg, t int64) {
+	if m.Flow == 0 {
+		return
+	}
+	if s, ok := c.sends[m.Flow]; ok {
+		delete(c.sends, m.Flow)
+		s.to, s.t1 = int32(rank), t
+		c.add(s)
+		return
+	}
+	c.recvs[m.Flow] = tmsg{to: int32(rank), t1: t, bytes: m.Bytes}
+}
+
+func (c *collector) add(m tmsg) {
+	if len(c.tl.msgs) >= maxMsgs {
+		c.tl.cut = true
+		return
+	}
+	c.tl.msgs = append(c.tl.msgs, m)
+}
+
+func (c *collector) Region(int, int, bool, string, float64) error { return nil }
+func (c *collector) Mark(int, int, string, float64) error         { return nil }
+
+// loadTimeline reads the job's trace.
+func loadTimeline(dir string) (*timeline, error) {
+	job, err := trace.OpenJob(dir)
+	if err != nil {
+		return nil, err
+	}
+	w := trace.NewWalker(job, trace.WalkOptions{})
+	tl := &timeline{detail: detailCalls}
+	c := &collector{tl: tl, index: map[int]int{}, fnID: map[string]uint16{}, sends: map[uint64]tmsg{}, recvs: map[uint64]tmsg{}}
+	if err := w.Walk(c); err != nil {
+		return nil, err
+	}
+	tl.warnings = append(append(tl.warnings, job.Warnings...), w.Damaged...)
+	if w.Warning != "" {
+		tl.warnings = append(tl.warnings, w.Warning)
+	}
+	// Lanes in rank order; each rank's calls (threads interleaved) by time.
+	idx := make([]int, len(tl.ranks))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(tl.ranks[a], tl.ranks[b]) })
+	ranks, calls := make([]int, len(idx)), make([][]tcall, len(idx))
+	for k, i := range idx {
+		ranks[k], calls[k] = tl.ranks[i], tl.calls[i]
+		slices.SortStableFunc(calls[k], func(a, b tcall) int { return cmp.Compare(a.t0, b.t0) })
+	}
+	tl.ranks, tl.calls = ranks, calls
+	slices.SortStableFunc(tl.msgs, func(a, b tmsg) int { return cmp.Compare(a.t0, b.t0) })
+	if tl.cut {
+		tl.warnings = append(tl.warnings, fmt.Sprintf("the timeline holds the first %d calls and %d messages of the trace", maxCalls, maxMsgs))
+	}
+	return tl, nil
+}
+
+// timelineFor returns the job's timeline, reading the trace on first use
+// (again when the trace directory changed).
+func (s *Server) timelineFor() (*timeline, error) {
+	st := s.scan()
+	if st.Error != "" {
+		return nil, fmt.Errorf("%s", st.Error)
+	}
+	if !st.Trace {
+		return nil, fmt.Errorf("%s has no trace (run the job with MPISCOPE_TRACE=1)", s.dir)
+	}
+	s.tlMu.Lock()
+	defer s.tlMu.Unlock()
+	if s.tlK == st.Version && (s.tl != nil || s.tlErr != nil) {
+		return s.tl, s.tlErr
+	}
+	s.tl, s.tlErr = loadTimeline(s.dir)
+	s.tlK = st.Version
+	return s.tl, s.tlErr
+}
+
+// Window is the answer of /api/timeline.
+type Window struct {
+	End      int64        `json:"end_ns"` // the run's length (ns since the first rank's MPI_Init)
+	T0       int64        `json:"t0"`
+	T1       int64        `json:"t1"`
+	Lanes    [][2]int     `json:"lanes"` // first and last rank of each lane
+	Funcs    []string     `json:"funcs"`
+	Mode     string       `json:"mode"`  // "calls" or "bins"
+	Calls    [][6]int64   `json:"calls"` // [lane, t0, t1, func, bytes, peer]
+	Msgs     [][5]int64   `json:"msgs"`  // [from lane, t0, to lane, t1, bytes]
+	BinNs    float64      `json:"bin_ns"`
+	Bins     [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
+	Total    int          `json:"total"` // calls in the window
+	Cut      bool         `json:"cut"`
+	Warnings []string     `json:"warnings"`
+}
+
+func (s *Server) timelineAPI(w http.ResponseWriter, r *http.Request) {
+	tl, err := s.timelineFor()
+	if err != nil {
+		fail(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	q := r.URL.Query()
+	num := func(k string, def int64) (int64, bool) {
+		v := q.Get(k)
+		if v == "" {
+			return def, true
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	t0, ok0 := num("t0", 0)
+	t1, ok1 := num("t1", tl.end+1)
+	r0, ok2 := num("r0", 0)
+	r1, ok3 := num("r1", math.MaxInt32)
+	width, ok4 := num("w", 1000)
+	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 || t1 <= t0 || r1 < r0 || width < 1 {
+		fail(w, r, http.StatusBadRequest, "want t0 < t1 (ns), r0 <= r1 (ranks) and w >= 1 (pixels), all integers")
+		return
+	}
+	writeJSON(w, http.StatusOK, tl.window(t0, t1, int(min(r0, math.MaxInt32)), int(min(r1, math.MaxInt32)), int(min(width, maxWidth))))
+}
+
+// window answers one request.
+func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
+	out := Window{End: tl.end, T0: t0, T1: t1, Funcs: nonNil(tl.fns), Lanes: [][2]int{}, Calls: [][6]int64{},
+		Msgs: [][5]int64{}, Bins: [][4]float64{}, Cut: tl.cut, Warnings: nonNil(tl.warnings)}
+	lo, _ := slices.BinarySearch(tl.ranks, r0)
+	hi, _ := slices.BinarySearch(tl.ranks, r1+1)
+	n := hi - lo
+	if n <= 0 {
+		out.Mode = "calls"
+		return out
+	}
+	per := (n + maxLanes - 1) / maxLanes
+	laneOf := func(i int) int { return (i - lo) / per }
+	for i := lo; i < hi; i += per {
+		out.Lanes = append(out.Lanes, [2]int{tl.ranks[i], tl.ranks[min(i+per, hi)-1]})
+	}
+	// The calls of rank index i overlapping [t0, t1): those starting before
+	// t1, from the first that ends after t0 (calls of one rank do not
+	// overlap much: start from the first starting after t0 less the
+	// longest call would be exact; the ones before are checked).
+	span := func(i int) []tcall {
+		c := tl.calls[i]
+		a, _ := slices.BinarySearchFunc(c, t0, func(x tcall, t int64) int { return cmp.Compare(x.t0, t) })
+		for a > 0 && c[a-1].t1 > t0 {
+			a--
+		}
+		b, _ := slices.BinarySearchFunc(c, t1, func(x tcall, t int64) int { return cmp.Compare(x.t0, t) })
+		return c[a:b]
+	}
+	for i := lo; i < hi; i++ {
+		out.Total += len(span(i))
+	}
+	if out.Total <= tl.detail && per == 1 {
+		out.Mode = "calls"
+		for i := lo; i < hi; i++ {
+			for _, c := range span(i) {
+				out.Calls = append(out.Calls, [6]int64{int64(laneOf(i)), c.t0, c.t1, int64(c.fn), c.bytes, int64(c.peer)})
+			}
+		}
+		lane := map[int32]int{}
+		for i := lo; i < hi; i++ {
+			lane[int32(tl.ranks[i])] = laneOf(i)
+		}
+		a, _ := slices.BinarySearchFunc(tl.msgs, t0-(t1-t0), func(m tmsg, t int64) int { return cmp.Compare(m.t0, t) })
+		for _, m := range tl.msgs[a:] {
+			if m.t0 >= t1 || len(out.Msgs) >= tl.detail {
+				break
+			}
+			lf, okf := lane[m.from]
+			lt, okt := lane[m.to]
+			if okf && okt && m.t1 >= t0 {
+				out.Msgs = append(out.Msgs, [5]int64{int64(lf), m.t0, int64(lt), m.t1, m.bytes})
+			}
+		}
+		return out
+	}
+	out.Mode = "bins"
+	out.BinNs = float64(t1-t0) / float64(width)
+	busy := make([]float64, width)
+	byFn := map[[2]int]float64{} // (column, func) -> ns, for the lane being built
+	for l := range out.Lanes {
+		clear(busy)
+		clear(byFn)
+		for i := lo + l*per; i < min(lo+(l+1)*per, hi); i++ {
+			for _, c := range span(i) {
+				a, b := max(c.t0, t0), min(c.t1, t1)
+				for col := int(float64(a-t0) / out.BinNs); col < width; col++ {
+					cs := t0 + int64(float64(col)*out.BinNs)
+					ce := t0 + int64(float64(col+1)*out.BinNs)
+					if cs >= b {
+						break
+					}
+					d := float64(min(b, ce) - max(a, cs))
+					if d > 0 {
+						busy[col] += d
+						byFn[[2]int{col, int(c.fn)}] += d
+					}
+				}
+			}
+		}
+		top := make([]int, width)
+		topNs := make([]float64, width)
+		for k, v := range byFn {
+			if v > topNs[k[0]] || (v == topNs[k[0]] && k[1] < top[k[0]]) {
+				top[k[0]], topNs[k[0]] = k[1], v
+			}
+		}
+		ranksIn := float64(min(lo+(l+1)*per, hi) - (lo + l*per))
+		for col, v := range busy {
+			if v > 0 {
+				out.Bins = append(out.Bins, [4]float64{float64(l), float64(col), math.Min(1, v/(out.BinNs*ranksIn)), float64(top[col])})
+			}
+		}
+	}
+	return out
+}
