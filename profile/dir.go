@@ -41,7 +41,10 @@ type LoadInfo struct {
 	Path string // what was loaded
 	// Source is "file" (a single .mps file), "final" (the job's
 	// profile.mps, possibly completed by rank files: see Warnings),
-	// "partial" (merged from per-rank files) or "snapshot" (a job
+	// "ranks" (merged from per-rank files, every rank's written at the end
+	// of its run: the sessions model, MPI_Session_finalize), "partial"
+	// (merged from per-rank files of a job that ended early: MPI_Abort, a
+	// signal, exit without MPI_Finalize, missing ranks) or "snapshot" (a job
 	// directory holding nothing but flush snapshots: the latest was used).
 	Source   string
 	Files    int   // profile files merged
@@ -165,7 +168,8 @@ func (i *LoadInfo) finish(p *Profile) {
 // Load reads a profile. path may be a .mps file, a job directory or a
 // snapshot directory. For a directory, profile.mps is used if it is readable
 // (Source "final"), merged with the rank files of any rank it lacks; otherwise
-// every ranks/*/r*.mps is read in parallel and merged (Source "partial"). A
+// every ranks/*/r*.mps is read in parallel and merged (Source "ranks", or
+// "partial" if the job ended early or ranks are missing). A
 // corrupt or unreadable rank file is skipped with a warning as long as some
 // file is good. A job directory holding only flush snapshots yields the latest
 // snapshot (Source "snapshot") with a warning. Malformed files are reported as
@@ -304,9 +308,17 @@ func loadDir(dir string) (*Profile, *LoadInfo, error) {
 			return nil, nil, &loadError{dir: dir, msg: fmt.Sprintf("none of %d rank files is readable", len(files)), err: ferr}
 		}
 		p = q
-		p.Meta.Partial = true
-		info.Source = "partial"
-		info.Partial = true
+		// Rank files alone are a whole profile when every rank wrote its
+		// own at the end of its run (the sessions model: at
+		// MPI_Session_finalize; a merge that failed at MPI_Finalize) and
+		// none is missing (finish); otherwise the job ended early.
+		if !allFinal(p) {
+			p.Meta.Partial = true
+		}
+		info.Source = "ranks"
+		if p.Meta.Partial {
+			info.Source = "partial"
+		}
 		info.Files = n
 	} else if snap := latestSnapshot(dir); snap > 0 {
 		sp, sinfo, err := loadDir(SnapshotDir(dir, snap))
@@ -323,7 +335,25 @@ func loadDir(dir string) (*Profile, *LoadInfo, error) {
 		return nil, nil, &loadError{dir: dir, msg: "no profile found (no " + FinalFile + ", no " + RanksDir + "/*/r*.mps)", err: firstErr}
 	}
 	info.finish(p)
+	if info.Source == "ranks" && info.Partial { // ranks missing
+		info.Source = "partial"
+		p.Meta.Partial = true
+	}
 	return p, info, nil
+}
+
+// allFinal reports whether p's ranks all ended their runs ("final") and
+// no file was marked partial by its writer.
+func allFinal(p *Profile) bool {
+	if p.Meta.Partial || p.Meta.Snapshot > 0 || len(p.Ranks) == 0 {
+		return false
+	}
+	for _, r := range p.Ranks {
+		if r.State != "final" {
+			return false
+		}
+	}
+	return true
 }
 
 // loadError is the error of a directory with nothing readable. It unwraps to

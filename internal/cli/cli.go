@@ -32,6 +32,8 @@ const usage = `usage:
       print the profile in a job directory, snapshot directory or .mps file
   mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] jobdir
       export the event trace (MPISCOPE_TRACE=1) as OTF2 or Perfetto JSON, or the profile for pprof
+  mpiscope analyze [-format text|json] [-top N] [-all] [-o out] jobdir
+      wait states and critical path from the event trace
   mpiscope diff [-format text|json] [-per-rank] [-all] [-top N] [-o out] A B
       what changed from run A to run B, per function, callsite, communicator and message size
   mpiscope view [-http host:port] [-open] jobdir [jobdir_b]
@@ -58,7 +60,7 @@ const versionUsage = `usage: mpiscope version
 `
 
 const helpUsage = `usage: mpiscope help [command]
-  Print the usage of mpiscope, or of a command (report, convert, diff, view, version).
+  Print the usage of mpiscope, or of a command (report, convert, analyze, diff, view, version).
 `
 
 // ErrUsage marks errors that deserve exit status 2: the command line is
@@ -88,6 +90,8 @@ func commandUsage(cmd string) string {
 		return reportUsage
 	case "convert":
 		return convertUsage
+	case "analyze":
+		return analyzeUsage
 	case "diff":
 		return diffUsage
 	case "view":
@@ -166,7 +170,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // commands are the subcommands; any other first argument names a program
 // to launch.
-var commands = []string{"report", "convert", "diff", "view", "version", "help"}
+var commands = []string{"report", "convert", "analyze", "diff", "view", "version", "help"}
 
 // Main runs the command with args (without the program name). Help output
 // returns nil; a usage error wraps ErrUsage. Run prints the error.
@@ -180,6 +184,8 @@ func Main(args []string, stdout, stderr io.Writer) error {
 		err = reportCmd(args[1:], stdout, stderr)
 	case "convert":
 		err = convertCmd(args[1:], stdout, stderr) // convert.go
+	case "analyze":
+		err = analyzeCmd(args[1:], stdout, stderr) // analyze.go
 	case "diff":
 		err = diffCmd(args[1:], stdout, stderr) // diff.go
 	case "view":
@@ -272,7 +278,7 @@ func helpCmd(args []string, stdout, stderr io.Writer) error {
 		return usageErr("help", "takes at most one command, got %s", argList(args))
 	}
 	switch args[0] {
-	case "report", "convert", "diff", "view", "version":
+	case "report", "convert", "analyze", "diff", "view", "version":
 		return Main([]string{args[0], "-h"}, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,13 +17,14 @@ import (
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] [-no-clock] [-force] jobdir
+const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] [-no-clock] [-force] [-j N] jobdir
   --otf2      write an OTF2 archive (default out: <jobdir>/otf2/traces.otf2)
   --perfetto  write Chrome trace JSON for Perfetto (default out: <jobdir>/trace.json)
   --pprof     write the profile (no trace needed) for go tool pprof: MPI time, calls
               and bytes by callsite (default out: <jobdir>/profile.pb.gz; also a
               snapshot directory or a .mps file)
   -force      convert even when the file system seems to lack room for the output
+  -j N        ranks converted at once (default: one per CPU)
 `
 
 // convertCmd converts a job's event trace.
@@ -34,6 +36,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "output `path` (OTF2: a new directory; Perfetto: a file, - for stdout)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
 	force := fs.Bool("force", false, "convert even when the file system seems to lack room for the output")
+	workers := fs.Int("j", 0, "ranks converted at once (0: one per CPU)")
 	if err := parseFlags(fs, args, stdout, convertUsage); err != nil {
 		return err
 	}
@@ -42,6 +45,12 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if n := btoi(*otf2) + btoi(*perfetto) + btoi(*pprof); n != 1 {
 		return usageErr("convert", "give one of --otf2, --perfetto and --pprof")
+	}
+	if *workers < 0 {
+		return usageErr("convert", "-j %d: want 0 (one per CPU) or more", *workers)
+	}
+	if *workers == 0 {
+		*workers = trace.Workers()
 	}
 	dir := fs.Arg(0)
 	if *pprof {
@@ -64,7 +73,14 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	prog := newProgress(stderr, job)
-	w := trace.NewWalker(job, trace.WalkOptions{NoClock: *noClock, Progress: prog.update, Source: callsites(dir)})
+	src := callsites(dir)
+	var srcMu sync.Mutex // ranks are converted concurrently
+	w := trace.NewWalker(job, trace.WalkOptions{NoClock: *noClock, Progress: prog.update,
+		Source: func(r *trace.Rank, pc uint64) (trace.Source, bool) {
+			srcMu.Lock()
+			defer srcMu.Unlock()
+			return src(r, pc)
+		}})
 	var records uint64
 	var dest string
 	if *otf2 {
@@ -82,21 +98,15 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		o, err := trace.NewOTF2Writer(tmp, w)
+		n, err := trace.ConvertOTF2(w, tmp, *workers)
 		if err != nil {
-			return err
-		}
-		if err := w.Walk(o); err != nil {
-			return err
-		}
-		if err := o.Close(); err != nil {
 			return err
 		}
 		os.Remove(dest) // an empty directory, if any
 		if err := os.Rename(tmp, dest); err != nil {
 			return err
 		}
-		records = o.Records
+		records = n
 		dest = filepath.Join(dest, "traces.otf2")
 	} else {
 		dest = *out
@@ -105,7 +115,9 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		var f io.Writer = stdout
 		var file *os.File
+		tmpDir := ""
 		if dest != "-" {
+			tmpDir = filepath.Dir(dest)
 			tmp, err := tempName(dest)
 			if err != nil {
 				return err
@@ -119,11 +131,8 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			}()
 			f = file
 		}
-		p := trace.NewPerfettoWriter(f)
-		if err := w.Walk(p); err != nil {
-			return err
-		}
-		if err := p.Close(); err != nil {
+		n, err := trace.ConvertPerfetto(w, f, *workers, tmpDir)
+		if err != nil {
 			return err
 		}
 		if file != nil {
@@ -134,7 +143,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		records = p.Records
+		records = n
 	}
 	prog.done()
 	if w.Warning != "" {
@@ -279,6 +288,7 @@ type progress struct {
 	events  uint64
 	total   uint64
 	printed bool
+	mu      sync.Mutex
 }
 
 func newProgress(w io.Writer, j *trace.Job) *progress {
@@ -298,6 +308,8 @@ func (p *progress) update(rank int, done uint64) {
 	if !p.tty {
 		return
 	}
+	p.mu.Lock() // ranks are converted concurrently
+	defer p.mu.Unlock()
 	_ = done
 	p.events++
 	now := time.Now()

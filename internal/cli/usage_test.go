@@ -142,7 +142,7 @@ func TestReportOutput(t *testing.T) {
 		t.Errorf("r.txt: %v\n%s", err, b)
 	}
 	csvDir := filepath.Join(dir, "csv")
-	if _, se, code := run("report", "-format", "csv", "-o", csvDir, job); code != 0 || !strings.Contains(se, "14 tables") {
+	if _, se, code := run("report", "-format", "csv", "-o", csvDir, job); code != 0 || !strings.Contains(se, "16 tables") {
 		t.Fatalf("exit %d, stderr %q", code, se)
 	}
 	b, err := os.ReadFile(filepath.Join(csvDir, "funcs.csv"))

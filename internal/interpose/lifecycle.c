@@ -104,6 +104,40 @@ static void ms_go_foreign(int fam, const char *lib)
 	__atomic_store_n(&ms_foreign, 1, __ATOMIC_SEQ_CST);
 }
 
+static int ms_env_rank(void);
+
+/* ms_fortran_check: a Fortran program reaches its MPI through its
+ * Fortran library (libmpi_mpifh, libmpichfort: the first to define
+ * pmpi_init_), whose own calls into the C library the loader binds to the
+ * first C MPI library in the global scope. Under a build for the other
+ * family that is the one this library brought in (an Open MPI program
+ * under the MPICH build: libmpi_mpifh's PMPI_Init binds to libmpich.so.12),
+ * and our Fortran wrappers convert handles for our family: no call can be
+ * passed on untouched, and the first one would crash. The rank exits at
+ * load, before any MPI call, with one line on rank 0 (the launcher refuses
+ * the mismatch before running anything). */
+static void ms_fortran_check(void)
+{
+	void *f = dlsym(RTLD_DEFAULT, "pmpi_init_");
+	Dl_info di;
+	if (f == NULL || dladdr(f, &di) == 0 || di.dli_fname == NULL)
+		return;
+	void *h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL)
+		return;
+	int fam = ms_family_of(h); /* searches its dependencies: the C library */
+	dlclose(h);
+	if (fam == MS_FAM_UNKNOWN || fam == MS_FAMILY)
+		return;
+	if (ms_env_rank() <= 0)
+		fprintf(stderr,
+			"mpiscope: error: this libmpiscope was built for %s but the program is a Fortran program on %s (%s): "
+			"its MPI calls cannot be passed on; exiting before the first one (use the build in lib/%s/, or the "
+			"launcher: mpirun ... mpiscope ./app)\n",
+			ms_fam_names[MS_FAMILY], ms_fam_names[fam], di.dli_fname, ms_fam_dirs[fam]);
+	_exit(1);
+}
+
 __attribute__((constructor)) static void ms_family_check(void)
 {
 	if (MS_FAMILY == MS_FAM_UNKNOWN)
@@ -119,6 +153,7 @@ __attribute__((constructor)) static void ms_family_check(void)
 	dlclose(h);
 	if (fam != MS_FAM_UNKNOWN && fam != MS_FAMILY)
 		ms_go_foreign(fam, di.dli_fname);
+	ms_fortran_check();
 }
 
 /* ms_version_check: the symbols told nothing; the library version string

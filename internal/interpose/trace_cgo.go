@@ -232,10 +232,7 @@ func traceOpen() bool {
 		host = fmt.Sprintf("%s/skewed-rank-%d", host, state.rank)
 	}
 	h := &trace.Header{Rank: state.rank, Size: state.size, PID: os.Getpid(), Host: host,
-		Family: family, Tool: Version, Timer: "clock_gettime", RealNs: int64(C.ms_real0)}
-	if C.ms_use_tsc_get() != 0 {
-		h.Timer = "tsc"
-	}
+		Family: family, Tool: Version, Timer: traceTimer(), RealNs: int64(C.ms_real0)}
 	nf := int(C.ms_nfuncs_get())
 	for i := 0; i < nf; i++ {
 		h.FnNames = append(h.FnNames, C.GoString(C.ms_fn_name(C.int(i))))
@@ -248,6 +245,18 @@ func traceOpen() bool {
 	go traceWriter(tr.done)
 	tr.open.Store(true)
 	return true
+}
+
+// traceTimer names the clock the trace's ticks come from, as the profile's
+// header does (rawRank.meta). At MPI_Init the trace header is written from
+// msgoStart, before lifecycle.c sets ms_use_tsc from the flags msgoStart
+// returns (startFlags: TSC allowed unless MPISCOPE_TIMER=clock; lifecycle.c:
+// and the CPU's TSC is invariant): the choice is made the same way here.
+func traceTimer() string {
+	if C.ms_use_tsc_get() != 0 || (startFlags(state.cfg)&2 != 0 && C.ms_tsc_invariant() != 0) {
+		return "tsc"
+	}
+	return "clock_gettime"
 }
 
 func traceWarn(msg string) {

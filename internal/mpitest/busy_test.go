@@ -165,6 +165,7 @@ func TestBusySnapshot(t *testing.T) {
 			t.Fatalf("snapshot: %+v", info)
 		}
 		wantBlocked(t, s)
+		wantCSV(t, snap, s) // csv_test.go
 		if len(s.Busy) != blockedNP-1 {
 			t.Errorf("snapshot: %d calls in progress, want %d", len(s.Busy), blockedNP-1)
 		}
@@ -203,6 +204,7 @@ func TestBusyTerm(t *testing.T) {
 			t.Errorf("load: %+v", info)
 		}
 		wantBlocked(t, p)
+		wantCSV(t, job, p) // csv_test.go
 		if len(p.Busy) != blockedNP-1 {
 			t.Errorf("partial profile: %d calls in progress, want %d", len(p.Busy), blockedNP-1)
 		}
@@ -220,11 +222,16 @@ func TestOffTime(t *testing.T) {
 		dir := t.TempDir()
 		bin := mpitest.Compile(t, f.MPICC, "offtime.c", dir)
 		const np = 2
-		p, _, res := f.Profile(t, np, nil, bin)
+		p, job, res := f.Profile(t, np, nil, bin)
 		if res.Err != nil {
 			t.Fatalf("%v\n%s", res.Err, res.Stderr)
 		}
 		mpitest.Want(t, p, map[string][2]int64{"MPI_Barrier": {2 * np, 0}})
+		if len(p.Ranks) == np && p.Ranks[0].OffNs > 0 && p.Ranks[1].OffNs > 0 {
+			wantCSV(t, job, p) // csv_test.go: a row per rank in recording_off.csv
+		} else {
+			t.Errorf("ranks %+v: want %d, each with time off", p.Ranks, np)
+		}
 		const ms = int64(time.Millisecond)
 		var total int64
 		for _, r := range p.Ranks {

@@ -170,7 +170,34 @@ func csvTables(p *profile.Profile, o Options) []*csvTable {
 	for _, e := range d.Events {
 		t.row(e.Text, itoa(e.Count), itoa(e.Ranks))
 	}
+
+	// JSON's in_progress: peer and tag empty when the call has none
+	// (JSON null), -2 for MPI_ANY_SOURCE, -1 for MPI_ANY_TAG.
+	t = table("in_progress", "rank", "thread", "func", "module", "offset", "function", "file", "line", "location",
+		"region", "comm", "peer", "tag", "elapsed_ns")
+	for _, c := range d.InProgress {
+		l := c.Loc
+		t.row(fi(c.Rank), fi(c.Thread), c.Func, l.Module, fu(l.Offset), l.Function, l.File, fi(l.Line), c.Location,
+			c.Region, c.Comm, optInt(c.Peer), optInt(c.Tag), itoa(c.ElapsedNs))
+	}
+
+	// JSON's recording_off.ranks: the ranks with time off (their app_ns in
+	// ranks leaves it out).
+	t = table("recording_off", "rank", "off_ns")
+	if d.RecordingOff != nil {
+		for _, r := range d.RecordingOff.Ranks {
+			t.row(fi(r.Rank), itoa(r.OffNs))
+		}
+	}
 	return ts
+}
+
+// optInt renders an optional integer: "" when absent.
+func optInt(p *int) string {
+	if p == nil {
+		return ""
+	}
+	return fi(*p)
 }
 
 // longHeader is the header of the one-table CSV form.

@@ -81,8 +81,11 @@
 // pandas.read_csv or a spreadsheet loads: WriteCSVDir writes them into a
 // directory as meta.csv (one row), settings, notes, totals (one row), ranks,
 // funcs, callsites, sites, message_sizes, comms, peers, regions,
-// region_funcs and events.csv, every table present (possibly with only its
-// header). Spread columns are flattened with a prefix (rank_time_min_ns,
+// region_funcs, events, in_progress and recording_off.csv, every table
+// present (possibly with only its header). in_progress has JSON's
+// in_progress with loc flattened (module, offset, function, file, line),
+// peer and tag empty where JSON has null; recording_off has JSON's
+// recording_off.ranks (rank, off_ns: the ranks with time off). Spread columns are flattened with a prefix (rank_time_min_ns,
 // rank_time_min_rank, ...); callsites.sites lists site ids separated by
 // spaces. Write in format CSV gives the same cells as one long table,
 // header "table,row,column,value", one record per cell, rows numbered from

@@ -363,7 +363,7 @@ func htmlHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 		set = append(set, s.Name+"="+s.Value)
 	}
 	kv("Settings", orDash(strings.Join(set, " ")))
-	kv("Status", status(m))
+	kv("Status", status(p))
 	kv("App time", human(tot.appNs))
 	kv("MPI time", human(tot.mpiNs)+" ("+pctStr(pct(tot.mpiNs, tot.appNs))+"% of app time)")
 	if s := offSummary(p); s.ranks > 0 {

@@ -141,7 +141,7 @@ func TestCSVPandas(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		p    *profile.Profile
-	}{{"fixture", fixture()}, {"large", large()}, {"empty", &profile.Profile{}}, {"unrolled", unrolled()}} {
+	}{{"fixture", fixture()}, {"large", large()}, {"empty", &profile.Profile{}}, {"unrolled", unrolled()}, {"busy", busyFixture()}} {
 		paths, err := WriteCSVDir(filepath.Join(dir, c.name), c.p, Options{Source: "/tmp/job", Notes: []string{"a, \"note\""}})
 		if err != nil {
 			t.Fatal(err)
@@ -160,6 +160,9 @@ func TestCSVPandas(t *testing.T) {
 		want[long] = -1
 	}
 	want[filepath.Join(dir, "unrolled", "callsites.csv")] = 4
+	want[filepath.Join(dir, "busy", "in_progress.csv")] = 2
+	want[filepath.Join(dir, "busy", "recording_off.csv")] = 1
+	want[filepath.Join(dir, "fixture", "in_progress.csv")] = 0
 	var paths []string
 	for p := range want {
 		paths = append(paths, p)
@@ -184,7 +187,7 @@ for p in sys.argv[1:]:
 			t.Errorf("%s: pandas read %d rows (found %v), want %d", p, g, ok, n)
 		}
 	}
-	if len(got) != len(want) || len(want) < 4*14 {
+	if len(got) != len(want) || len(want) < 5*(16+1) {
 		t.Errorf("pandas read %d files of %d", len(got), len(want))
 	}
 }

@@ -288,7 +288,7 @@ func TestCSV(t *testing.T) {
 	for _, path := range paths {
 		names = append(names, strings.TrimSuffix(filepath.Base(path), ".csv"))
 	}
-	want := "meta settings notes totals ranks funcs callsites sites message_sizes comms peers regions region_funcs events"
+	want := "meta settings notes totals ranks funcs callsites sites message_sizes comms peers regions region_funcs events in_progress recording_off"
 	if strings.Join(names, " ") != want {
 		t.Errorf("tables = %q, want %q", names, want)
 	}

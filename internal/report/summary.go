@@ -35,8 +35,8 @@ func Summary(p *profile.Profile, reportPath string) string {
 	}
 	fmt.Fprintf(&b, "%s%s on %d ranks: MPI %.1f%% of app time (mean over ranks)\n",
 		prefix, ascii(app), ranks, tot.mpiPctMean)
-	if p.Meta.Partial || p.Meta.Snapshot > 0 {
-		fmt.Fprintf(&b, "%s%s\n", prefix, status(p.Meta))
+	if st := status(p); st != "final" {
+		fmt.Fprintf(&b, "%s%s\n", prefix, st)
 	}
 	if tot.dropped > 0 {
 		fmt.Fprintf(&b, "%swarning: %d records dropped (fixed tables full)\n", prefix, tot.dropped)

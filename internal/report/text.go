@@ -64,18 +64,51 @@ func utc(ns int64) string {
 	return time.Unix(0, ns).UTC().Format(time.RFC3339)
 }
 
-// status describes whether the profile is final, a snapshot, or partial.
-func status(m profile.Meta) string {
-	var parts []string
+// status says whether the profile is the job's final one, a snapshot or
+// partial, and why it is partial: from the writers' flag (Meta.Partial),
+// the ranks' states and the ranks without data. A partial profile is never
+// called final; a job whose ranks each wrote their own file at the end of
+// their run (the sessions model ends at MPI_Session_finalize) is final.
+func status(p *profile.Profile) string {
+	m := p.Meta
+	states := map[string]int{}
+	for _, r := range p.Ranks {
+		states[r.State]++
+	}
+	ranks := func(n int) string {
+		if n == 1 {
+			return "1 rank"
+		}
+		return strconv.Itoa(n) + " ranks"
+	}
+	var why []string
+	if states["abort"] > 0 {
+		why = append(why, "a rank called MPI_Abort")
+	}
+	if n := states["signal"]; n > 0 {
+		why = append(why, ranks(n)+" stopped by a signal before MPI_Finalize")
+	}
+	if n := states["exit"]; n > 0 {
+		why = append(why, ranks(n)+" exited without MPI_Finalize")
+	}
+	if miss := m.NumRanks - len(p.Ranks); miss > 0 {
+		why = append(why, fmt.Sprintf("%d of %d ranks have no data", miss, m.NumRanks))
+	}
+	var s string
 	if m.Snapshot > 0 {
-		parts = append(parts, "snapshot "+strconv.Itoa(m.Snapshot)+" (taken while the job ran)")
-	} else {
-		parts = append(parts, "final")
+		// A snapshot is partial by nature: only what else is missing.
+		s = "snapshot " + strconv.Itoa(m.Snapshot) + " (taken while the job ran)"
+		if len(why) == 0 {
+			return s
+		}
+		s += "; "
+	} else if !m.Partial && len(why) == 0 {
+		return "final"
 	}
-	if m.Partial {
-		parts = append(parts, "partial (some ranks wrote their data before MPI_Finalize)")
+	if len(why) == 0 {
+		why = append(why, "some ranks wrote their data before MPI_Finalize")
 	}
-	return strings.Join(parts, "; ")
+	return s + "partial: " + strings.Join(why, "; ")
 }
 
 func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
@@ -126,7 +159,7 @@ func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 			b.WriteString(strings.Repeat(" ", 15) + ascii(s.Name+"="+s.Value) + "\n")
 		}
 	}
-	kv("Status", status(m))
+	kv("Status", status(p))
 	states := map[string]int{}
 	for _, r := range p.Ranks {
 		states[orDash(r.State)]++

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,7 +71,17 @@ func newCollector() *collector {
 func (c *collector) Call(x *trace.Call) error {
 	c.calls[[2]any{x.Rank, x.Fn}]++
 	c.at(x.Rank, x.Thread, x.T0, x.Fn)
+	// The walk reuses x: keep a deep copy.
 	cp := *x
+	cp.StartSend, cp.StartRecv = slices.Clone(x.StartSend), slices.Clone(x.StartRecv)
+	cp.SendDone, cp.RecvDone = slices.Clone(x.SendDone), slices.Clone(x.RecvDone)
+	cp.StartColl, cp.CollDone = slices.Clone(x.StartColl), slices.Clone(x.CollDone)
+	for _, m := range []**trace.Msg{&cp.Send, &cp.Recv, &cp.RecvPost} {
+		if *m != nil {
+			v := **m
+			*m = &v
+		}
+	}
 	if x.Send != nil {
 		c.sends[x.Send.Flow] = &cp
 		c.sendMsg[x.Send.Flow] = *x.Send

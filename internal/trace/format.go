@@ -436,6 +436,20 @@ const minEvent = 7
 
 // DecodeEvents decodes an events block payload, appending to evs.
 func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
+	var st evDecoder
+	return st.decode(p, evs)
+}
+
+// evDecoder decodes events blocks one after the other, reusing its
+// decompressor and buffer (a reader of many blocks allocates nothing per
+// block).
+type evDecoder struct {
+	fr  io.ReadCloser
+	br  bytes.Reader
+	raw []byte
+}
+
+func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err error) {
 	d := dec{b: p}
 	tid = d.n(1 << 31)
 	n := d.n(maxRaw / minEvent)
@@ -450,45 +464,90 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 		// DEFLATE expands at most about 1032:1.
 		return 0, evs, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
 	}
-	// Allocate what decompression yields, not what the header claims.
-	fr := flate.NewReader(bytes.NewReader(d.b))
-	raw, err := io.ReadAll(io.LimitReader(fr, int64(rawLen)+1))
-	if err != nil {
+	// Allocate what decompression yields, not what the header claims:
+	// the buffer grows as data arrives (and is kept for the next block).
+	st.br.Reset(d.b)
+	if st.fr == nil {
+		st.fr = flate.NewReader(&st.br)
+	} else if err := st.fr.(flate.Resetter).Reset(&st.br, nil); err != nil {
 		return 0, evs, fmt.Errorf("decompressing events: %v", err)
 	}
+	raw := st.raw[:0]
+	for {
+		if len(raw) == cap(raw) {
+			raw = slices.Grow(raw, min(max(cap(raw), 1<<16), rawLen+1-len(raw)))
+		}
+		m, err := st.fr.Read(raw[len(raw):cap(raw)])
+		raw = raw[:len(raw)+m]
+		if len(raw) > rawLen {
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, evs, fmt.Errorf("decompressing events: %v", err)
+		}
+	}
+	st.raw = raw
 	if len(raw) != rawLen {
 		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
-	r := dec{b: raw}
 	evs = slices.Grow(evs, n) // n <= len(raw)/minEvent: what the data holds
+	b := raw
 	var pt, ppc uint64
+	// Varints inline: a one-byte value (most of them) costs a compare.
+	bad := false
+	uv := func() uint64 {
+		if len(b) > 0 && b[0] < 0x80 {
+			v := uint64(b[0])
+			b = b[1:]
+			return v
+		}
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			bad = true
+			b = nil
+			return 0
+		}
+		b = b[k:]
+		return v
+	}
+	sv := func() int64 {
+		u := uv()
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	for i := 0; i < n; i++ {
-		if len(r.b) < 2 {
+		if len(b) < 2 {
 			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
-		v := Event{Kind: r.b[0], Flags: r.b[1]}
-		r.b = r.b[2:]
+		v := Event{Kind: b[0], Flags: b[1]}
+		b = b[2:]
 		if v.Kind < KCall || v.Kind > KPost {
 			return 0, evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
 		}
-		v.Fn = uint16(r.n(math.MaxUint16))
-		v.Comm = int32(r.i())
-		v.T0 = pt + uint64(r.i())
-		v.T1 = v.T0 + r.u()
-		v.PC = ppc + uint64(r.i())
+		fn := uv()
+		if fn > math.MaxUint16 && !bad {
+			return 0, evs, fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
+		}
+		v.Fn = uint16(fn)
+		v.Comm = int32(sv())
+		v.T0 = pt + uint64(sv())
+		v.T1 = v.T0 + uv()
+		v.PC = ppc + uint64(sv())
 		pt, ppc = v.T1, v.PC
 		v.SPeer, v.STag, v.RPeer, v.RTag = -1, -1, -1, -1
 		if v.Flags&FReq != 0 || v.Kind == KComplete {
-			v.Req = r.u()
+			v.Req = uv()
 		}
 		if v.Flags&(FSend|FColl) != 0 {
-			v.SPeer, v.STag, v.SBytes = int32(r.i()), int32(r.i()), r.i()
+			v.SPeer, v.STag, v.SBytes = int32(sv()), int32(sv()), sv()
 		}
 		if v.Flags&FRecv != 0 {
-			v.RPeer, v.RTag, v.RBytes = int32(r.i()), int32(r.i()), r.i()
+			v.RPeer, v.RTag, v.RBytes = int32(sv()), int32(sv()), sv()
 		}
-		if r.err != nil {
-			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, r.err)
+		if bad {
+			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
 		evs = append(evs, v)
 	}

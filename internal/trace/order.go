@@ -23,7 +23,8 @@ import "sort"
 type recvOrder struct {
 	next    uint64 // post index of the next receive (1-based)
 	pending map[uint64]chanKey
-	fifo    []uint64 // pending post indices, oldest first (lazily pruned)
+	fifo    []uint64 // pending post indices, oldest first from head (lazily pruned)
+	head    int
 	chans   map[chanKey]*chanOrder
 	max     uint64
 }
@@ -59,6 +60,12 @@ func (o *recvOrder) post(k chanKey) uint64 {
 	o.next++
 	pi := o.next
 	o.pending[pi] = k
+	if o.head > 0 && o.head == len(o.fifo) {
+		o.fifo, o.head = o.fifo[:0], 0 // empty: reuse the array
+	} else if o.head >= 1024 && o.head*2 >= len(o.fifo) {
+		o.fifo = o.fifo[:copy(o.fifo, o.fifo[o.head:])]
+		o.head = 0
+	}
 	o.fifo = append(o.fifo, pi)
 	if k != wildcard {
 		c := o.ch(k)
@@ -69,8 +76,8 @@ func (o *recvOrder) post(k chanKey) uint64 {
 
 // watermark is the oldest post index still pending (next+1 when none).
 func (o *recvOrder) watermark() uint64 {
-	for len(o.fifo) > 0 {
-		h := o.fifo[0]
+	for o.head < len(o.fifo) {
+		h := o.fifo[o.head]
 		_, ok := o.pending[h]
 		if ok && o.next-h < o.max {
 			return h
@@ -78,10 +85,7 @@ func (o *recvOrder) watermark() uint64 {
 		if ok {
 			o.drop(h) // never completed: stop holding the others back
 		}
-		o.fifo = o.fifo[1:]
-	}
-	if cap(o.fifo) > 1024 {
-		o.fifo = nil
+		o.head++
 	}
 	return o.next + 1
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // A native OTF2 writer (archive version 3.0 layout): anchor file, global
@@ -119,6 +120,7 @@ type otf2File struct {
 	n        uint64 // events written
 	lastTime uint64
 	err      error
+	closed   bool
 }
 
 func newOTF2File(path string, size int, events bool) (*otf2File, error) {
@@ -172,6 +174,10 @@ func (o *otf2File) add(rec []byte, ts uint64, isEvent bool) {
 }
 
 func (o *otf2File) close() error {
+	if o.closed {
+		return nil
+	}
+	o.closed = true
 	o.flushChunk(true)
 	if err := o.w.Flush(); err != nil {
 		o.f.Close()
@@ -211,6 +217,39 @@ type OTF2Writer struct {
 	scls    map[Source]uint32
 	scll    []Source
 	Records uint64
+	// A rank's writer (RankWriter) shares the definitions of its root
+	// under the root's lock, with caches of its own; its locations are
+	// its rank's alone.
+	root *OTF2Writer
+	mu   sync.Mutex // of a root: definitions and locations
+	lreg map[string]uint32
+	lcc  map[otf2CtxKey]uint32
+	lloc map[[2]int]*otf2Loc
+	ops  map[string]struct {
+		op byte
+		ok bool
+	}
+}
+
+type otf2CtxKey struct {
+	reg uint32
+	src Source
+}
+
+// RankWriter returns a writer for one rank's events, to walk ranks
+// concurrently (Walker.WalkRanks), each with its own; Merge adds its
+// counts to o's when its rank is done. Close is called on o alone.
+func (o *OTF2Writer) RankWriter() *OTF2Writer {
+	return &OTF2Writer{dir: o.dir, w: o.w, comms: o.comms, root: o,
+		lreg: map[string]uint32{}, lcc: map[otf2CtxKey]uint32{}, lloc: map[[2]int]*otf2Loc{}}
+}
+
+// Merge adds a rank writer's record count to o's.
+func (o *OTF2Writer) Merge(r *OTF2Writer) {
+	o.mu.Lock()
+	o.Records += r.Records
+	r.Records = 0
+	o.mu.Unlock()
 }
 
 type otf2CCKey struct {
@@ -259,6 +298,18 @@ func locID(rank, thread int) uint64 { return uint64(thread)<<32 | uint64(rank) }
 
 func (o *OTF2Writer) loc(rank, thread int) (*otf2Loc, error) {
 	k := [2]int{rank, thread}
+	if o.root != nil {
+		if l := o.lloc[k]; l != nil {
+			return l, nil
+		}
+		o.root.mu.Lock()
+		l, err := o.root.loc(rank, thread)
+		o.root.mu.Unlock()
+		if err == nil {
+			o.lloc[k] = l
+		}
+		return l, err
+	}
 	if l := o.locs[k]; l != nil {
 		return l, nil
 	}
@@ -274,6 +325,16 @@ func (o *OTF2Writer) loc(rank, thread int) (*otf2Loc, error) {
 }
 
 func (o *OTF2Writer) region(name string, role, paradigm byte) uint32 {
+	if o.root != nil {
+		if id, ok := o.lreg[name]; ok {
+			return id
+		}
+		o.root.mu.Lock()
+		id := o.root.region(name, role, paradigm)
+		o.root.mu.Unlock()
+		o.lreg[name] = id
+		return id
+	}
 	if id, ok := o.regions[name]; ok {
 		return uint32(id)
 	}
@@ -410,7 +471,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 	} else {
 		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
 	}
-	op, isColl := collOps[collName(c.Fn)]
+	op, isColl := o.collOp(c.Fn)
 	isColl = isColl && c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter
 	if isColl {
 		o.ev(l, otf2CollBegin, t0, true, nil)
@@ -461,7 +522,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	for i := range c.CollDone {
 		x := &c.CollDone[i]
-		if op, ok := collOps[collName(x.Fn)]; ok && x.Comm != nil && !x.Comm.Inter {
+		if op, ok := o.collOp(x.Fn); ok && x.Comm != nil && !x.Comm.Inter {
 			o.ev(l, otf2NBCComplete, t1, true, cu64(o.collData(op, x.Comm, x.Root, x.Bytes), x.Req))
 		}
 	}
@@ -476,8 +537,39 @@ func (o *OTF2Writer) Call(c *Call) error {
 	return l.file.err
 }
 
+// collOp is collOps[collName(fn)], cached per writer (collName
+// allocates).
+func (o *OTF2Writer) collOp(fn string) (byte, bool) {
+	if v, ok := o.ops[fn]; ok {
+		return v.op, v.ok
+	}
+	if o.ops == nil {
+		o.ops = map[string]struct {
+			op byte
+			ok bool
+		}{}
+	}
+	op, ok := collOps[collName(fn)]
+	o.ops[fn] = struct {
+		op byte
+		ok bool
+	}{op, ok}
+	return op, ok
+}
+
 // context returns the calling context of region reg at callsite src.
 func (o *OTF2Writer) context(reg uint32, src *Source) uint32 {
+	if o.root != nil {
+		k := otf2CtxKey{reg, *src}
+		if id, ok := o.lcc[k]; ok {
+			return id
+		}
+		o.root.mu.Lock()
+		id := o.root.context(reg, src)
+		o.root.mu.Unlock()
+		o.lcc[k] = id
+		return id
+	}
 	scl, ok := o.scls[*src]
 	if !ok {
 		scl = uint32(len(o.scll))
@@ -519,6 +611,16 @@ func (o *OTF2Writer) Mark(rank, thread int, text string, t float64) error {
 	reg := o.region("event: "+text, roleArtificial, otf2ParadigmUser)
 	o.ev(l, otf2Enter, ts(t), false, cu32(o.d[:0], reg))
 	o.ev(l, otf2Leave, ts(t), false, cu32(o.d[:0], reg))
+	return nil
+}
+
+// closeLocs closes the event files of a rank writer's locations.
+func (o *OTF2Writer) closeLocs() error {
+	for _, l := range o.lloc {
+		if err := l.file.close(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

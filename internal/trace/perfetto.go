@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -17,19 +18,31 @@ import (
 // the channel and the message's sequence number on it, so both ends compute
 // it without seeing each other).
 type PerfettoWriter struct {
-	w       *bufio.Writer
-	n       int
-	named   map[[2]int]bool
-	q       map[string]string
-	Records uint64
-	b, h    []byte
+	w         *bufio.Writer
+	n         int
+	named     map[[2]int]bool
+	q         map[string]string
+	Records   uint64
+	b, h      []byte
+	lastTrack [2]int
 }
+
+const (
+	perfettoHead = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+	perfettoTail = "\n]}\n"
+)
 
 // NewPerfettoWriter starts the JSON array.
 func NewPerfettoWriter(w io.Writer) *PerfettoWriter {
-	p := &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), named: map[[2]int]bool{}, q: map[string]string{}}
-	p.w.WriteString("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")
+	p := newPerfettoFragment(w)
+	p.w.WriteString(perfettoHead)
 	return p
+}
+
+// newPerfettoFragment writes events separated by commas, without the
+// document's head and tail (one rank's part: ConvertPerfetto).
+func newPerfettoFragment(w io.Writer) *PerfettoWriter {
+	return &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), named: map[[2]int]bool{}, q: map[string]string{}}
 }
 
 // jq quotes s as a JSON string.
@@ -51,6 +64,10 @@ func (p *PerfettoWriter) emit(b []byte) {
 
 func (p *PerfettoWriter) track(rank, thread int) {
 	k := [2]int{rank, thread}
+	if p.lastTrack == k && p.n > 0 {
+		return
+	}
+	p.lastTrack = k
 	if p.named[k] {
 		return
 	}
@@ -104,8 +121,21 @@ func (p *PerfettoWriter) where(b []byte, rank, thread int, t float64) []byte {
 	return appendUs(b, t)
 }
 
-// appendUs appends nanoseconds t as microseconds with 3 decimals.
-func appendUs(b []byte, t float64) []byte { return strconv.AppendFloat(b, t/1000, 'f', 3, 64) }
+// appendUs appends nanoseconds t as microseconds with 3 decimals (t
+// rounded to the nanosecond, as strconv's 'f' with 3 digits rounds).
+func appendUs(b []byte, t float64) []byte {
+	if !(t > -9e15 && t < 9e15) {
+		return strconv.AppendFloat(b, t/1000, 'f', 3, 64)
+	}
+	ns := int64(math.Round(t))
+	if ns < 0 {
+		b = append(b, '-')
+		ns = -ns
+	}
+	b = strconv.AppendInt(b, ns/1000, 10)
+	f := ns % 1000
+	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+}
 
 // quote returns s as a JSON string, cached (function and communicator
 // names repeat on every event).
@@ -281,6 +311,6 @@ func (p *PerfettoWriter) Mark(rank, thread int, text string, t float64) error {
 
 // Close ends the JSON document.
 func (p *PerfettoWriter) Close() error {
-	p.w.WriteString("\n]}\n")
+	p.w.WriteString(perfettoTail)
 	return p.w.Flush()
 }

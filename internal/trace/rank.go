@@ -79,6 +79,7 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 	}
 	seen := map[int]bool{}
 	var evs []Event
+	var st evDecoder
 	for {
 		kind, p, err := br.Next()
 		off := br.Start()
@@ -98,7 +99,7 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 		}
 		if fn != nil {
 			if kind == BEvents || kind == BRaw {
-				decode := DecodeEvents
+				decode := st.decode
 				if kind == BRaw {
 					decode = DecodeRaw
 				}

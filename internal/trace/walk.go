@@ -3,12 +3,13 @@ package trace
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // GComm is a communicator of the job, the same object on every member.
@@ -116,6 +117,7 @@ type CollOp struct {
 type Call struct {
 	Rank, Thread int
 	Fn, Class    string
+	FnID         int     // the function's id in its rank's header (Header.FnNames)
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
 	Src          *Source // the callsite in the source, nil when unknown
@@ -145,7 +147,9 @@ type Source struct {
 func (s *Source) String() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
 
 // Visitor receives a job's events rank by rank, thread by thread in time
-// order within each thread.
+// order within each thread. The Call passed to Call, its messages and its
+// slices are valid during the call only (the walk reuses them): a visitor
+// copies what it keeps.
 type Visitor interface {
 	Call(c *Call) error
 	Region(rank, thread int, enter bool, name string, t float64) error
@@ -185,6 +189,7 @@ type Walker struct {
 	// Calls counts the calls visited.
 	Calls uint64
 	opt   WalkOptions
+	mu    sync.Mutex // End, Unmatched and Calls when ranks are walked concurrently
 }
 
 // NewWalker prepares the job: communicators unified by key, clocks, origin.
@@ -221,6 +226,9 @@ func NewWalker(j *Job, opt WalkOptions) *Walker {
 		w.Comms[k] = &GComm{ID: i, Key: k, World: d.World, Inter: d.Inter, Members: slices.Compact(m)}
 	}
 	pairInter(w.CommList())
+	for _, g := range w.Comms {
+		g.Local(-1) // its map built now: read concurrently from here on
+	}
 	if !opt.NoClock {
 		w.Origin = 0 // the repair pass needs finite times, not this origin
 		w.repair(hostClock)
@@ -255,14 +263,34 @@ func (w *Walker) CommList() []*GComm {
 
 type chanKey struct {
 	src, dst int
-	comm     string
+	comm     int // GComm.ID: one walker numbers both ends' communicators alike
 	tag      int
 }
 
+// flowID hashes a message's channel and sequence number (FNV-1a over the
+// fields, then a final mix): both ends compute it alone.
 func flowID(k chanKey, seq uint64) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d>%d:%s:%d:%d", k.src, k.dst, k.comm, k.tag, seq)
-	return h.Sum64()
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v uint64) {
+		for i := 0; i < 8; i++ {
+			h ^= v & 0xff
+			h *= prime
+			v >>= 8
+		}
+	}
+	mix(uint64(int64(k.src)))
+	mix(uint64(int64(k.dst)))
+	mix(uint64(int64(k.comm)))
+	mix(uint64(int64(k.tag)))
+	mix(seq)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	if h == 0 {
+		h = 1 // 0 means no flow
+	}
+	return h
 }
 
 // post is what a request handle stands for until it completes: a send, a
@@ -272,6 +300,24 @@ func flowID(k chanKey, seq uint64) uint64 {
 type post struct {
 	send, recv *Msg
 	coll       *CollOp
+	sbuf, rbuf Msg // what send and recv point to (one allocation a post)
+}
+
+// posts recycles a walk's posts once their completion is handled.
+type posts struct{ free []*post }
+
+func (ps *posts) get() *post {
+	if n := len(ps.free); n > 0 {
+		p := ps.free[n-1]
+		ps.free = ps.free[:n-1]
+		return p
+	}
+	return &post{}
+}
+
+func (ps *posts) put(p *post) {
+	*p = post{}
+	ps.free = append(ps.free, p)
 }
 
 // maxShared bounds the posts pending under one handle value; beyond it the
@@ -300,17 +346,17 @@ func (pt *postTable) push(h uint64, po *post) {
 	pt.m[h] = s
 }
 
-// take removes and returns the k latest posts of handle h, oldest first
-// (fewer when fewer are pending).
-func (pt *postTable) take(h uint64, k int) []*post {
+// take removes the k latest posts of handle h and appends them to out,
+// oldest first (fewer when fewer are pending).
+func (pt *postTable) take(h uint64, k int, out []*post) []*post {
 	s := pt.m[h]
 	k = min(k, len(s))
-	out := slices.Clone(s[len(s)-k:])
+	out = append(out, s[len(s)-k:]...)
 	clear(s[len(s)-k:])
-	if s = s[:len(s)-k]; len(s) == 0 {
+	if s = s[:len(s)-k]; len(s) == 0 && len(pt.m) > 4096 {
 		delete(pt.m, h)
 	} else {
-		pt.m[h] = s
+		pt.m[h] = s // an emptied handle keeps its slice for its next post (handles are reused)
 	}
 	return out
 }
@@ -336,7 +382,76 @@ func (w *Walker) Walk(v Visitor) error {
 	return nil
 }
 
+// WalkRanks visits every rank on up to workers goroutines (0: one),
+// rank i with the visitor v(i) (made on the goroutine that walks it);
+// done(i, err), when not nil, is called on that goroutine after the
+// rank's walk (err: what ended it) and may fail the whole walk. A damaged
+// rank is noted in Damaged, in rank order, as Walk does.
+func (w *Walker) WalkRanks(workers int, v func(i int) Visitor, done func(i int, err error) error) error {
+	n := len(w.Job.Ranks)
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for g := 0; g < max(1, min(workers, n)); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				err := w.WalkRank(i, v(i))
+				if done != nil {
+					if derr := done(i, err); derr != nil {
+						err = derr
+					}
+				}
+				var ce *CorruptError
+				if err != nil && !errors.As(err, &ce) {
+					failed.Store(true)
+				}
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			w.Damaged = append(w.Damaged, fmt.Sprintf("%v: rank %d's events from there on were not converted", err, w.Job.Ranks[i].Header.Rank))
+		} else if err != nil {
+			return err
+		}
+	}
+	if w.Calls == 0 && len(w.Damaged) > 0 {
+		return fmt.Errorf("no event could be converted: %s", w.Damaged[0])
+	}
+	return nil
+}
+
+// WalkRank visits the events of the i-th rank of the job (Job.Ranks[i])
+// only. Ranks may be walked concurrently, each with its own visitor
+// (WalkOptions.Progress and Source must then be safe for concurrent use).
+// A damaged block ends the rank's walk with a *CorruptError.
+func (w *Walker) WalkRank(i int, v Visitor) error { return w.walkRank(i, w.Job.Ranks[i], v) }
+
+// Ns converts a tick of the i-th rank to job time (ns since Origin), as
+// the walk does.
+func (w *Walker) Ns(i int, tick uint64) float64 { return w.Clocks[i].Ns(tick) - w.Origin }
+
 func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
+	var end float64
+	var unmatched int
+	var calls uint64
+	defer func() {
+		w.mu.Lock()
+		w.End = max(w.End, end)
+		w.Unmatched += unmatched
+		w.Calls += calls
+		w.mu.Unlock()
+	}()
 	clk := w.Clocks[idx]
 	me := r.Header.Rank
 	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin }
@@ -354,9 +469,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		if g == nil || peer < 0 {
 			return 0
 		}
-		k := chanKey{me, peer, g.Key, tag}
-		sendSeq[k]++
-		return flowID(k, sendSeq[k])
+		k := chanKey{me, peer, g.ID, tag}
+		n := sendSeq[k] + 1
+		sendSeq[k] = n
+		return flowID(k, n)
 	}
 	ord := newRecvOrder()
 	// recvFlow numbers a received message on its channel in matching
@@ -365,14 +481,14 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		if g == nil || peer < 0 {
 			return 0
 		}
-		k := chanKey{peer, me, g.Key, tag}
+		k := chanKey{peer, me, g.ID, tag}
 		return flowID(k, ord.complete(pi, k))
 	}
 	// recvPost registers a nonblocking receive with the matching order.
 	recvPost := func(m *Msg) {
 		k := wildcard
 		if m.Comm != nil && m.Peer >= 0 && m.Tag >= 0 {
-			k = chanKey{m.Peer, me, m.Comm.Key, m.Tag}
+			k = chanKey{m.Peer, me, m.Comm.ID, m.Tag}
 		}
 		m.pi = ord.post(k)
 	}
@@ -395,8 +511,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		po *post
 	}
 	var matched []match
+	var took []*post
 	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
+	// The call passed to the visitor and its blocking messages, reused.
+	var cb Call
+	var sendBuf, recvBuf Msg
+	var pool posts
 	srcs := map[uint64]*Source{}
 	source := func(pc uint64) *Source {
 		if w.opt.Source == nil || pc == 0 {
@@ -413,13 +534,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
+		// The thread's completions and starts waiting for their call.
+		pend, start := pending[tid], starts[tid]
+		defer func() { pending[tid], starts[tid] = pend, start }()
 		for i := range evs {
 			e := &evs[i]
 			switch e.Kind {
 			case KComplete:
-				pending[tid] = append(pending[tid], *e)
+				pend = append(pend, *e)
 			case KPost:
-				starts[tid] = append(starts[tid], *e)
+				start = append(start, *e)
 			case KEnter, KLeave:
 				name := r.Regions[int(e.Fn)]
 				if name == "" {
@@ -437,13 +561,19 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					return err
 				}
 			case KCall:
-				c := &Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1}
-				if c.T1 > w.End {
-					w.End = c.T1
+				c := &cb
+				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)), FnID: int(e.Fn),
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1,
+					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
+					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0]}
+				if c.T1 > end {
+					end = c.T1
 				}
 				nb := e.Flags&FReq != 0 && e.Req != 0
-				var po post
+				var po *post
+				if nb {
+					po = pool.get()
+				}
 				if e.Flags&FColl != 0 {
 					c.Coll, c.CollBytes, c.Root = true, e.SBytes, int(e.STag)
 					if nb {
@@ -454,7 +584,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 				}
 				if e.Flags&FSend != 0 && e.SPeer >= 0 {
-					m := &Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
+					m := &sendBuf
+					if nb {
+						m = &po.sbuf
+					}
+					*m = Msg{Peer: int(e.SPeer), Tag: int(e.STag), Bytes: e.SBytes, Comm: c.Comm}
 					m.Flow = sendFlow(c.Comm, m.Peer, m.Tag)
 					if nb {
 						reqMsg(m, true)
@@ -463,7 +597,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					c.Send = m
 				}
 				if e.Flags&FRecv != 0 && e.RPeer != -1 {
-					m := &Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
+					m := &recvBuf
+					if nb {
+						m = &po.rbuf
+					}
+					*m = Msg{Peer: int(e.RPeer), Tag: int(e.RTag), Bytes: e.RBytes, Comm: c.Comm}
 					if nb {
 						if m.Peer < 0 {
 							m.Peer = -1
@@ -477,24 +615,26 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 				}
 				if nb {
-					pt.push(e.Req, &po)
+					pt.push(e.Req, po)
 				}
-				for _, p := range starts[tid] {
+				for _, p := range start {
 					g := comm(p.Comm)
-					sp := &post{}
+					sp := pool.get()
 					if p.Flags&FColl != 0 {
 						op := &CollOp{Fn: r.FnName(int(p.Fn)), Comm: g, Root: int(p.STag), Bytes: p.SBytes}
 						reqColl(op)
 						sp.coll = op
 						c.StartColl = append(c.StartColl, *op)
 					} else if p.Flags&FSend != 0 && p.SPeer >= 0 {
-						m := &Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
+						m := &sp.sbuf
+						*m = Msg{Peer: int(p.SPeer), Tag: int(p.STag), Bytes: p.SBytes, Comm: g}
 						m.Flow = sendFlow(g, m.Peer, m.Tag)
 						reqMsg(m, true)
 						sp.send = m
 						c.StartSend = append(c.StartSend, *m)
 					} else if p.Flags&FRecv != 0 && p.RPeer != -1 {
-						m := &Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
+						m := &sp.rbuf
+						*m = Msg{Peer: max(int(p.RPeer), -1), Tag: int(p.RTag), Bytes: p.RBytes, Comm: g}
 						reqMsg(m, false)
 						sp.recv = m
 						c.StartRecv = append(c.StartRecv, *m)
@@ -503,12 +643,12 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					// takes the post.
 					pt.push(p.Req, sp)
 				}
-				starts[tid] = starts[tid][:0]
+				start = start[:0]
 				// The k completions of one handle take its k latest posts,
 				// in array order; all are then taken in the order their
 				// requests were posted (MPI matches receives in that
 				// order), not in array order.
-				cpl := pending[tid]
+				cpl := pend
 				clear(seenReq)
 				for i := range cpl {
 					seenReq[cpl[i].Req]++
@@ -521,8 +661,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						continue // taken with its handle's first completion
 					}
 					delete(seenReq, h)
-					took := pt.take(h, k)
-					w.Unmatched += k - len(took)
+					took = pt.take(h, k, took[:0])
+					unmatched += k - len(took)
 					j := 0
 					for x := i; x < len(cpl) && j < len(took); x++ {
 						if cpl[x].Req == h {
@@ -531,7 +671,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						}
 					}
 				}
-				sort.SliceStable(matched, func(a, b int) bool { return firstReq(*matched[a].po) < firstReq(*matched[b].po) })
+				if len(matched) > 1 {
+					slices.SortStableFunc(matched, func(a, b match) int { return cmpU64(firstReq(*a.po), firstReq(*b.po)) })
+				}
 				for _, mt := range matched {
 					p, po := mt.e, mt.po
 					if po.coll != nil {
@@ -567,8 +709,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag, m.pi)
 					c.RecvDone = append(c.RecvDone, m)
 				}
-				pending[tid] = pending[tid][:0]
-				w.Calls++
+				for _, mt := range matched {
+					pool.put(mt.po) // copied into the call: free
+				}
+				pend = pend[:0]
+				calls++
 				if err := v.Call(c); err != nil {
 					return err
 				}
@@ -580,6 +725,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		return nil
 	})
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // firstReq orders posts by the id of their first message (unknown last).

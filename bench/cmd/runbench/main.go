@@ -16,6 +16,8 @@
 //	          call sites to 64 peers (65 ranks, oversubscribed)
 //	scale     finalize time and its merge phase for 2..32 ranks
 //	synth     mpiscope report on 100,000 synthetic rank profiles
+//	tracesynth mpiscope convert and analyze on a synthetic trace of
+//	          -trace-events events (events per second, per CPU second)
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
 //
 // In overhead and ab, round r runs every configuration with the programs
@@ -48,19 +50,21 @@ import (
 
 // options are the command line's settings.
 type options struct {
-	build      string // build directory, absolute once run starts
-	family     string
-	rounds     int
-	only       string
-	abRounds   int
-	abCycles   int
-	synthRanks int
-	memCalls   string
-	scaleNP    string
-	scaleSet   bool // -scale-np given
-	verbose    bool
-	layouts    int
-	variants   string
+	build       string // build directory, absolute once run starts
+	family      string
+	rounds      int
+	only        string
+	abRounds    int
+	abCycles    int
+	synthRanks  int
+	traceEvents uint64
+	traceRanks  int
+	memCalls    string
+	scaleNP     string
+	scaleSet    bool // -scale-np given
+	verbose     bool
+	layouts     int
+	variants    string
 }
 
 // parseOptions reads the command line.
@@ -70,7 +74,9 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth", "`sections` to run: overhead, ab, memory, scale, synth, callgrind")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, callgrind")
+	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
+	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
 	fs.IntVar(&o.abCycles, "ab-cycles", 13, "cycles of the modes per benchmark in each run of the ab section, after one warm-up (bench/progs/ab.c)")
 	fs.IntVar(&o.synthRanks, "synth-ranks", 100000, "rank profiles for the synth section")
@@ -134,6 +140,13 @@ func run(opt *options) error {
 		return err
 	}
 	res.md("# mpiscope benchmark results\n\n%s\n\n", machine())
+	perFamily := false // sections that run MPI programs
+	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale"} {
+		perFamily = perFamily || sections[s]
+	}
+	if !perFamily {
+		fams = nil // synth and tracesynth need no MPI build
+	}
 	for _, f := range fams {
 		var b *bench
 		if err := timed(f.Name+" builds", func() (err error) { b, err = prepare(f, opt, res); return err }); err != nil {
@@ -153,6 +166,11 @@ func run(opt *options) error {
 	}
 	if sections["synth"] {
 		if err := timed("synth", func() error { return synth(opt, res) }); err != nil {
+			return err
+		}
+	}
+	if sections["tracesynth"] {
+		if err := timed("tracesynth", func() error { return traceSynth(opt, res) }); err != nil {
 			return err
 		}
 	}

@@ -59,6 +59,7 @@ type targets struct {
 	// issue's target stays judged on those.
 	passLinked                    *target
 	memory, merge, synth, inPlace *target
+	traceRate                     *target
 }
 
 func newTargets() *targets {
@@ -71,13 +72,14 @@ func newTargets() *targets {
 		memory:     &target{Short: "memory", Name: "memory per rank in profile mode <= 16 MiB growth, independent of run length", Unit: "KiB", Limit: 16 << 10},
 		merge:      &target{Short: "finalize merge", Name: "finalize merge grows with log P, not P", Unit: ""},
 		synth:      &target{Short: "100,000 ranks", Name: "100,000-rank merge and report in the command <= 10 s and 2 GiB", Unit: ""},
+		traceRate:  &target{Short: "trace tools", Name: "convert and analyze: at most 200 ns of CPU per event (5 million events per second per core)", Unit: "ns", Limit: 200},
 		inPlace:    &target{Short: "reads in place", Name: "profile mode <= 1.3 x two reads in place (stricter than the issue's measure)", Unit: "x", Limit: 1.3, Info: true},
 	}
 }
 
 // all lists the targets in the order of the verdicts' table.
 func (ts *targets) all() []*target {
-	return []*target{ts.profile, ts.trace, ts.pcontrol, ts.pass, ts.passLinked, ts.memory, ts.merge, ts.synth, ts.inPlace}
+	return []*target{ts.profile, ts.trace, ts.pcontrol, ts.pass, ts.passLinked, ts.memory, ts.merge, ts.synth, ts.traceRate, ts.inPlace}
 }
 
 // add records a row against t at t's limit.

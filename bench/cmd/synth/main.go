@@ -15,6 +15,13 @@
 // from a generator seeded by the rank, so the output is reproducible. A
 // stamp file (synth.txt) records the parameters; when it matches, the
 // directory is left as it is.
+//
+// With -trace-events N it writes instead a job trace of about N events
+// (internal/trace.WriteSynth: a ring halo exchange with MPI_Waitall and an
+// MPI_Allreduce per iteration, imbalanced), for timing `mpiscope convert`
+// and `mpiscope analyze`:
+//
+//	go run ./bench/cmd/synth -ranks 8 -trace-events 10000000 -o build/bench/trace-1e7
 package main
 
 import (
@@ -28,8 +35,31 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mpiscope/mpiscope/internal/trace"
 	"github.com/mpiscope/mpiscope/profile"
 )
+
+// synthTrace writes a synthetic job trace (stamped as the profiles are).
+func synthTrace(out string, ranks int, events uint64) error {
+	if out == "" || ranks < 2 {
+		return fmt.Errorf("usage: synth -ranks N (at least 2) -trace-events E -o dir")
+	}
+	stamp := filepath.Join(out, "synth.txt")
+	want := fmt.Sprintf("synth trace v1 ranks=%d events=%d\n", ranks, events)
+	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
+		fmt.Fprintf(os.Stderr, "synth: %s is up to date\n", out)
+		return nil
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if err := trace.WriteSynth(out, trace.SynthSpec{Ranks: ranks, Events: events, Seed: 1}); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "synth: wrote a trace of about %d events on %d ranks to %s in %.1fs\n", events, ranks, out, time.Since(t0).Seconds())
+	return os.WriteFile(stamp, []byte(want), 0o666)
+}
 
 const (
 	nFuncs = 40
@@ -151,7 +181,15 @@ func rankProfile(r, n int) *profile.Profile {
 func main() {
 	n := flag.Int("ranks", 100000, "number of rank profiles")
 	out := flag.String("o", "", "job `directory` to write")
+	events := flag.Uint64("trace-events", 0, "write a job trace of about this many `events` instead (-ranks ranks)")
 	flag.Parse()
+	if *events > 0 {
+		if err := synthTrace(*out, *n, *events); err != nil {
+			fmt.Fprintln(os.Stderr, "synth:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *out == "" || *n < 1 {
 		fmt.Fprintln(os.Stderr, "usage: synth -ranks N -o dir")
 		os.Exit(2)

@@ -1,0 +1,476 @@
+// Package analyze finds wait states and the critical path of an MPI job
+// from its event trace (internal/trace), offline: `mpiscope analyze DIR`.
+//
+// Wait states follow the definitions of Scalasca's pattern documentation
+// (the code is mpiscope's own):
+//
+//   - late sender: a receive (MPI_Recv, or MPI_Wait* completing a
+//     nonblocking receive) entered before the matching send began; the
+//     time from the receive's (or wait's) entry to the send's entry.
+//   - late receiver: a send blocked until its receive was posted (a
+//     synchronous or rendezvous send, or MPI_Wait* completing a
+//     nonblocking send): the time from the send's (or wait's) entry to
+//     the receive's posting, counted when the send was still blocked then.
+//   - wait at N x N: in MPI_Allreduce, MPI_Allgather(v), MPI_Alltoall(v,w),
+//     MPI_Reduce_scatter(_block), the time until the last member entered.
+//   - wait at barrier: the same for MPI_Barrier.
+//   - late broadcast: in MPI_Bcast, MPI_Scatter(v), a non-root's time
+//     until the root entered.
+//   - early reduce: in MPI_Reduce, MPI_Gather(v), the root's time until
+//     the first non-root entered.
+//
+// A call that completes several requests (MPI_Waitall) waits once: until
+// its latest partner was ready, attributed to that partner's pattern.
+// Times are capped by the call's own end.
+//
+// The critical path is found by a backward replay: from the end of the
+// last rank to finish, backwards along that rank until a call that waited,
+// then to the partner it waited for (the sender, the receiver, the last
+// member to enter a collective, the root of a broadcast) at the time that
+// partner entered its call, and so on to the start of tracing. Each rank's
+// share is the time the path spends on it; the function and callsite
+// shares come from a second reading of the ranks on the path (time in MPI
+// calls on the path; the rest is computation).
+//
+// Ranks are read in parallel (one goroutine per worker). Memory holds, per
+// point-to-point message, one record at each end (about 50 bytes each), per
+// blocking collective call one record, and per wait state one jump of the
+// critical path: not the events themselves.
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// Pattern is a kind of wait state.
+type Pattern uint8
+
+// The patterns, in report order.
+const (
+	LateSender Pattern = iota
+	LateReceiver
+	WaitNxN
+	WaitBarrier
+	LateBroadcast
+	EarlyReduce
+	NumPatterns
+	noPattern Pattern = 255
+)
+
+var patternNames = [NumPatterns]string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"}
+var patternTitles = [NumPatterns]string{"Late sender", "Late receiver", "Wait at N x N", "Wait at barrier", "Late broadcast", "Early reduce"}
+
+// String is the pattern's name in JSON ("late_sender").
+func (p Pattern) String() string {
+	if p < NumPatterns {
+		return patternNames[p]
+	}
+	return fmt.Sprintf("pattern#%d", p)
+}
+
+// Title is the pattern's name in text ("Late sender").
+func (p Pattern) Title() string {
+	if p < NumPatterns {
+		return patternTitles[p]
+	}
+	return p.String()
+}
+
+// Options tune an analysis.
+type Options struct {
+	Workers int  // goroutines reading ranks (0: GOMAXPROCS)
+	NoClock bool // skip clock correction
+	// Memory bounds the message and collective records held at once
+	// (0: DefaultMemory): beyond it they go to files in the temporary
+	// directory, matched shard by shard.
+	Memory int64
+	// Progress is called, from any goroutine, with the events read so far
+	// (of Result.Events); nil: none.
+	Progress func(done uint64)
+	// Source resolves a rank's callsite address (nil: callsites stay
+	// addresses); called from one goroutine, once per rank and address.
+	Source func(r *trace.Rank, pc uint64) (trace.Source, bool)
+}
+
+// Row is the waiting time of one pattern at one function, callsite,
+// communicator and rank.
+type Row struct {
+	Pattern   string  `json:"pattern"`
+	Rank      int     `json:"rank"`
+	Func      string  `json:"function"`
+	Callsite  string  `json:"callsite"`
+	Caller    string  `json:"caller,omitempty"`
+	Comm      string  `json:"communicator"`
+	Seconds   float64 `json:"seconds"`
+	Instances int64   `json:"instances"`
+}
+
+// PatternTotal is one pattern over the job.
+type PatternTotal struct {
+	Pattern   string    `json:"pattern"`
+	Seconds   float64   `json:"seconds"`
+	Instances int64     `json:"instances"`
+	ByRank    []float64 `json:"seconds_by_rank"` // index: position in Result.Ranks
+}
+
+// Share is a part of the critical path.
+type Share struct {
+	Func     string  `json:"function"` // "" for computation (outside MPI)
+	Callsite string  `json:"callsite,omitempty"`
+	Caller   string  `json:"caller,omitempty"`
+	Seconds  float64 `json:"seconds"`
+}
+
+// CriticalPath is the chain of computation and communication that set the
+// run's length.
+type CriticalPath struct {
+	Seconds     float64   `json:"seconds"`  // from its start to the end of the last rank
+	EndRank     int       `json:"end_rank"` // the last rank to finish
+	StartRank   int       `json:"start_rank"`
+	Jumps       int       `json:"jumps"`           // moves from a rank to a partner
+	ByRank      []float64 `json:"seconds_by_rank"` // index: position in Result.Ranks
+	Computation float64   `json:"computation_seconds"`
+	MPI         float64   `json:"mpi_seconds"`
+	Funcs       []Share   `json:"functions"` // by function, most first
+	Callsites   []Share   `json:"callsites"` // by function and callsite, most first
+}
+
+// Result is an analysis.
+type Result struct {
+	Dir        string         `json:"dir"`
+	Ranks      []int          `json:"ranks"` // world ranks analyzed
+	Size       int            `json:"size"`  // ranks of the job
+	Events     uint64         `json:"events"`
+	Calls      uint64         `json:"calls"`
+	Seconds    float64        `json:"seconds"` // first to last traced event
+	MPISeconds []float64      `json:"mpi_seconds_by_rank"`
+	Messages   uint64         `json:"messages_matched"`
+	Unmatched  uint64         `json:"message_ends_unmatched"`
+	Colls      uint64         `json:"collectives_matched"`
+	Patterns   []PatternTotal `json:"patterns"`
+	Rows       []Row          `json:"rows"` // most first
+	Critical   CriticalPath   `json:"critical_path"`
+	Warnings   []string       `json:"warnings"`
+	Missing    []string       `json:"not_analyzed"` // what the trace does not record
+}
+
+// NotRecorded lists what the trace lacks for the analysis (docs/analysis.md).
+var NotRecorded = []string{
+	"nonblocking and persistent collectives: no wait states (their completion time is not matched across ranks)",
+	"RMA (MPI_Put, MPI_Get, epochs): traced as calls only, no wait states",
+	"MPI-IO: traced as calls only",
+	"collectives on intercommunicators: not matched",
+	"partitioned communication (MPI_Psend_init): not matched",
+}
+
+// DefaultMemory is the default Options.Memory: 1 GiB.
+const DefaultMemory = 1 << 30
+
+// Analyze reads the job's trace and finds its wait states and critical
+// path. Damaged rank files are skipped (trace.OpenJob) and a damaged block
+// ends its rank's analysis there, with a warning naming the file and the
+// offset; it fails only when nothing could be read.
+func Analyze(job *trace.Job, opt Options) (*Result, error) {
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	n := len(job.Ranks)
+	idx := map[int]int{}
+	for i, r := range job.Ranks {
+		idx[r.Header.Rank] = i
+	}
+	// Progress: each rank's events so far (the walk reports a rank's
+	// running count after each block), summed over ranks.
+	var done atomic.Uint64
+	seen := make([]uint64, n)
+	progress := func(rank int, ev uint64) {
+		i := idx[rank]
+		d := done.Add(ev - seen[i])
+		seen[i] = ev
+		if opt.Progress != nil {
+			opt.Progress(d)
+		}
+	}
+	w := trace.NewWalker(job, trace.WalkOptions{NoClock: opt.NoClock, Progress: progress})
+	res := &Result{Dir: job.Dir, Warnings: append([]string(nil), job.Warnings...), Missing: NotRecorded, Rows: []Row{}}
+	if len(job.Ranks) > 0 {
+		res.Size = job.Ranks[0].Header.Size
+	}
+	if w.Warning != "" {
+		res.Warnings = append(res.Warnings, w.Warning)
+	}
+	for _, r := range job.Ranks {
+		res.Ranks = append(res.Ranks, r.Header.Rank)
+		res.Events += r.Events
+	}
+	if opt.Memory <= 0 {
+		opt.Memory = DefaultMemory
+	}
+	// At most one record per event. Beyond the memory bound the records
+	// are spilled, in shards small enough that the workers' shards being
+	// matched (twice their size while sorted) fit in half of it.
+	nshard := opt.Workers * 4
+	var sp *spill
+	if need := int64(res.Events) * recBytes; need > opt.Memory {
+		nshard = max(nshard, int(min(need*int64(opt.Workers)*4/opt.Memory+1, 1<<16)))
+		var err error
+		if sp, err = newSpill(nshard); err != nil {
+			return nil, err
+		}
+		defer sp.close()
+	}
+	passes := make([]*rankPass, n)
+	damaged := make([]string, n)
+	forEach(n, opt.Workers, func(i int) {
+		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
+		p.sp = sp
+		passes[i] = p
+		if sp != nil {
+			defer p.flushAll()
+		}
+		if err := w.WalkRank(i, p); err != nil {
+			var ce *trace.CorruptError
+			if errors.As(err, &ce) {
+				damaged[i] = fmt.Sprintf("%v: rank %d's events from there on were not analyzed", err, job.Ranks[i].Header.Rank)
+			} else {
+				damaged[i] = fmt.Sprintf("rank %d: %v", job.Ranks[i].Header.Rank, err)
+			}
+		}
+	})
+	for _, d := range damaged {
+		if d != "" {
+			res.Warnings = append(res.Warnings, d)
+		}
+	}
+	for _, p := range passes {
+		res.Calls += p.ncalls
+	}
+	if res.Calls == 0 {
+		if len(res.Warnings) > 0 {
+			return nil, fmt.Errorf("no event could be analyzed: %s", res.Warnings[len(res.Warnings)-1])
+		}
+		return nil, fmt.Errorf("%s: the trace holds no MPI call", job.Dir)
+	}
+	// Match messages and collectives, shard by shard in parallel.
+	cands := make([][]cand, nshard)
+	stats := make([]matchStats, nshard)
+	comms := w.CommList()
+	forEach(nshard, opt.Workers, func(s int) {
+		cands[s], stats[s] = matchShard(s, passes, idx, comms, sp)
+	})
+	if sp != nil && sp.err != nil {
+		return nil, sp.err
+	}
+	for _, st := range stats {
+		res.Messages += st.messages
+		res.Unmatched += st.unmatched
+		res.Colls += st.colls
+		if st.mismatch > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d collective calls do not match across ranks (tracing started at different points?): left out", st.mismatch))
+		}
+	}
+	// Each rank's candidates, grouped by call: wait states and jumps.
+	perRank := make([][]cand, n)
+	for s, cs := range cands {
+		for _, c := range cs {
+			perRank[c.idx] = append(perRank[c.idx], c)
+		}
+		cands[s] = nil
+	}
+	cands = nil
+	ws := make([]rankWaits, n)
+	forEach(n, opt.Workers, func(i int) { ws[i] = groupWaits(perRank[i]) })
+	perRank = nil
+	names := newNamer(job, opt.Source, comms)
+	res.collect(job, passes, ws, names)
+	res.critical(w, job, passes, ws, opt, names)
+	if w.Unmatched > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d request completions had no matching post (posted before tracing started, or on another thread)", w.Unmatched))
+	}
+	return res, nil
+}
+
+// forEach runs fn(0..n-1) on at most workers goroutines.
+func forEach(n, workers int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < min(n, workers); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// keyT is what a waiting time is attributed to, besides the pattern and
+// rank.
+type keyT struct {
+	fn   string
+	pc   uint64
+	comm int // GComm.ID, -1 none
+}
+
+// rankWaits is one rank's wait states: time per (pattern, key) and the
+// critical path's jumps, sorted by the waiting call's end.
+type rankWaits struct {
+	time  map[[2]int32]float64 // (pattern, key)
+	count map[[2]int32]int64
+	jumps []jump
+}
+
+type jump struct {
+	t1      float64 // end of the waiting call
+	t0      float64 // its start
+	ready   float64 // when the partner entered (the path continues there)
+	partner int32   // index in Job.Ranks
+}
+
+// groupWaits turns a rank's candidates into wait states: per call, the
+// latest partner decides.
+func groupWaits(cs []cand) rankWaits {
+	rw := rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
+	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
+	for i := 0; i < len(cs); {
+		j := i + 1
+		for j < len(cs) && cs[j].call == cs[i].call {
+			j++
+		}
+		c0 := cs[i]
+		wr, wp, wk := c0.t0, noPattern, c0.key
+		jr, jp := c0.t0, int32(-1)
+		for _, c := range cs[i:j] {
+			if c.pattern != noPattern && c.waitReady > wr {
+				wr, wp, wk = c.waitReady, c.pattern, c.key
+			}
+			if c.jumpReady > jr {
+				jr, jp = c.jumpReady, c.partner
+			}
+		}
+		if wp != noPattern {
+			if t := min(wr, c0.t1) - c0.t0; t > 0 {
+				k := [2]int32{int32(wp), wk}
+				rw.time[k] += t
+				rw.count[k]++
+			}
+		}
+		if jp >= 0 {
+			rw.jumps = append(rw.jumps, jump{t1: c0.t1, t0: c0.t0, ready: min(jr, c0.t1), partner: jp})
+		}
+		i = j
+	}
+	sort.SliceStable(rw.jumps, func(a, b int) bool { return rw.jumps[a].t1 < rw.jumps[b].t1 })
+	return rw
+}
+
+// collect fills the pattern totals and rows.
+func (res *Result) collect(job *trace.Job, passes []*rankPass, ws []rankWaits, names *namer) {
+	n := len(passes)
+	res.Patterns = make([]PatternTotal, NumPatterns)
+	for p := range res.Patterns {
+		res.Patterns[p] = PatternTotal{Pattern: Pattern(p).String(), ByRank: make([]float64, n)}
+	}
+	res.MPISeconds = make([]float64, n)
+	first, last := 0.0, 0.0
+	for i, p := range passes {
+		res.MPISeconds[i] = p.mpi / 1e9
+		if p.ncalls > 0 {
+			if i == 0 || first == 0 || p.first < first {
+				first = p.first
+			}
+			last = max(last, p.last)
+		}
+	}
+	res.Seconds = (last - first) / 1e9
+	for i, rw := range ws {
+		for k, t := range rw.time {
+			pt := &res.Patterns[k[0]]
+			pt.Seconds += t / 1e9
+			pt.Instances += rw.count[k]
+			pt.ByRank[i] += t / 1e9
+			key := passes[i].keyList[k[1]]
+			site, caller := names.site(i, key.pc)
+			res.Rows = append(res.Rows, Row{Pattern: Pattern(k[0]).String(), Rank: passes[i].rank, Func: key.fn,
+				Callsite: site, Caller: caller, Comm: names.comm(key.comm), Seconds: t / 1e9, Instances: rw.count[k]})
+		}
+	}
+	slices.SortFunc(res.Rows, func(a, b Row) int {
+		switch {
+		case a.Seconds > b.Seconds:
+			return -1
+		case a.Seconds < b.Seconds:
+			return 1
+		}
+		if a.Rank != b.Rank {
+			return a.Rank - b.Rank
+		}
+		if a.Pattern != b.Pattern {
+			if a.Pattern < b.Pattern {
+				return -1
+			}
+			return 1
+		}
+		if a.Callsite < b.Callsite {
+			return -1
+		} else if a.Callsite > b.Callsite {
+			return 1
+		}
+		return 0
+	})
+}
+
+// namer resolves callsites and communicators to names, once each.
+type namer struct {
+	job   *trace.Job
+	src   func(r *trace.Rank, pc uint64) (trace.Source, bool)
+	sites map[[2]uint64][2]string
+	comms map[int]string
+}
+
+func newNamer(job *trace.Job, src func(r *trace.Rank, pc uint64) (trace.Source, bool), comms []*trace.GComm) *namer {
+	n := &namer{job: job, src: src, sites: map[[2]uint64][2]string{}, comms: map[int]string{}}
+	for _, g := range comms {
+		n.comms[g.ID] = g.Key
+		if g.Key == "world" {
+			n.comms[g.ID] = "MPI_COMM_WORLD"
+		}
+	}
+	return n
+}
+
+func (n *namer) site(i int, pc uint64) (string, string) {
+	k := [2]uint64{uint64(i), pc}
+	if s, ok := n.sites[k]; ok {
+		return s[0], s[1]
+	}
+	s := [2]string{fmt.Sprintf("0x%x", pc), ""}
+	if n.src != nil && pc != 0 {
+		if x, ok := n.src(n.job.Ranks[i], pc); ok {
+			s = [2]string{x.String(), x.Func}
+		}
+	}
+	n.sites[k] = s
+	return s[0], s[1]
+}
+
+func (n *namer) comm(id int) string {
+	if id < 0 {
+		return ""
+	}
+	return n.comms[id]
+}

@@ -1,0 +1,407 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// sendRec is the sending end of a message: when the send began (the
+// blocking send's or the post's entry) and the call that may have been
+// blocked by it (the blocking send, or the MPI_Wait* completing the post).
+type sendRec struct {
+	flow     uint64
+	enter    float64
+	bt0, bt1 float64
+	idx      int32 // rank index in Job.Ranks
+	key      int32
+	call     uint32
+	blocking bool // bt0..bt1 is a call that blocks (not MPI_Test*)
+}
+
+// recvRec is the receiving end: when the receive was posted and the call
+// that waited for the message.
+type recvRec struct {
+	flow     uint64
+	post     float64
+	wt0, wt1 float64
+	idx      int32
+	key      int32
+	call     uint32
+	blocking bool
+}
+
+// collKind classifies a blocking collective for the patterns.
+type collKind uint8
+
+const (
+	collOther collKind = iota
+	collBarrier
+	collNxN
+	coll1xN // root sends: late broadcast
+	collNx1 // root receives: early reduce
+)
+
+func kindOf(fn string) collKind {
+	fn = strings.TrimSuffix(fn, "_c")
+	switch fn {
+	case "MPI_Barrier":
+		return collBarrier
+	case "MPI_Allreduce", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw",
+		"MPI_Reduce_scatter", "MPI_Reduce_scatter_block":
+		return collNxN
+	case "MPI_Bcast", "MPI_Scatter", "MPI_Scatterv":
+		return coll1xN
+	case "MPI_Reduce", "MPI_Gather", "MPI_Gatherv":
+		return collNx1
+	}
+	return collOther
+}
+
+// collRec is one rank's part of a blocking collective: the seq-th on its
+// communicator.
+type collRec struct {
+	comm   int32
+	seq    uint32
+	idx    int32
+	key    int32
+	call   uint32
+	kind   collKind
+	root   int32 // world rank, -1 none
+	t0, t1 float64
+}
+
+// cand is a possible wait of one call: the time its partner was ready for
+// the pattern (waitReady) and for the critical path (jumpReady, partner).
+type cand struct {
+	idx       int32
+	key       int32
+	call      uint32
+	pattern   Pattern
+	partner   int32
+	t0, t1    float64
+	waitReady float64
+	jumpReady float64
+}
+
+// rankPass reads one rank's calls: message ends and collective parts by
+// shard, keys, totals.
+type rankPass struct {
+	idx, rank int
+	nshard    int
+	keys      map[keyID]int32
+	keyList   []keyT
+	reqT      map[uint64]float64 // request id -> the post's entry
+	sends     [][]sendRec
+	recvs     [][]recvRec
+	colls     [][]collRec
+	collSeq   map[int]uint32
+	ncalls    uint64
+	first     float64
+	last      float64
+	mpi       float64
+	lastFn    string
+	lastBlock bool
+	sp        *spill // nil: records stay in memory
+	buf       []byte
+}
+
+// spillBatch is the records of a shard a pass holds before writing them
+// to the spill.
+const spillBatch = 512
+
+// added writes shard s's records to the spill once a batch is full.
+func (p *rankPass) added(s int) {
+	if p.sp != nil && len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
+		p.flush(s)
+	}
+}
+
+func newRankPass(idx, rank, nshard int) *rankPass {
+	return &rankPass{idx: idx, rank: rank, nshard: nshard, keys: map[keyID]int32{}, reqT: map[uint64]float64{},
+		sends: make([][]sendRec, nshard), recvs: make([][]recvRec, nshard), colls: make([][]collRec, nshard),
+		collSeq: map[int]uint32{}}
+}
+
+// key interns the call's key; a completion call (no communicator of its
+// own) takes that of the message, g.
+func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
+	k := keyID{fn: c.FnID, pc: c.PC, comm: -1}
+	if c.Comm != nil {
+		k.comm = c.Comm.ID
+	} else if g != nil {
+		k.comm = g.ID
+	}
+	if v, ok := p.keys[k]; ok {
+		return v
+	}
+	v := int32(len(p.keyList))
+	p.keys[k] = v
+	p.keyList = append(p.keyList, keyT{fn: c.Fn, pc: k.pc, comm: k.comm})
+	return v
+}
+
+// keyID is keyT with the function's id: no string to hash per message.
+type keyID struct {
+	fn   int
+	pc   uint64
+	comm int
+}
+
+// blocks reports whether a call waits for what it completes (the Test
+// family returns at once).
+func (p *rankPass) blocks(fn string) bool {
+	if fn != p.lastFn {
+		p.lastFn, p.lastBlock = fn, !strings.HasPrefix(fn, "MPI_Test")
+	}
+	return p.lastBlock
+}
+
+// Call implements trace.Visitor.
+func (p *rankPass) Call(c *trace.Call) error {
+	p.ncalls++
+	call := uint32(p.ncalls)
+	if p.ncalls == 1 || c.T0 < p.first {
+		p.first = c.T0
+	}
+	p.last = max(p.last, c.T1)
+	p.mpi += c.T1 - c.T0
+	key := int32(-1)
+	k := func() int32 {
+		if key < 0 {
+			key = p.key(c, nil)
+		}
+		return key
+	}
+	sh := func(flow uint64) int { return int(flow % uint64(p.nshard)) }
+	me := int32(p.idx)
+	if m := c.Send; m != nil {
+		if m.Req != 0 {
+			p.reqT[m.Req] = c.T0
+		} else if m.Flow != 0 {
+			s := sh(m.Flow)
+			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: true})
+			p.added(s)
+		}
+	}
+	if m := c.RecvPost; m != nil {
+		p.reqT[m.Req] = c.T0
+	}
+	for i := range c.StartSend {
+		p.reqT[c.StartSend[i].Req] = c.T0
+	}
+	for i := range c.StartRecv {
+		p.reqT[c.StartRecv[i].Req] = c.T0
+	}
+	if m := c.Recv; m != nil && m.Flow != 0 {
+		s := sh(m.Flow)
+		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, wt0: c.T0, wt1: c.T1, idx: me, key: k(), call: call, blocking: true})
+		p.added(s)
+	}
+	if len(c.SendDone) > 0 || len(c.RecvDone) > 0 {
+		b := p.blocks(c.Fn)
+		for i := range c.SendDone {
+			m := &c.SendDone[i]
+			t, ok := p.reqT[m.Req]
+			delete(p.reqT, m.Req)
+			if ok && m.Flow != 0 {
+				s := sh(m.Flow)
+				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.added(s)
+			}
+		}
+		for i := range c.RecvDone {
+			m := &c.RecvDone[i]
+			t, ok := p.reqT[m.Req]
+			delete(p.reqT, m.Req)
+			if ok && m.Flow != 0 {
+				s := sh(m.Flow)
+				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.added(s)
+			}
+		}
+	}
+	if c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter {
+		seq := p.collSeq[c.Comm.ID]
+		p.collSeq[c.Comm.ID] = seq + 1
+		root := int32(-1)
+		if c.Root >= 0 && c.Root < len(c.Comm.World) {
+			root = int32(c.Comm.World[c.Root])
+		}
+		s := int((uint64(c.Comm.ID)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
+		p.colls[s] = append(p.colls[s], collRec{comm: int32(c.Comm.ID), seq: seq, idx: me, key: k(), call: call,
+			kind: kindOf(c.Fn), root: root, t0: c.T0, t1: c.T1})
+		p.added(s)
+	}
+	return nil
+}
+
+// Region implements trace.Visitor.
+func (p *rankPass) Region(int, int, bool, string, float64) error { return nil }
+
+// Mark implements trace.Visitor.
+func (p *rankPass) Mark(int, int, string, float64) error { return nil }
+
+type matchStats struct {
+	messages, unmatched, colls, mismatch uint64
+}
+
+// matchShard pairs the message ends of shard s by flow and groups its
+// collective parts by instance, producing the wait candidates.
+func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill) ([]cand, matchStats) {
+	var st matchStats
+	var sends []sendRec
+	var recvs []recvRec
+	var colls []collRec
+	if sp != nil {
+		var err error
+		if sends, recvs, colls, err = decodeSpill(sp.read(s), nil, nil, nil); err != nil {
+			sp.fail(err)
+		}
+	}
+	for _, p := range passes {
+		sends = append(sends, p.sends[s]...)
+		recvs = append(recvs, p.recvs[s]...)
+		colls = append(colls, p.colls[s]...)
+		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
+	}
+	sends = sortByKey(sends, func(r *sendRec) uint64 { return r.flow })
+	recvs = sortByKey(recvs, func(r *recvRec) uint64 { return r.flow })
+	var out []cand
+	i, j := 0, 0
+	for i < len(sends) && j < len(recvs) {
+		sd, rv := &sends[i], &recvs[j]
+		switch {
+		case sd.flow < rv.flow:
+			st.unmatched++
+			i++
+			continue
+		case sd.flow > rv.flow:
+			st.unmatched++
+			j++
+			continue
+		}
+		st.messages++
+		i++
+		j++
+		// Late sender: the receiver waited for the send to begin.
+		if rv.blocking && sd.enter > rv.wt0 {
+			out = append(out, cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx,
+				t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
+		}
+		// Late receiver: the sender was still blocked when the receive
+		// was posted.
+		if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
+			out = append(out, cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx,
+				t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
+		}
+	}
+	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
+	slices.SortFunc(colls, func(a, b collRec) int {
+		if a.comm != b.comm {
+			return int(a.comm - b.comm)
+		}
+		if a.seq != b.seq {
+			return cmpU(uint64(a.seq), uint64(b.seq))
+		}
+		return int(a.idx - b.idx)
+	})
+	for i := 0; i < len(colls); {
+		j := i + 1
+		for j < len(colls) && colls[j].comm == colls[i].comm && colls[j].seq == colls[i].seq {
+			j++
+		}
+		g := colls[i:j]
+		i = j
+		ok := true
+		for _, c := range g[1:] {
+			ok = ok && c.kind == g[0].kind && c.root == g[0].root
+		}
+		if !ok {
+			st.mismatch += uint64(len(g))
+			continue
+		}
+		st.colls++
+		out = collCands(g, idx, out)
+	}
+	return out, st
+}
+
+// collCands adds the wait candidates of one collective instance.
+func collCands(g []collRec, idx map[int]int, out []cand) []cand {
+	last := 0
+	for k := range g {
+		if g[k].t0 > g[last].t0 {
+			last = k
+		}
+	}
+	add := func(c *collRec, p Pattern, waitReady float64, partner int, jumpReady float64) []cand {
+		if waitReady <= c.t0 && jumpReady <= c.t0 {
+			return out
+		}
+		return append(out, cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: int32(partner),
+			t0: c.t0, t1: c.t1, waitReady: waitReady, jumpReady: jumpReady})
+	}
+	maxT, who := g[last].t0, int(g[last].idx)
+	switch g[0].kind {
+	case collBarrier, collNxN:
+		p := WaitNxN
+		if g[0].kind == collBarrier {
+			p = WaitBarrier
+		}
+		for k := range g {
+			out = add(&g[k], p, maxT, who, maxT)
+		}
+	case coll1xN:
+		ri, ok := idx[int(g[0].root)]
+		if !ok {
+			return out
+		}
+		var root *collRec
+		for k := range g {
+			if int(g[k].idx) == ri {
+				root = &g[k]
+			}
+		}
+		if root == nil {
+			return out
+		}
+		for k := range g {
+			if &g[k] != root {
+				out = add(&g[k], LateBroadcast, root.t0, ri, root.t0)
+			}
+		}
+	case collNx1:
+		ri, ok := idx[int(g[0].root)]
+		if !ok {
+			return out
+		}
+		var root *collRec
+		first := -1.0
+		for k := range g {
+			if int(g[k].idx) == ri {
+				root = &g[k]
+			} else if first < 0 || g[k].t0 < first {
+				first = g[k].t0
+			}
+		}
+		if root == nil || first < 0 {
+			return out
+		}
+		// The root waits (early reduce) until the first non-root
+		// enters; it cannot finish before the last one entered.
+		out = add(root, EarlyReduce, first, who, maxT)
+	}
+	return out
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

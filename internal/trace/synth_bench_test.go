@@ -1,0 +1,135 @@
+package trace
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rate reports events per second of wall time and of CPU time (what a
+// loaded machine does not distort).
+func rate(b *testing.B, n uint64, cpu0 time.Duration) {
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(n)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
+}
+
+// benchJob writes (once per run) a synthetic job of 4 ranks and about
+// 10^6 events.
+func benchJob(b *testing.B) (*Job, uint64) {
+	b.Helper()
+	dir := filepath.Join(os.TempDir(), "mpiscope-bench-synth-1e6")
+	if _, err := os.Stat(filepath.Join(dir, "ok")); err != nil {
+		os.RemoveAll(dir)
+		if err := WriteSynth(dir, SynthSpec{Ranks: 4, Events: 1_000_000, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "ok"), nil, 0o666)
+	}
+	j, err := OpenJob(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n uint64
+	for _, r := range j.Ranks {
+		n += r.Events
+	}
+	return j, n
+}
+
+func BenchmarkConvertPerfetto(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		w := NewWalker(j, WalkOptions{})
+		p := NewPerfettoWriter(io.Discard)
+		if err := w.Walk(p); err != nil {
+			b.Fatal(err)
+		}
+		p.Close()
+	}
+	rate(b, n, cpu0)
+}
+
+func BenchmarkConvertOTF2(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		w := NewWalker(j, WalkOptions{})
+		o, err := NewOTF2Writer(b.TempDir(), w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Walk(o); err != nil {
+			b.Fatal(err)
+		}
+		if err := o.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rate(b, n, cpu0)
+}
+
+func BenchmarkWalk(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		w := NewWalker(j, WalkOptions{})
+		if err := w.Walk(callVisitor(func(*Call) error { return nil })); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rate(b, n, cpu0)
+}
+
+func BenchmarkDecode(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		for _, r := range j.Ranks {
+			if err := r.Scan(func(int, []Event) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	rate(b, n, cpu0)
+}
+
+func BenchmarkConvertPerfettoParallel(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		w := NewWalker(j, WalkOptions{})
+		if _, err := ConvertPerfetto(w, io.Discard, Workers(), b.TempDir()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rate(b, n, cpu0)
+}
+
+func BenchmarkConvertOTF2Parallel(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		w := NewWalker(j, WalkOptions{})
+		if _, err := ConvertOTF2(w, b.TempDir(), Workers()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rate(b, n, cpu0)
+}
