@@ -278,6 +278,7 @@ var sectionNames = [...]string{
 	secEvents:  "events section",
 	secBusy:    "calls-in-progress section",
 	secRankOff: "rank time-off section",
+	secWaits:   "wait-states section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -383,6 +384,8 @@ func (d *decoder) profile(p *Profile) bool {
 			p.Busy = d.busy(spare.Busy)
 		case secRankOff:
 			d.rankOff(p.Ranks)
+		case secWaits:
+			p.Waits = d.waits(spare.Waits)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

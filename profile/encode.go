@@ -24,6 +24,7 @@ const (
 	secEvents  = 10
 	secBusy    = 11 // calls in progress; written only when there are some
 	secRankOff = 12 // Rank.OffNs; written only when some rank has time off
+	secWaits   = 13 // wait states (wait.go); written only when there are some
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -283,6 +284,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if hasOff(p.Ranks) {
 		section(secRankOff, func() { e.rankOff(p.Ranks) })
+	}
+	if len(p.Waits) > 0 {
+		section(secWaits, func() { e.waits(p.Waits) })
 	}
 	return out
 }

@@ -97,6 +97,7 @@ func (p *Profile) Sort() {
 	sortStable(p.Regions, func(a, b Region) int { return strings.Compare(a.Path, b.Path) })
 	sortStable(p.Events, func(a, b Event) int { return strings.Compare(a.Text, b.Text) })
 	sortStable(p.Busy, cmpCallKey)
+	sortStable(p.Waits, cmpWaitKey)
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -227,6 +228,8 @@ type merger struct {
 	eventIdx  map[string]int
 	events    []Event
 	busy      map[[2]int]Call // (Rank, Thread)
+	waitIdx   map[waitKey]int // wait.go
+	waits     []Wait
 }
 
 func newMerger() *merger {
@@ -479,6 +482,7 @@ func (m *merger) add(q *Profile) {
 		a.Ranks += e.Ranks
 	}
 	m.addBusy(q.Busy)
+	m.addWaits(q.Waits)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -544,6 +548,7 @@ func (m *merger) result() *Profile {
 	for _, c := range m.busy {
 		p.Busy = append(p.Busy, c)
 	}
+	p.Waits = nilIfEmpty(m.waits)
 	p.Sort()
 	return p
 }

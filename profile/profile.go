@@ -22,6 +22,7 @@ type Profile struct {
 	Regions []Region // Pcontrol regions, sorted by Path
 	Events  []Event  // Pcontrol user events, sorted by Text
 	Busy    []Call   // MPI calls in progress when the data was written, sorted by (Rank, Thread)
+	Waits   []Wait   // wait states measured online (MPISCOPE_PIGGYBACK=1), sorted by key (wait.go)
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the

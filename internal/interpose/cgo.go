@@ -161,6 +161,7 @@ func msgoStart(session C.int) C.int {
 
 	if state.session {
 		state.job = sessionJobDir(cfg.Out, state.command, state.size)
+		pbInit()                                    // piggyback.go: off in the sessions model
 		return C.int(startFlags(cfg) | traceInit()) // traceInit: trace_cgo.go
 	}
 	// Rank 0 names and creates the job directory; everyone learns it.
@@ -190,6 +191,7 @@ func msgoStart(session C.int) C.int {
 	}
 	C.ms_priv_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), 0)
 	state.job = C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
+	pbInit()                                    // the piggyback channel, decided by all ranks (piggyback.go)
 	return C.int(startFlags(cfg) | traceInit()) // traceInit: trace_cgo.go
 }
 
@@ -458,7 +460,9 @@ func rankProfile(st string) *profile.Profile {
 		}
 		return symbolize.Resolve(maps, pc)
 	}
-	return buildProfile(raw, raw.meta(), resolve)
+	p := buildProfile(raw, raw.meta(), resolve)
+	pbWaits(p, resolve) // wait states measured online (piggyback.go)
+	return p
 }
 
 // symbolizeSites fills function, file and line of every callsite.
@@ -474,7 +478,8 @@ func symbolizeSites(p *profile.Profile) {
 			l.Function, l.File, l.Line = fn, file, line
 		}
 	}
-	symbolizeBusy(s, p) // busy_cgo.go
+	symbolizeBusy(s, p)  // busy_cgo.go
+	symbolizeWaits(s, p) // piggyback.go
 }
 
 type privComm struct{}
@@ -510,6 +515,7 @@ func msgoFinalize() {
 	defer state.Unlock()
 	defer recoverWarn("finalize")
 	traceFinish() // trace_cgo.go: last buffers, clock sample, final block
+	pbFini()      // piggyback.go
 	tm := newFinalizeTiming()
 	local := rankProfile("final")
 	tm.mark("local")

@@ -27,6 +27,7 @@ type Config struct {
 	TracePack   string // MPISCOPE_TRACE_COMPRESS: when events are compressed: finalize, run or off
 	TraceDirect bool   // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
 	TraceMax    int64  // MPISCOPE_TRACE_MAX: bytes of trace per rank, then tracing stops (0: no bound)
+	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
 	// TraceExclude is MPISCOPE_TRACE_EXCLUDE: functions left out of the
 	// trace, "default" standing for the built-in list (trace_cgo.go).
 	TraceExclude []string
@@ -172,6 +173,8 @@ var Settings = []setting{
 		}},
 	{"MPISCOPE_STACK", "", "PMPI tool libraries stacked below mpiscope, top first, separated by ':' (read by chain.c at MPI_Init; docs/stacking.md)",
 		func(c *Config, v string) error { return nil }},
+	{"MPISCOPE_PIGGYBACK", "0", "1: carry a header of ours on every point-to-point message and measure wait states online (decided at MPI_Init: on only if every rank asks for it)",
+		func(c *Config, v string) (err error) { c.Piggyback, err = parseBool(v); return }},
 	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",
 		func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)

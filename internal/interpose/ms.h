@@ -153,14 +153,20 @@ extern const char *const ms_fn_classes[];
  *                       after finalize or an internal error);
  *   bit 1 (MS_G_NOTSC)  timestamps come from clock_gettime, not the TSC
  *                       (x86 only: elsewhere the fast path reads ms_now);
- *   bits 2-31           the reset epoch: Pcontrol(3) adds MS_G_EPOCH1, and
+ *   bit 2 (MS_G_PB)     the piggyback channel is on (piggyback.h): the
+ *                       wrappers with a handler take their slow path. Set
+ *                       once at MPI_Init; part of the epoch value that a
+ *                       thread's epoch field copies, so the others keep
+ *                       their fast path;
+ *   bits 3-31           the reset epoch: Pcontrol(3) adds MS_G_EPOCH1, and
  *                       each thread clears its tables at its next call.
  * Its writers are cold (start, Pcontrol, finalize, abort, signals) and use
  * atomic read-modify-writes, so that none loses another's bit. */
 #define MS_G_OFF 1u
 #define MS_G_NOTSC 2u
 #define MS_G_FLAGS 3u
-#define MS_G_EPOCH1 4u
+#define MS_G_PB 4u
+#define MS_G_EPOCH1 8u
 MS_HIDDEN extern volatile uint32_t ms_gate;
 MS_HIDDEN extern int ms_use_tsc;
 

@@ -189,6 +189,14 @@ func csvTables(p *profile.Profile, o Options) []*csvTable {
 			t.row(fi(r.Rank), itoa(r.OffNs))
 		}
 	}
+	if len(d.WaitStates) > 0 { // wait.go: only with the piggyback channel
+		t = table("waits", append([]string{"kind", "func", "location", "module", "offset", "comm", "calls", "wait_ns", "max_ns", "max_rank", "max_peer"},
+			prefixed("rank_wait_", spreadHeader)...)...)
+		for _, w := range d.WaitStates {
+			t.row(append([]string{w.Kind, w.Func, w.Location, w.Loc.Module, strconv.FormatUint(w.Loc.Offset, 10), w.Comm, itoa(w.Calls),
+				itoa(w.WaitNs), itoa(w.MaxNs), fi(w.MaxRank), fi(w.MaxPeer)}, spreadFields(w.RankWait)...)...)
+		}
+	}
 	return ts
 }
 

@@ -30,6 +30,7 @@ type jsonDoc struct {
 
 	InProgress   []jsonBusy `json:"in_progress,omitempty"`   // busy.go
 	RecordingOff *jsonOff   `json:"recording_off,omitempty"` // busy.go
+	WaitStates   []jsonWait `json:"wait_states,omitempty"`   // wait.go
 }
 
 type jsonSetting struct {
@@ -332,6 +333,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 		d.Events = append(d.Events, jsonEvent{Text: e.Text, Count: e.Count, Ranks: e.Ranks})
 	}
 	addBusyJSON(&d, p)
+	d.WaitStates = waitsJSON(p)
 	return d
 }
 

@@ -47,6 +47,7 @@ func text(p *profile.Profile, o Options) string {
 	textPeers(&b, p, o)
 	textRegions(&b, p, o)
 	textEvents(&b, p, o)
+	textWaits(&b, p, o) // wait.go
 	return b.String()
 }
 

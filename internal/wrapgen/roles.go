@@ -83,3 +83,36 @@ func autoRoles(s *Sem, pr *mpih.Proto) {
 		s.Req = last
 	}
 }
+
+// piggyback lists the functions whose PMPI_ call the piggyback channel
+// replaces by its handler ms_pb_X (internal/interpose/piggyback.c: the
+// same arguments, then the function id and callsite) while it is on
+// (ms_gate's MS_G_PB bit): the point-to-point calls that send or receive
+// a message, the probes and completion calls whose statuses it corrects,
+// persistent requests, and the attached buffer of buffered sends. The
+// wrapper of such a function takes its slow path when the bit is set;
+// with the bit clear its fast path is as without the channel.
+var piggyback = map[string]bool{
+	"MPI_Send": true, "MPI_Bsend": true, "MPI_Ssend": true, "MPI_Rsend": true,
+	"MPI_Isend": true, "MPI_Ibsend": true, "MPI_Issend": true, "MPI_Irsend": true,
+	"MPI_Send_init": true, "MPI_Bsend_init": true, "MPI_Ssend_init": true, "MPI_Rsend_init": true,
+	"MPI_Recv": true, "MPI_Irecv": true, "MPI_Recv_init": true, "MPI_Mrecv": true, "MPI_Imrecv": true,
+	"MPI_Sendrecv": true, "MPI_Sendrecv_replace": true,
+	"MPI_Probe": true, "MPI_Iprobe": true, "MPI_Mprobe": true, "MPI_Improbe": true,
+	"MPI_Start": true, "MPI_Startall": true, "MPI_Request_free": true, "MPI_Request_get_status": true,
+	"MPI_Wait": true, "MPI_Test": true, "MPI_Waitall": true, "MPI_Testall": true,
+	"MPI_Waitany": true, "MPI_Testany": true, "MPI_Waitsome": true, "MPI_Testsome": true,
+	"MPI_Buffer_attach": true, "MPI_Buffer_detach": true,
+}
+
+// piggybackColl gives the wait state measured at each blocking collective
+// while the piggyback channel is on (ms_pb_coll, piggyback.c: one
+// PMPI_Allreduce of the members' entry times before the collective).
+var piggybackColl = map[string]string{
+	"MPI_Barrier": "MS_PB_WAIT_NXN", "MPI_Allreduce": "MS_PB_WAIT_NXN", "MPI_Allgather": "MS_PB_WAIT_NXN",
+	"MPI_Allgatherv": "MS_PB_WAIT_NXN", "MPI_Alltoall": "MS_PB_WAIT_NXN", "MPI_Alltoallv": "MS_PB_WAIT_NXN",
+	"MPI_Alltoallw": "MS_PB_WAIT_NXN", "MPI_Reduce_scatter": "MS_PB_WAIT_NXN",
+	"MPI_Reduce_scatter_block": "MS_PB_WAIT_NXN",
+	"MPI_Bcast":                "MS_PB_LATE_BCAST", "MPI_Scatter": "MS_PB_LATE_BCAST", "MPI_Scatterv": "MS_PB_LATE_BCAST",
+	"MPI_Reduce": "MS_PB_EARLY_REDUCE", "MPI_Gather": "MS_PB_EARLY_REDUCE", "MPI_Gatherv": "MS_PB_EARLY_REDUCE",
+}

@@ -17,12 +17,16 @@
 
 static void pidfile(const char *dir, int rank)
 {
-	char path[4096];
+	/* Written under a temporary name and renamed: the test never reads a
+	 * pid file that is still empty. */
+	char path[4096], tmp[4096];
 	snprintf(path, sizeof path, "%s/pid.%d", dir, rank);
-	FILE *f = fopen(path, "w");
+	snprintf(tmp, sizeof tmp, "%s/.pid.%d", dir, rank);
+	FILE *f = fopen(tmp, "w");
 	if (f) {
 		fprintf(f, "%ld\n", (long)getpid());
 		fclose(f);
+		rename(tmp, path);
 	}
 }
 
