@@ -17,5 +17,7 @@ CC="$mpicc" go build -tags "mpiscope_$family" -buildmode=c-archive -o "$out/lib/
 rm -f "$out/lib/$family/libmpiscope.h"
 # Which MPI this build is for: the tests take this family's compilers and
 # mpirun from here (internal/mpitest).
+# Stacking shims (docs/stacking.md).
+sh scripts/build-shim.sh "$mpicc" "$out" >/dev/null
 command -v "$mpicc" > "$out/lib/$family/mpicc"
 echo "$family"

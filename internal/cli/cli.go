@@ -23,8 +23,9 @@ import (
 const Version = "0.1.0"
 
 const usage = `usage:
-  mpiscope [-o dir] [-family openmpi|mpich] [-lib path] program [args...]
+  mpiscope [-o dir] [-family openmpi|mpich] [-lib path] [-with a.so,b.so] program [args...]
       run program with libmpiscope preloaded (use as: mpirun -np N mpiscope ./app);
+      -with stacks PMPI tool libraries below mpiscope, in that order (docs/stacking.md);
       program is a path (./app, /bin/app), or a name on PATH or of a file in the
       current directory: any other word is an unknown command, never run
   mpiscope report [-all] [-top N] [-format text|json|csv|html] [-o out] path
@@ -362,6 +363,7 @@ func launch(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "job `directory` (sets MPISCOPE_OUT)")
 	fam := fs.String("family", "", "MPI `family` of the program: openmpi or mpich (default: read from the program)")
 	lib := fs.String("lib", "", "libmpiscope.so `path` to preload (default: the build matching the program)")
+	with := fs.String("with", "", "comma-separated PMPI tool `libraries` to stack below mpiscope, top first (sets MPISCOPE_STACK)")
 	if err := parseFlags(fs, args, stdout, usage); err != nil {
 		return err
 	}
@@ -389,7 +391,27 @@ func launch(args []string, stdout, stderr io.Writer) error {
 	if *out != "" {
 		env = setEnv(env, "MPISCOPE_OUT", *out)
 	}
+	if *with != "" {
+		env = setEnv(env, "MPISCOPE_STACK", stackList(*with))
+	}
 	return syscall.Exec(prog, fs.Args(), env)
+}
+
+// stackList turns -with's comma-separated libraries into MPISCOPE_STACK:
+// absolute paths joined by ':'. A library that does not exist is passed on
+// all the same: each rank warns and runs on without it (chain.c).
+func stackList(with string) string {
+	var libs []string
+	for _, l := range strings.Split(with, ",") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if a, err := filepath.Abs(l); err == nil {
+			l = a
+		}
+		libs = append(libs, l)
+	}
+	return strings.Join(libs, ":")
 }
 
 // pickLibrary chooses the library to preload into prog: lib when given,

@@ -434,6 +434,7 @@ func (r *rawRank) meta() profile.Meta {
 		timer = "tsc"
 	}
 	settings := append([]profile.Setting(nil), state.settings...)
+	settings = append(settings, chainSettings()...) // stacked tools (chain.go)
 	for _, w := range warningsCopy() {
 		settings = append(settings, profile.Setting{Name: "warning", Value: w})
 	}

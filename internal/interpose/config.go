@@ -171,6 +171,8 @@ var Settings = []setting{
 			c.TraceSkewNs = n
 			return nil
 		}},
+	{"MPISCOPE_STACK", "", "PMPI tool libraries stacked below mpiscope, top first, separated by ':' (read by chain.c at MPI_Init; docs/stacking.md)",
+		func(c *Config, v string) error { return nil }},
 	{"MPISCOPE_PIGGYBACK", "0", "1: carry a header of ours on every point-to-point message and measure wait states online (decided at MPI_Init: on only if every rank asks for it)",
 		func(c *Config, v string) (err error) { c.Piggyback, err = parseBool(v); return }},
 	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",

@@ -75,6 +75,11 @@ static inline void *ms_fbuf(void *b, void *in_place, void *bottom)
 
 /* fortran.c */
 MS_HIDDEN void ms_f_started(void);
+/* chain.c: the stack's MPI_Init (required, provided NULL), MPI_Init_thread
+ * or MPI_Finalize when tools are stacked (1, error code in *ierr), else 0. */
+int ms_chain_f_init(void *required, void *provided, void *ierr);
+int ms_chain_f_finalize(void *ierr);
+int ms_chain_f_pcontrol(int level); /* the next level's MPI_Pcontrol(level) */
 MS_HIDDEN void ms_f_finalize(void);
 MS_HIDDEN void ms_f_abort(int code);
 MS_HIDDEN void ms_f_pcontrol(int level);

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 #include "lifecycle.h"
+#include "chain.h" /* the next level: PMPI_ or the stacked tools */
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -344,7 +345,7 @@ void ms_start_run(int level) { ms_start(level); }
 int MPI_Init(int *argc, char ***argv)
 {
 	ms_safety_preinit();
-	int rc = PMPI_Init(argc, argv);
+	int rc = ms_chain_Init(argc, argv); /* chain.c: PMPI_Init, or the stacked tools */
 	if (rc == MPI_SUCCESS)
 		ms_start(MPI_THREAD_SINGLE);
 	return rc;
@@ -353,7 +354,7 @@ int MPI_Init(int *argc, char ***argv)
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	ms_safety_preinit();
-	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	int rc = ms_chain_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
 		ms_start(*provided);
 	return rc;
@@ -382,7 +383,7 @@ void ms_finalize_run(void)
 int MPI_Finalize(void)
 {
 	ms_finalize_run();
-	return PMPI_Finalize();
+	return ms_chain_Finalize();
 }
 
 void ms_abort_run(int errorcode)
@@ -401,7 +402,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 	if (__builtin_expect(ms_foreign, 0))
 		return PMPI_Abort(comm, errorcode);
 	ms_abort_run(errorcode);
-	return PMPI_Abort(comm, errorcode);
+	return ms_chain_Abort(comm, errorcode);
 }
 
 #if defined(MPI_SESSION_NULL)
@@ -514,8 +515,12 @@ int MPI_Pcontrol(const int level, ...)
 	va_start(ap, level);
 	ms_pcontrol(level, ap);
 	va_end(ap);
-	/* The next tool in a chain sees the level (varargs cannot be forwarded). */
-	return PMPI_Pcontrol(level);
+	/* The next level sees the level, and in a stack the first argument
+	 * after it (chain.c). */
+	va_start(ap, level);
+	int rc = ms_chain_Pcontrol(level, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* ---- for Go (api.h) ---- */

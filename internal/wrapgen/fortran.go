@@ -519,17 +519,24 @@ func (fp *FPlan) genEntry(b *bytes.Buffer, e *FEntry) {
 	switch e.Kind {
 	case FSpecial:
 		switch pr.Name {
-		case "MPI_Init", "MPI_Init_thread":
-			w("\t%s\n\tms_f_started();\n", call)
+		// With tools stacked below mpiscope (chain.c), MPI_Init,
+		// MPI_Init_thread and MPI_Finalize go down the stack through the
+		// C functions, which store the error code in the ierror
+		// argument (the last): ms_chain_f_* return 1.
+		case "MPI_Init":
+			w("\tif (!ms_chain_f_init(NULL, NULL, f%d))\n\t\t%s\n\tms_f_started();\n", c[0]-1, call)
+		case "MPI_Init_thread":
+			w("\tif (!ms_chain_f_init(f0, f1, f%d))\n\t\t%s\n\tms_f_started();\n", c[0]-1, call)
 		case "MPI_Finalize":
-			w("\tms_f_finalize();\n\t%s\n", call)
+			w("\tms_f_finalize();\n\tif (!ms_chain_f_finalize(f%d))\n\t\t%s\n", c[0]-1, call)
 		case "MPI_Abort":
 			w("\tms_f_abort(*(MPI_Fint *)f1);\n\t%s\n", call)
 		case "MPI_Pcontrol":
 			// Only the level is read (MPICH's entry takes an ierror
 			// argument that the standard's has not): nothing is written
-			// back, and the next tool sees the level through the C layer.
-			w("\tms_f_pcontrol(*(MPI_Fint *)f0);\n\tPMPI_Pcontrol((int)*(MPI_Fint *)f0);\n")
+			// back, and the next level (PMPI_Pcontrol, or the stacked
+			// tools: chain.c) sees the level through the C layer.
+			w("\tms_f_pcontrol(*(MPI_Fint *)f0);\n\tms_chain_f_pcontrol((int)*(MPI_Fint *)f0);\n")
 		}
 	case FTimed:
 		w("\tms_thread *ms_t = ms_enter();\n\tif (ms_t == NULL) {\n\t\t%s\n\t\treturn;\n\t}\n", call)

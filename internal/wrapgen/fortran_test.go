@@ -62,7 +62,11 @@ func TestFortranOpenMPI(t *testing.T) {
 		"//go:build mpiscope_openmpi",
 		"#define MS_F_IN_PLACE ((void *)&ms_sym_mpi_fortran_in_place_)",
 		"int ms_rc = ms_slow_MPI_Send(ms_fbuf(f0, MS_F_IN_PLACE, MS_F_BOTTOM), (int)*(MPI_Fint *)f1, PMPI_Type_f2c(*(MPI_Fint *)f2)",
-		"PMPI_Pcontrol((int)*(MPI_Fint *)f0);",
+		"ms_chain_f_pcontrol((int)*(MPI_Fint *)f0);",
+		// With a stack, MPI_INIT and MPI_FINALIZE go down it (chain.c).
+		"if (!ms_chain_f_init(NULL, NULL, f0))\n\t\tpmpi_init_(f0);\n\tms_f_started();",
+		"if (!ms_chain_f_init(f0, f1, f2))\n\t\tpmpi_init_thread_(f0, f1, f2);",
+		"ms_f_finalize();\n\tif (!ms_chain_f_finalize(f0))\n\t\tpmpi_finalize_(f0);",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("generated code lacks %q", want)

@@ -237,6 +237,7 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 		}
 	}
 	w("}\n")
+	genChainBind(&b, p) // shim.go
 	return b.Bytes()
 }
 

@@ -24,6 +24,7 @@ func Main(argv []string, stdout io.Writer) error {
 	out := fs.String("o", "", "write the C wrappers to `file`")
 	list := fs.Bool("skipped", false, "print the functions left out, with reasons")
 	printFamily := fs.Bool("print-family", false, "print the MPI family (openmpi or mpich) and exit")
+	shim := fs.String("shim", "", "write the stacking shim's C source to `file` (docs/stacking.md)")
 	passthrough := fs.Bool("passthrough", false, "emit wrappers that only call PMPI_ (benchmark floor)")
 	if err := fs.Parse(argv); err != nil {
 		return err
@@ -74,6 +75,11 @@ func Main(argv []string, stdout io.Writer) error {
 	}
 	if *out != "" {
 		if err := os.WriteFile(*out, p.GenerateC(cmdline+" -o "+filepath.Base(*out)), 0o666); err != nil {
+			return err
+		}
+	}
+	if *shim != "" {
+		if err := os.WriteFile(*shim, p.GenerateShim(cmdline+" -shim "+filepath.Base(*shim)), 0o666); err != nil {
 			return err
 		}
 	}
