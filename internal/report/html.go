@@ -8,7 +8,6 @@ import (
 	"html"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -327,37 +326,9 @@ func htmlHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	}
 	b.WriteString("<dl class=\"kv\">\n")
 	kv := func(k, v string) { fmt.Fprintf(b, "<dt>%s</dt><dd>%s</dd>\n", esc(k), esc(v)) }
-	kv("Command", orDash(commandLine(m.Command)))
-	if o.Source != "" {
-		kv("Source", o.Source)
+	for _, f := range metaFields(p, o) {
+		kv(f.k, f.v)
 	}
-	ranks := strconv.Itoa(m.NumRanks)
-	if len(p.Ranks) != m.NumRanks {
-		ranks += fmt.Sprintf(" (%d in this profile)", len(p.Ranks))
-	}
-	kv("Ranks", ranks)
-	hosts := strconv.Itoa(len(m.Hosts))
-	if len(m.Hosts) > 0 {
-		names := m.Hosts[:min(len(m.Hosts), 8)]
-		hosts += " (" + strings.Join(names, ", ")
-		if len(m.Hosts) > len(names) {
-			hosts += fmt.Sprintf(", ... %d more", len(m.Hosts)-len(names))
-		}
-		hosts += ")"
-	}
-	kv("Hosts", hosts)
-	kv("MPI library", orDash(oneLine(m.MPILibrary)))
-	kv("MPI version", orDash(m.MPIVersion))
-	kv("Family", orDash(m.Family))
-	kv("Start (UTC)", utc(m.StartNs))
-	kv("Stop (UTC)", utc(m.StopNs))
-	if m.StartNs != 0 && m.StopNs >= m.StartNs {
-		kv("Duration", human(m.StopNs-m.StartNs))
-	} else {
-		kv("Duration", "-")
-	}
-	kv("mpiscope", orDash(m.Tool))
-	kv("Timer", orDash(m.Timer))
 	var set []string
 	for _, s := range m.Settings {
 		set = append(set, s.Name+"="+s.Value)
@@ -370,31 +341,13 @@ func htmlHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 		kv("Recording off", fmt.Sprintf("%s over %d of %d ranks (min %s on rank %d, max %s on rank %d); not in App time or MPI%%",
 			human(s.total), s.ranks, len(p.Ranks), human(s.min), s.minRank, human(s.max), s.maxRank))
 	}
-	states := map[string]int{}
-	for _, r := range p.Ranks {
-		states[orDash(r.State)]++
-	}
-	if len(states) > 1 || (len(states) == 1 && states["final"] == 0) {
-		var parts []string
-		for _, k := range slices.Sorted(mapKeys(states)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, states[k]))
-		}
-		kv("Rank states", strings.Join(parts, ", "))
+	if st := rankStates(p); st != "" {
+		kv("Rank states", st)
 	}
 	if tot.dropped > 0 {
 		kv("Dropped", fmt.Sprintf("%d records lost because a fixed table was full; totals are lower bounds", tot.dropped))
 	}
 	b.WriteString("</dl></section>\n")
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func htmlBusy(b *strings.Builder, p *profile.Profile, o Options) {

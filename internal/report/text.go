@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,22 +113,21 @@ func status(p *profile.Profile) string {
 	return s + "partial: " + strings.Join(why, "; ")
 }
 
-func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
+// field is a row of the report's header.
+type field struct{ k, v string }
+
+// metaFields are the header's rows from the command to the timer, the
+// same in every format.
+func metaFields(p *profile.Profile, o Options) []field {
 	m := p.Meta
-	section(b, "mpiscope report")
-	for _, n := range o.Notes {
-		b.WriteString("NOTE: " + ascii(n) + "\n")
-	}
-	kv := func(k, v string) { fmt.Fprintf(b, "%-13s: %s\n", k, ascii(v)) }
-	kv("Command", orDash(commandLine(m.Command)))
+	f := []field{{"Command", orDash(commandLine(m.Command))}}
 	if o.Source != "" {
-		kv("Source", o.Source)
+		f = append(f, field{"Source", o.Source})
 	}
 	ranks := strconv.Itoa(m.NumRanks)
 	if len(p.Ranks) != m.NumRanks {
 		ranks += fmt.Sprintf(" (%d in this profile)", len(p.Ranks))
 	}
-	kv("Ranks", ranks)
 	hosts := strconv.Itoa(len(m.Hosts))
 	if len(m.Hosts) > 0 {
 		names := m.Hosts[:min(len(m.Hosts), 8)]
@@ -137,19 +137,50 @@ func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 		}
 		hosts += ")"
 	}
-	kv("Hosts", hosts)
-	kv("MPI library", orDash(oneLine(m.MPILibrary)))
-	kv("MPI version", orDash(m.MPIVersion))
-	kv("Family", orDash(m.Family))
-	kv("Start (UTC)", utc(m.StartNs))
-	kv("Stop (UTC)", utc(m.StopNs))
+	dur := "-"
 	if m.StartNs != 0 && m.StopNs >= m.StartNs {
-		kv("Duration", human(m.StopNs-m.StartNs))
-	} else {
-		kv("Duration", "-")
+		dur = human(m.StopNs - m.StartNs)
 	}
-	kv("mpiscope", orDash(m.Tool))
-	kv("Timer", orDash(m.Timer))
+	return append(f,
+		field{"Ranks", ranks},
+		field{"Hosts", hosts},
+		field{"MPI library", orDash(oneLine(m.MPILibrary))},
+		field{"MPI version", orDash(m.MPIVersion)},
+		field{"Family", orDash(m.Family)},
+		field{"Start (UTC)", utc(m.StartNs)},
+		field{"Stop (UTC)", utc(m.StopNs)},
+		field{"Duration", dur},
+		field{"mpiscope", orDash(m.Tool)},
+		field{"Timer", orDash(m.Timer)})
+}
+
+// rankStates counts the ranks by the state they ended in ("final 3,
+// partial 1"); "" when every rank is final.
+func rankStates(p *profile.Profile) string {
+	states := map[string]int{}
+	for _, r := range p.Ranks {
+		states[orDash(r.State)]++
+	}
+	if len(states) == 0 || (len(states) == 1 && states["final"] > 0) {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(states)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, states[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
+	m := p.Meta
+	section(b, "mpiscope report")
+	for _, n := range o.Notes {
+		b.WriteString("NOTE: " + ascii(n) + "\n")
+	}
+	kv := func(k, v string) { fmt.Fprintf(b, "%-13s: %s\n", k, ascii(v)) }
+	for _, f := range metaFields(p, o) {
+		kv(f.k, f.v)
+	}
 	if len(m.Settings) == 0 {
 		kv("Settings", "-")
 	}
@@ -161,23 +192,8 @@ func textHeader(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 		}
 	}
 	kv("Status", status(p))
-	states := map[string]int{}
-	for _, r := range p.Ranks {
-		states[orDash(r.State)]++
-	}
-	if len(states) > 1 || (len(states) == 1 && states["final"] == 0) {
-		keys := slices.Sorted(func(yield func(string) bool) {
-			for k := range states {
-				if !yield(k) {
-					return
-				}
-			}
-		})
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s %d", k, states[k]))
-		}
-		kv("Rank states", strings.Join(parts, ", "))
+	if st := rankStates(p); st != "" {
+		kv("Rank states", st)
 	}
 	if tot.dropped > 0 {
 		kv("Dropped", fmt.Sprintf("%d records lost because a fixed table was full; totals are lower bounds", tot.dropped))
