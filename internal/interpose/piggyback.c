@@ -555,13 +555,25 @@ int ms_pb_MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int 
 	return rc == -1 ? PMPI_Ibsend(buf, count, dt, dest, tag, comm, r) : rc;
 }
 
+/* The send functions reach ms_pb_send through these trampolines, never as
+ * &PMPI_X: taking a PMPI_ function's address binds it when the library loads
+ * (a GOT relocation), and the library must load against an MPI that lacks
+ * some of them (TestLazyPMPIBinding). */
 #define MS_PB_SENDS(X, IX)                                                                                                   \
+	static int ms_pb_do_##X(const void *b, int c, MPI_Datatype d, int de, int t, MPI_Comm cm)                        \
+	{                                                                                                                \
+		return PMPI_##X(b, c, d, de, t, cm);                                                                     \
+	}                                                                                                                \
+	static int ms_pb_do_##IX(const void *b, int c, MPI_Datatype d, int de, int t, MPI_Comm cm, MPI_Request *r)       \
+	{                                                                                                                \
+		return PMPI_##IX(b, c, d, de, t, cm, r);                                                                 \
+	}                                                                                                                \
 	int ms_pb_MPI_##X(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, unsigned fn,       \
 			  void *pc)                                                                                         \
 	{                                                                                                                \
 		(void)fn;                                                                                                \
 		(void)pc;                                                                                                \
-		int rc = ms_pb_send(PMPI_##X, buf, count, dt, dest, tag, comm);                                          \
+		int rc = ms_pb_send(ms_pb_do_##X, buf, count, dt, dest, tag, comm);                                          \
 		return rc == -1 ? PMPI_##X(buf, count, dt, dest, tag, comm) : rc;                                        \
 	}                                                                                                                \
 	int ms_pb_MPI_##IX(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *r, \
@@ -569,17 +581,21 @@ int ms_pb_MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int 
 	{                                                                                                                \
 		(void)fn;                                                                                                \
 		(void)pc;                                                                                                \
-		int rc = ms_pb_isend(PMPI_##IX, buf, count, dt, dest, tag, comm, r, 0);                                  \
+		int rc = ms_pb_isend(ms_pb_do_##IX, buf, count, dt, dest, tag, comm, r, 0);                                  \
 		return rc == -1 ? PMPI_##IX(buf, count, dt, dest, tag, comm, r) : rc;                                    \
 	}
 
 #define MS_PB_INIT(X)                                                            \
+	static int ms_pb_do_##X##_init(const void *b, int c, MPI_Datatype d, int de, int t, MPI_Comm cm, MPI_Request *r) \
+	{                                                                                                                \
+		return PMPI_##X##_init(b, c, d, de, t, cm, r);                                                           \
+	}                                                                                                                \
 	int ms_pb_MPI_##X##_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
 				 MPI_Request *r, unsigned fn, void *pc)                                                 \
 	{                                                                                                                \
 		(void)fn;                                                                                                \
 		(void)pc;                                                                                                \
-		int rc = ms_pb_isend(PMPI_##X##_init, buf, count, dt, dest, tag, comm, r, 1);                            \
+		int rc = ms_pb_isend(ms_pb_do_##X##_init, buf, count, dt, dest, tag, comm, r, 1);                            \
 		return rc == -1 ? PMPI_##X##_init(buf, count, dt, dest, tag, comm, r) : rc;                              \
 	}
 
