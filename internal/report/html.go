@@ -495,20 +495,9 @@ func htmlHists(b *strings.Builder, p *profile.Profile, o Options) {
 	if len(p.Hists) == 0 {
 		return
 	}
-	var maxNs int64
-	bytesOf := make([]int64, len(p.Hists))
-	for i, h := range p.Hists {
-		for _, bin := range h.Bins {
-			maxNs = max(maxNs, bin.TimeNs)
-			bytesOf[i] += bin.Bytes
-		}
-	}
-	u := pickUnit(float64(maxNs))
+	u, idx := histOrder(p)
 	hsection(b, "sizes", "Message sizes (functions by bytes; times in "+u.name+")")
 	b.WriteString(`<div class="plot"><label>Bars <select id="hist-metric"><option value="1">calls</option><option value="2">bytes</option><option value="3">time</option></select></label><div id="plot-hists"></div></div>` + "\n")
-	idx := sortedIdx(len(p.Hists), func(i, j int) int {
-		return cmp.Or(cmp.Compare(bytesOf[j], bytesOf[i]), strings.Compare(p.Hists[i].Func, p.Hists[j].Func))
-	})
 	t := newHTable("t-sizes", L("Function"), R("Size (bytes)"), R("Calls"), R("Bytes"), R("Time"))
 	n := htmlLimit(o, len(idx))
 	for _, i := range idx[:n] {

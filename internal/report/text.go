@@ -299,10 +299,9 @@ func textSites(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	t.render(b, "")
 }
 
-func textHists(b *strings.Builder, p *profile.Profile, o Options) {
-	if len(p.Hists) == 0 {
-		return
-	}
+// histOrder orders the message-size histograms by the bytes they moved
+// (then by function) and picks the unit of their largest bin's time.
+func histOrder(p *profile.Profile) (unit, []int) {
 	var maxNs int64
 	bytesOf := make([]int64, len(p.Hists))
 	for i, h := range p.Hists {
@@ -312,10 +311,18 @@ func textHists(b *strings.Builder, p *profile.Profile, o Options) {
 		}
 	}
 	u := pickUnit(float64(maxNs))
-	section(b, "Message sizes (functions by bytes; times in "+u.name+")")
 	idx := sortedIdx(len(p.Hists), func(i, j int) int {
 		return cmp.Or(cmp.Compare(bytesOf[j], bytesOf[i]), strings.Compare(p.Hists[i].Func, p.Hists[j].Func))
 	})
+	return u, idx
+}
+
+func textHists(b *strings.Builder, p *profile.Profile, o Options) {
+	if len(p.Hists) == 0 {
+		return
+	}
+	u, idx := histOrder(p)
+	section(b, "Message sizes (functions by bytes; times in "+u.name+")")
 	t := newTable(L("Function"), R("Size (bytes)"), R("Calls"), R("Bytes"), R("Time"))
 	n := o.limit(len(idx))
 	for _, i := range idx[:n] {
