@@ -250,7 +250,7 @@ func TestRawCorrupt(t *testing.T) {
 		"kind": func() []byte {
 			b := AppendRaw(nil, 1, manyEvents(3))
 			_, _, body, _ := rawHeader(b)
-			b[len(b)-len(body)+1] |= 7 << 4 // the first record's kind
+			b[len(b)-len(body)+1] |= 0xf << 4 // the first record's kind: 15, none
 			return b
 		}(),
 		// A short record whose slot no full record of the block defined.
