@@ -240,22 +240,32 @@ MS_INLINE int64_t ms_status_bytes(const MPI_Status *st)
 #define MS_TROLE_SHIFT 56
 MS_HIDDEN extern uint64_t ms_trole[1u << MS_TROLE_BITS];
 
-MS_INLINE unsigned ms_trole_slot(uintptr_t h)
+/* ms_trole_key is handle h as the table keeps it: an integer handle
+ * (MPICH's MPI_Request is an int, sign-extended on its way to uintptr_t)
+ * to its 32 bits. */
+MS_INLINE uint64_t ms_trole_key(uintptr_t h)
 {
-	return (unsigned)((uint64_t)h * 0x9E3779B97F4A7C15ull >> (64 - MS_TROLE_BITS));
+	return sizeof(MPI_Request) < sizeof(uint64_t) ? (uint64_t)(uint32_t)h : (uint64_t)h;
+}
+
+MS_INLINE unsigned ms_trole_slot(uint64_t k)
+{
+	return (unsigned)(k * 0x9E3779B97F4A7C15ull >> (64 - MS_TROLE_BITS));
 }
 
 MS_INLINE void ms_trole_note(uintptr_t h, unsigned role)
 {
-	if ((uint64_t)h >> MS_TROLE_SHIFT == 0)
-		MS_STORE(ms_trole[ms_trole_slot(h)], (uint64_t)h | (uint64_t)role << MS_TROLE_SHIFT);
+	uint64_t k = ms_trole_key(h);
+	if (k >> MS_TROLE_SHIFT == 0)
+		MS_STORE(ms_trole[ms_trole_slot(k)], k | (uint64_t)role << MS_TROLE_SHIFT);
 }
 
 /* ms_trole_get returns the role noted for handle h, 0 when unknown. */
 MS_INLINE unsigned ms_trole_get(uintptr_t h)
 {
-	uint64_t e = MS_LOAD(ms_trole[ms_trole_slot(h)]);
-	if ((e & ((1ull << MS_TROLE_SHIFT) - 1)) != (uint64_t)h)
+	uint64_t k = ms_trole_key(h);
+	uint64_t e = MS_LOAD(ms_trole[ms_trole_slot(k)]);
+	if ((e & ((1ull << MS_TROLE_SHIFT) - 1)) != k)
 		return 0;
 	return (unsigned)(e >> MS_TROLE_SHIFT);
 }

@@ -1,6 +1,8 @@
 package trace_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -67,6 +69,50 @@ func otf2Defs(t *testing.T, dir string) string {
 		t.Fatalf("otf2-print -G: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// perfettoArgs converts a job to Perfetto JSON and counts the "X" slices'
+// arguments by key, a numbered key ("completed_rma_op_3") under its prefix
+// ("completed_rma_op"); flows ("s" and "f") count under "flow start" and
+// "flow finish".
+func perfettoArgs(t *testing.T, job string) map[string]int {
+	t.Helper()
+	j, err := trace.OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	p := trace.NewPerfettoWriter(&b)
+	if err := trace.NewWalker(j, trace.WalkOptions{}).Walk(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph   string         `json:"ph"`
+			Args map[string]any `json:"args"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("perfetto JSON: %v", err)
+	}
+	n := map[string]int{}
+	num := regexp.MustCompile(`_\d+$`)
+	for _, e := range doc.TraceEvents {
+		switch e.Ph {
+		case "s":
+			n["flow start"]++
+		case "f":
+			n["flow finish"]++
+		case "X":
+			for k := range e.Args {
+				n[num.ReplaceAllString(k, "")]++
+			}
+		}
+	}
+	return n
 }
 
 // wantCounts compares counts with what is wanted (missing keys are 0).
@@ -239,6 +285,11 @@ func TestTraceRMA(t *testing.T) {
 		wantCounts(t, "RMA communications", n, map[string]int{"put of 8 bytes": 18, "get of 16 bytes": 10,
 			"accumulate": 10, "compare and swap": 10, "fetch and accumulate": 12,
 			"RMA_PUT to another target": 0, "RMA_GET to another target": 0, "RMA_ATOMIC to another target": 0})
+		// Perfetto: every one-sided call names its window (72 a rank);
+		// the 30 communications a rank makes have an operation id, each
+		// completed once.
+		wantCounts(t, "Perfetto arguments", perfettoArgs(t, job), map[string]int{"window": 144, "rma_op": 60,
+			"completed_rma_op": 60, "target": 2 * (30 + 5 + 5 + 5)})
 		defs := otf2Defs(t, filepath.Join(filepath.Dir(job), "otf2"))
 		if n := strings.Count(defs, "\nRMA_WIN "); n != 2 {
 			t.Errorf("otf2-print -G: %d RMA_WIN definitions, want 2", n)
@@ -283,6 +334,11 @@ func TestTraceIO(t *testing.T) {
 		}
 		wantCounts(t, "I/O bytes", sum, map[string]int{"WRITE": 448, "READ": 576, "completed": 448 + 576,
 			"collective": 2 * 5})
+		// Perfetto: the 14 I/O calls of a rank name their file (open,
+		// close, 11 operations, the split collective's end); 11 have an
+		// operation id; 3 are completed later (2 waits, the _end call).
+		wantCounts(t, "Perfetto arguments", perfettoArgs(t, job), map[string]int{"file": 28, "io_op": 22,
+			"completed_io_op": 6})
 		defs := otf2Defs(t, filepath.Join(filepath.Dir(job), "otf2"))
 		for _, d := range []string{"\nIO_PARADIGM ", "\nIO_REGULAR_FILE ", "\nIO_HANDLE "} {
 			if n := strings.Count(defs, d); n != 1 {
@@ -344,6 +400,11 @@ func TestTraceP2PMore(t *testing.T) {
 				t.Errorf("flow %x: sent %d times, received %d times", fl, n, recvs[fl])
 			}
 		}
+		// Perfetto: one flow per message, both ends; the cancelled
+		// receives marked.
+		nf := 2 * (9 + 2*v4)
+		wantCounts(t, "Perfetto", perfettoArgs(t, job), map[string]int{"flow start": nf, "flow finish": nf,
+			"cancelled_request": 2})
 		text, lines, w2 := toOTF2(t, job)
 		if w2.Unmatched != 0 {
 			t.Errorf("%d unmatched completions", w2.Unmatched)
