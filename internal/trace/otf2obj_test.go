@@ -9,7 +9,7 @@ import (
 
 // objRank writes a rank file whose functions are one-sided and I/O calls
 // (objFns), its events raw (as the C recorder writes them).
-func objRank(t *testing.T, job string, rank, size int, evs []Event) {
+func objRank(t testing.TB, job string, rank, size int, evs []Event) {
 	t.Helper()
 	path := RankPath(job, rank)
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
@@ -64,36 +64,7 @@ func objEv(kind uint8, fn uint16, t0, t1 uint64, id int32, peer int32, sb, rb in
 func TestOTF2RmaIo(t *testing.T) {
 	job := t.TempDir()
 	for r := 0; r < 2; r++ {
-		p := int32(1 - r)
-		rget := objEv(KRma, 3, 400, 410, 0, p, 0, 16, -1)
-		rget.Flags, rget.Req = FReq, 0x77
-		iread := objEv(KIo, 8, 1300, 1310, 0, -1, 0, 64, -1)
-		iread.Flags, iread.Req = FReq, 0x88
-		evs := []Event{
-			objEv(KRma, 0, 100, 200, 0, -1, 0, 0, -1),
-			objEv(KRma, 1, 210, 220, 0, -1, 0, 0, -1),
-			objEv(KRma, 2, 300, 310, 0, p, 8, 0, -1),
-			objEv(KRma, 1, 320, 330, 0, -1, 0, 0, -1),
-			rget,
-			{Kind: KComplete, T0: 500, T1: 500, Req: 0x77, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1},
-			{Kind: KCall, Fn: 4, T0: 450, T1: 500, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1},
-			objEv(KRma, 10, 600, 610, 0, p, 0, 0, 1),
-			objEv(KRma, 16, 620, 630, 0, p, 8, 8, -1),
-			objEv(KRma, 11, 640, 650, 0, p, 0, 0, -1),
-			objEv(KRma, 12, 700, 710, 0, -1, 1<<p, 0, 1),
-			objEv(KRma, 13, 720, 730, 0, -1, 1<<p, 0, 1),
-			objEv(KRma, 2, 740, 750, 0, p, 8, 0, -1),
-			objEv(KRma, 14, 760, 770, 0, -1, 0, 0, -1),
-			objEv(KRma, 15, 780, 790, 0, -1, 0, 0, -1),
-			objEv(KRma, 5, 900, 1000, 0, -1, 0, 0, -1),
-			objEv(KIo, 6, 1100, 1200, 0, -1, 0, 0, 9),
-			objEv(KIo, 7, 1210, 1220, 0, -1, 64, 0, -1),
-			iread,
-			{Kind: KComplete, Flags: FLocal, T0: 1400, T1: 1400, Req: 0x88, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1, RBytes: 48},
-			{Kind: KCall, Fn: 4, T0: 1350, T1: 1400, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1},
-			objEv(KIo, 9, 1500, 1600, 0, -1, 0, 0, -1),
-		}
-		objRank(t, job, r, 2, evs)
+		objRank(t, job, r, 2, objEvents(r))
 	}
 	out := filepath.Join(t.TempDir(), "otf2")
 	w := convertOTF2(t, job, out)
@@ -128,5 +99,39 @@ func TestOTF2RmaIo(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("%s\n%s", text, defs)
+	}
+}
+
+// objEvents are rank r's events of TestOTF2RmaIo (the other rank is its
+// target): a window's epochs and communications, a file's operations.
+func objEvents(r int) []Event {
+	p := int32(1 - r)
+	rget := objEv(KRma, 3, 400, 410, 0, p, 0, 16, -1)
+	rget.Flags, rget.Req = FReq, 0x77
+	iread := objEv(KIo, 8, 1300, 1310, 0, -1, 0, 64, -1)
+	iread.Flags, iread.Req = FReq, 0x88
+	return []Event{
+		objEv(KRma, 0, 100, 200, 0, -1, 0, 0, -1),
+		objEv(KRma, 1, 210, 220, 0, -1, 0, 0, -1),
+		objEv(KRma, 2, 300, 310, 0, p, 8, 0, -1),
+		objEv(KRma, 1, 320, 330, 0, -1, 0, 0, -1),
+		rget,
+		{Kind: KComplete, T0: 500, T1: 500, Req: 0x77, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1},
+		{Kind: KCall, Fn: 4, T0: 450, T1: 500, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1},
+		objEv(KRma, 10, 600, 610, 0, p, 0, 0, 1),
+		objEv(KRma, 16, 620, 630, 0, p, 8, 8, -1),
+		objEv(KRma, 11, 640, 650, 0, p, 0, 0, -1),
+		objEv(KRma, 12, 700, 710, 0, -1, 1<<p, 0, 1),
+		objEv(KRma, 13, 720, 730, 0, -1, 1<<p, 0, 1),
+		objEv(KRma, 2, 740, 750, 0, p, 8, 0, -1),
+		objEv(KRma, 14, 760, 770, 0, -1, 0, 0, -1),
+		objEv(KRma, 15, 780, 790, 0, -1, 0, 0, -1),
+		objEv(KRma, 5, 900, 1000, 0, -1, 0, 0, -1),
+		objEv(KIo, 6, 1100, 1200, 0, -1, 0, 0, 9),
+		objEv(KIo, 7, 1210, 1220, 0, -1, 64, 0, -1),
+		iread,
+		{Kind: KComplete, Flags: FLocal, T0: 1400, T1: 1400, Req: 0x88, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1, RBytes: 48},
+		{Kind: KCall, Fn: 4, T0: 1350, T1: 1400, Comm: -1, SPeer: -1, STag: -1, RPeer: -1, RTag: -1},
+		objEv(KIo, 9, 1500, 1600, 0, -1, 0, 0, -1),
 	}
 }
