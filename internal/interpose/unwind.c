@@ -1,3 +1,5 @@
+//go:build mpiscope_openmpi || mpiscope_mpich
+
 /*
  * unwind.c: the call-path unwinder for x86-64 Linux (unwind.h; design and
  * measured costs in docs/callpaths.md).

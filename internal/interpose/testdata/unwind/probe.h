@@ -7,7 +7,7 @@ extern "C" {
 /* probe compares ms_unwind's frames, walked from probe's caller, with
  * glibc's backtrace() taken in the same frame, frame for frame, and, when
  * names is not NULL, the names of the first frames (a NULL-terminated
- * list; dladdr, so the program is linked with -rdynamic) with what the
+ * list, "*" for any; dladdr, so the program is linked with -rdynamic) with what the
  * program's construction says. Returns the number of frames; a mismatch
  * is printed and counted in probe_failures. */
 int probe(const char *where, const char *const *names);
