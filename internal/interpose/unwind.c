@@ -75,6 +75,8 @@ enum {
 	((uint64_t)(kind) | (uint64_t)(uint8_t)(int8_t)(ra8) << 8 |          \
 	 (uint64_t)(uint16_t)(int16_t)(rbpoff) << 16 |                       \
 	 (uint64_t)(uint32_t)(int32_t)(cfaoff) << 32)
+#define UW_FRAME_RULE UW_RULE(UW_FRAME, -1, -16, 16)
+#define UW_BAD_RULE UW_RULE(UW_BAD, 0, 0, 0) /* 0 */
 #define UW_RA_OFF(r) ((intptr_t)(int8_t)((r) >> 8) * 8)
 #define UW_RBP_OFF(r) ((intptr_t)(int16_t)((r) >> 16))
 #define UW_CFA_OFF(r) ((intptr_t)(int32_t)((r) >> 32))
@@ -617,7 +619,7 @@ static int uw_run(const uint8_t *p, const uint8_t *end, const uw_cie *cie, uintp
 static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 {
 	if (!seg->table)
-		return UW_RULE(UW_FRAME, -1, -16, 16);
+		return UW_FRAME_RULE;
 	/* The last entry whose initial location is <= target. */
 	const int32_t *t = seg->table;
 	uintptr_t base = (uintptr_t)seg->hdr;
@@ -630,7 +632,7 @@ static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 			hi = mid;
 	}
 	if (base + (intptr_t)t[2 * lo] > target)
-		return UW_RULE(UW_FRAME, -1, -16, 16);
+		return UW_FRAME_RULE;
 	const uint8_t *fde = (const uint8_t *)(base + (intptr_t)t[2 * lo + 1]);
 	int ok = 1;
 	const uint8_t *p = fde;
@@ -650,7 +652,7 @@ static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 	if (!ok)
 		return UW_RULE(UW_END, 0, 0, 0);
 	if (target < start || target - start >= range)
-		return UW_RULE(UW_FRAME, -1, -16, 16); /* a gap: code without an FDE */
+		return UW_FRAME_RULE; /* a gap: code without an FDE */
 	if (cie.has_z) {
 		uintptr_t alen = uw_uleb(&p, end, &ok);
 		p += alen;
@@ -700,7 +702,7 @@ static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 	else
 		return UW_RULE(UW_END, 0, 0, 0);
 	if (kind == UW_RBP && st.cfa_off == 16 && st.ra.off == -8 && rbpoff == -16 && !flags)
-		return UW_RULE(UW_FRAME, -1, -16, 16);
+		return UW_FRAME_RULE;
 	return UW_RULE(kind | flags, st.ra.off / 8, rbpoff, st.cfa_off);
 }
 
@@ -718,10 +720,10 @@ static __attribute__((noinline)) uint64_t uw_slow(uintptr_t pc)
 			break;
 	}
 	if (uw_in_slow || pc < 4096)
-		return UW_RULE(UW_BAD, 0, 0, 0); /* a signal handler's walk interrupted ours */
+		return UW_BAD_RULE; /* a signal handler's walk interrupted ours */
 	uw_in_slow = 1;
 	pthread_mutex_lock(&uw_mu);
-	uint64_t rule = UW_RULE(UW_BAD, 0, 0, 0);
+	uint64_t rule = UW_BAD_RULE;
 	uw_slot *free_slot = NULL;
 	for (unsigned i = 0; i < UW_PROBE; i++) {
 		uw_slot *s = &uw_cache[(h + i) & ((1u << UW_CBITS) - 1)];
@@ -773,21 +775,24 @@ int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max)
 	}
 	if (sp < uw_tls.lo || sp >= hi)
 		return 1; /* not on this thread's stack (a signal stack, a coroutine) */
-	hi -= 8;      /* the highest word that may be read */
+	/* Every word read is at an address a with sp <= a <= hi, a multiple
+	 * of 8, where sp is the current frame's (so that frames strictly
+	 * increase) and hi the highest word of the stack. */
+	hi -= 8;
 	int n = 1;
 	uint64_t r = uw_rule(pc);
 	for (;;) {
 		uintptr_t cfa, ra, nfp;
-		unsigned kind = UW_KIND(r);
-		if (__builtin_expect(kind == UW_FRAME, 1)) {
-			/* rbp + 16, the caller's rbp at [rbp], the return address at
-			 * [rbp + 8]. */
+		if (__builtin_expect(r == UW_FRAME_RULE, 1)) {
+			/* CFA = rbp + 16, the caller's rbp at [rbp], the return
+			 * address at [rbp + 8]. */
 			if (fp < sp || fp >= hi || (fp & 7))
 				break;
 			nfp = ((const uintptr_t *)fp)[0];
 			ra = ((const uintptr_t *)fp)[1];
 			cfa = fp + 16;
 		} else {
+			unsigned kind = UW_KIND(r);
 			if (kind == UW_RSP)
 				cfa = sp + UW_CFA_OFF(r);
 			else if (kind == UW_RBP)
@@ -815,12 +820,11 @@ int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max)
 		}
 		/* The caller's frame: its return address must be code. */
 		r = uw_rule(ra);
-		if (UW_KIND(r) == UW_BAD)
+		if (r == UW_BAD_RULE)
 			break;
 		out[n++] = ra;
 		if (n == max)
 			break;
-		pc = ra;
 		sp = cfa;
 		fp = nfp;
 	}
