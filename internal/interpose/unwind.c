@@ -20,7 +20,7 @@
  *   UW_BAD    not code: pc is in no executable segment.
  * The rule for a return address is decoded once, at its first sight, from
  * its object's .eh_frame (found through .eh_frame_hdr's sorted table) and
- * stored in uw_cache, a fixed-size open-addressed table that threads read
+ * stored in uw_keys/uw_rules, a fixed-size open-addressed table that threads read
  * without lock: a slot's rule is written before its key (release), the key
  * read before the rule (acquire), and a slot once filled never changes.
  *
@@ -83,13 +83,19 @@ enum {
 
 /* ---- the rule table ---- */
 
-#define UW_CBITS 14 /* 16384 return addresses, 256 KiB */
+#define UW_CBITS 14 /* 16384 return addresses: 128 KiB of keys, 128 KiB of rules */
 #define UW_PROBE 8
-typedef struct {
-	_Atomic uintptr_t pc;
-	_Atomic uint64_t rule;
-} uw_slot;
-static uw_slot uw_cache[1u << UW_CBITS];
+#define UW_FB ((uintptr_t)1 << 63)
+/* Slot i holds return address p as key p with its rule in uw_rules[i], or,
+ * when p's rule is UW_FRAME (the common case), as key p ^ UW_FB with no
+ * rule read: one load and one compare per frame. A key matches one address
+ * only (p ^ UW_FB has bit 63 set, p never has). An empty slot's key, 0,
+ * matches address 0 as a rule of 0 (UW_BAD) and address UW_FB as a frame:
+ * UW_FB hashes to slot UW_HOLE alone (UW_FB times an odd number is
+ * UW_FB), which holds key 1, never an address. */
+#define UW_HOLE (1u << (UW_CBITS - 1))
+static _Atomic uintptr_t uw_keys[1u << UW_CBITS] = {[UW_HOLE] = 1};
+static _Atomic uint64_t uw_rules[1u << UW_CBITS];
 
 static inline unsigned uw_hash(uintptr_t pc)
 {
@@ -102,9 +108,11 @@ static uint64_t uw_slow(uintptr_t pc);
 static inline __attribute__((always_inline)) uint64_t uw_rule(uintptr_t pc)
 {
 	unsigned h = uw_hash(pc);
-	uw_slot *s = &uw_cache[h];
-	if (__builtin_expect(atomic_load_explicit(&s->pc, memory_order_acquire) == pc, 1))
-		return atomic_load_explicit(&s->rule, memory_order_relaxed);
+	uintptr_t k = atomic_load_explicit(&uw_keys[h], memory_order_acquire);
+	if (__builtin_expect((k ^ pc) == UW_FB, 1))
+		return UW_FRAME_RULE;
+	if (k == pc)
+		return atomic_load_explicit(&uw_rules[h], memory_order_relaxed);
 	return uw_slow(pc);
 }
 
@@ -710,31 +718,38 @@ static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
  * published (when a slot of its probe sequence is free). */
 static __attribute__((noinline)) uint64_t uw_slow(uintptr_t pc)
 {
+	const unsigned mask = (1u << UW_CBITS) - 1;
 	unsigned h = uw_hash(pc);
 	for (unsigned i = 1; i < UW_PROBE; i++) {
-		uw_slot *s = &uw_cache[(h + i) & ((1u << UW_CBITS) - 1)];
-		uintptr_t k = atomic_load_explicit(&s->pc, memory_order_acquire);
-		if (k == pc)
-			return atomic_load_explicit(&s->rule, memory_order_relaxed);
+		unsigned j = (h + i) & mask;
+		uintptr_t k = atomic_load_explicit(&uw_keys[j], memory_order_acquire);
 		if (k == 0)
 			break;
+		if ((k ^ pc) == UW_FB)
+			return UW_FRAME_RULE;
+		if (k == pc)
+			return atomic_load_explicit(&uw_rules[j], memory_order_relaxed);
 	}
-	if (uw_in_slow || pc < 4096)
-		return UW_BAD_RULE; /* a signal handler's walk interrupted ours */
+	if (uw_in_slow || pc < 4096 || pc >> 47)
+		return UW_BAD_RULE; /* not user-space code, or a signal handler's walk interrupted ours */
 	uw_in_slow = 1;
 	pthread_mutex_lock(&uw_mu);
 	uint64_t rule = UW_BAD_RULE;
-	uw_slot *free_slot = NULL;
+	int free_slot = -1;
 	for (unsigned i = 0; i < UW_PROBE; i++) {
-		uw_slot *s = &uw_cache[(h + i) & ((1u << UW_CBITS) - 1)];
-		uintptr_t k = atomic_load_explicit(&s->pc, memory_order_acquire);
-		if (k == pc) {
-			rule = atomic_load_explicit(&s->rule, memory_order_relaxed);
+		unsigned j = (h + i) & mask;
+		uintptr_t k = atomic_load_explicit(&uw_keys[j], memory_order_acquire);
+		if (k == 0) {
+			free_slot = (int)j;
+			break;
+		}
+		if ((k ^ pc) == UW_FB) {
+			rule = UW_FRAME_RULE;
 			goto out;
 		}
-		if (k == 0) {
-			free_slot = s;
-			break;
+		if (k == pc) {
+			rule = atomic_load_explicit(&uw_rules[j], memory_order_relaxed);
+			goto out;
 		}
 	}
 	const uw_seg *seg = uw_find_seg(pc - 1);
@@ -748,9 +763,13 @@ static __attribute__((noinline)) uint64_t uw_slow(uintptr_t pc)
 	}
 	rule = uw_decode(seg, pc - 1);
 	uw_stats.decoded++;
-	if (free_slot) {
-		atomic_store_explicit(&free_slot->rule, rule, memory_order_relaxed);
-		atomic_store_explicit(&free_slot->pc, pc, memory_order_release);
+	if (free_slot >= 0) {
+		if (rule == UW_FRAME_RULE) {
+			atomic_store_explicit(&uw_keys[free_slot], pc ^ UW_FB, memory_order_release);
+		} else {
+			atomic_store_explicit(&uw_rules[free_slot], rule, memory_order_relaxed);
+			atomic_store_explicit(&uw_keys[free_slot], pc, memory_order_release);
+		}
 		uw_stats.cached++;
 	}
 out:
@@ -782,53 +801,64 @@ int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max)
 	int n = 1;
 	uint64_t r = uw_rule(pc);
 	for (;;) {
-		uintptr_t cfa, ra, nfp;
-		if (__builtin_expect(r == UW_FRAME_RULE, 1)) {
-			/* CFA = rbp + 16, the caller's rbp at [rbp], the return
-			 * address at [rbp + 8]. */
+		/* Frame-pointer steps, in a loop of their own: CFA = rbp + 16,
+		 * the caller's rbp at [rbp], the return address at [rbp + 8].
+		 * A return address whose rule is UW_FRAME again is code (its
+		 * key says so) and the loop goes on. */
+		while (__builtin_expect(r == UW_FRAME_RULE, 1)) {
 			if (fp < sp || fp >= hi || (fp & 7))
-				break;
-			nfp = ((const uintptr_t *)fp)[0];
-			ra = ((const uintptr_t *)fp)[1];
-			cfa = fp + 16;
-		} else {
-			unsigned kind = UW_KIND(r);
-			if (kind == UW_RSP)
-				cfa = sp + UW_CFA_OFF(r);
-			else if (kind == UW_RBP)
-				cfa = fp + UW_CFA_OFF(r);
-			else if (kind == UW_DEREF) {
-				uintptr_t a = fp + UW_CFA_OFF(r);
-				if (a < sp || a > hi || (a & 7))
-					break;
-				cfa = *(const uintptr_t *)a;
-			} else
-				break; /* UW_END, UW_BAD */
-			if (cfa <= sp || cfa > hi + 8 || (cfa & 7))
-				break;
-			uintptr_t a = cfa + UW_RA_OFF(r);
-			if (a < sp || a > hi)
-				break;
-			ra = *(const uintptr_t *)a;
-			nfp = fp;
-			if (UW_RBP_OFF(r) || (r & UW_RBP_AT_FP)) {
-				a = ((r & UW_RBP_AT_FP) ? fp : cfa) + UW_RBP_OFF(r);
-				if (a < sp || a > hi || (a & 7))
-					break;
-				nfp = *(const uintptr_t *)a;
+				return n;
+			uintptr_t ra = ((const uintptr_t *)fp)[1];
+			sp = fp + 16;
+			fp = ((const uintptr_t *)fp)[0];
+			unsigned h = uw_hash(ra);
+			uintptr_t k = atomic_load_explicit(&uw_keys[h], memory_order_acquire);
+			if (__builtin_expect((k ^ ra) != UW_FB, 0)) {
+				r = k == ra ? atomic_load_explicit(&uw_rules[h], memory_order_relaxed) : uw_slow(ra);
+				if (r == UW_BAD_RULE)
+					return n;
 			}
+			out[n++] = ra;
+			if (n == max)
+				return n;
+		}
+		/* Any other rule. */
+		uintptr_t cfa, ra, nfp;
+		unsigned kind = UW_KIND(r);
+		if (kind == UW_RSP)
+			cfa = sp + UW_CFA_OFF(r);
+		else if (kind == UW_RBP)
+			cfa = fp + UW_CFA_OFF(r);
+		else if (kind == UW_DEREF) {
+			uintptr_t a = fp + UW_CFA_OFF(r);
+			if (a < sp || a > hi || (a & 7))
+				return n;
+			cfa = *(const uintptr_t *)a;
+		} else
+			return n; /* UW_END, UW_BAD */
+		if (cfa <= sp || cfa > hi + 8 || (cfa & 7))
+			return n;
+		uintptr_t a = cfa + UW_RA_OFF(r);
+		if (a < sp || a > hi)
+			return n;
+		ra = *(const uintptr_t *)a;
+		nfp = fp;
+		if (UW_RBP_OFF(r) || (r & UW_RBP_AT_FP)) {
+			a = ((r & UW_RBP_AT_FP) ? fp : cfa) + UW_RBP_OFF(r);
+			if (a < sp || a > hi || (a & 7))
+				return n;
+			nfp = *(const uintptr_t *)a;
 		}
 		/* The caller's frame: its return address must be code. */
 		r = uw_rule(ra);
 		if (r == UW_BAD_RULE)
-			break;
+			return n;
 		out[n++] = ra;
 		if (n == max)
-			break;
+			return n;
 		sp = cfa;
 		fp = nfp;
 	}
-	return n;
 }
 
 void ms_unwind_init(void)

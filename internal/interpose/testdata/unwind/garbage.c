@@ -61,6 +61,12 @@ int main(void)
 	}
 	fake_frame(capture, 0xdeadbeef);
 	expect("fake frame, garbage return address", 1, ret_fake_frame);
+	/* The two addresses that an empty slot of the rule table matches
+	 * (unwind.c, UW_HOLE). */
+	fake_frame(capture, 0);
+	expect("fake frame, return address 0", 1, ret_fake_frame);
+	fake_frame(capture, (uintptr_t)1 << 63);
+	expect("fake frame, return address 2^63", 1, ret_fake_frame);
 	fake_frame(capture, (uintptr_t)ret_fake_frame);
 	expect("fake frame looping on itself", 2, ret_fake_frame);
 	cfi_bad_ra(capture);
