@@ -2,11 +2,13 @@
  * against backtrace() (probe.c): plain chains, recursion to depth 6, a
  * frame of variable size (alloca), a frame that realigns the stack, a
  * callback from libc (qsort), a shared library of the program's own
- * (lib.c), a signal handler, and the same path walked again and again with
+ * (lib.c), a library opened with dlopen (plugin.c, argument 1), a signal
+ * handler, and the same path walked again and again with
  * no rule decoded after its first walk. unwind_test.go builds it with and
  * without frame pointers, and mixed. Define NOCFI when lib.c has no
  * call-frame information (backtrace() cannot walk it). */
 #include <alloca.h>
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +92,7 @@ __attribute__((noinline)) int repeat(int times)
 	return KEEP(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	ms_unwind_init();
 	a1(1);
@@ -115,6 +117,25 @@ int main(void)
 		fprintf(stderr, "decoded %llu rules on paths already walked\n",
 		        (unsigned long long)(after.decoded - before.decoded));
 		probe_failures++;
+	}
+	/* A library opened now: its addresses are found by reading the
+	 * loaded objects again, once. */
+	if (argc > 1) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		int (*entry)(int) = h ? (int (*)(int))dlsym(h, "plugin_entry") : NULL;
+		if (!entry) {
+			fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
+			probe_failures++;
+		} else {
+			ms_unwind_stats_get(&before);
+			entry(1);
+			ms_unwind_stats_get(&after);
+			if (after.scans != before.scans + 1) {
+				fprintf(stderr, "dlopen: %llu scans of the loaded objects, want 1\n",
+				        (unsigned long long)(after.scans - before.scans));
+				probe_failures++;
+			}
+		}
 	}
 	signal(SIGUSR1, handler);
 	raise(SIGUSR1);
