@@ -4,6 +4,7 @@
  *   rdtsc2 <ns>            two timestamp reads
  *   depth <d> <ns> <frames>  one walk of at most d frames (the frames it gave)
  *   backtrace8 <ns>        backtrace() of 8 frames
+ *   first16 <ns> <n>       the first walk of 16 frames, which decodes n rules
  * Each figure is the best of the rounds' repetitions (argument 1: rounds,
  * default 300) of 10,000 calls (200 for backtrace(), every tenth round). */
 #define _GNU_SOURCE
@@ -41,6 +42,12 @@ __attribute__((noinline)) int bench_walks(int max, long n)
 		best = (now() - t0) / (double)n;
 		return frames;
 	}
+	if (max < 0) { /* one walk of -max frames, all seen for the first time */
+		double t0 = now();
+		frames = walk_once(out, -max);
+		best = now() - t0;
+		return frames;
+	}
 	walk_once(out, max); /* first sight: decoded and cached */
 	double t0 = now();
 	for (long i = 0; i < n; i++)
@@ -69,6 +76,10 @@ int main(int argc, char **argv)
 	/* Short repetitions, the kinds interleaved, the best of each kept:
 	 * on a shared machine a repetition that lost its CPU is slower, never
 	 * faster. */
+	ms_unwind_stats st;
+	f1(-16, 1);
+	ms_unwind_stats_get(&st);
+	printf("first16 %.0f %llu\n", best, (unsigned long long)st.decoded);
 	const long n = 10000;
 	int rounds = argc > 1 ? atoi(argv[1]) : 300;
 	int depths[] = {1, 4, 8, 16};

@@ -38,6 +38,8 @@ type unwindRun struct {
 	Depth     map[int]float64 // ns per walk of at most d frames
 	Frames    map[int]int     // frames the walk gave
 	Backtrace float64         // glibc backtrace() of 8 frames, ns
+	First     float64         // the first walk of 16 frames, ns
+	Decoded   int             // the rules it decoded
 }
 
 // parseUnwindRun reads bench/unwind's output.
@@ -51,6 +53,9 @@ func parseUnwindRun(out string) (unwindRun, error) {
 			r.RDTSC2, _ = strconv.ParseFloat(f[1], 64)
 		case len(f) == 2 && f[0] == "backtrace8":
 			r.Backtrace, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) == 3 && f[0] == "first16":
+			r.First, _ = strconv.ParseFloat(f[1], 64)
+			r.Decoded, _ = strconv.Atoi(f[2])
 		case len(f) == 4 && f[0] == "depth":
 			d, err1 := strconv.Atoi(f[1])
 			ns, err2 := strconv.ParseFloat(f[2], 64)
@@ -119,7 +124,7 @@ func unwindBench(opt *options, res *results) error {
 	for _, d := range unwindDepths {
 		cols = append(cols, fmt.Sprintf("depth %d (ns)", d))
 	}
-	cols = append(cols, "ns per frame", "backtrace(), 8 frames (ns)")
+	cols = append(cols, "ns per frame", "backtrace(), 8 frames (ns)", "first walk of 16 frames (µs, rules decoded)")
 	res.mdHead(cols)
 	med := func(name string, f func(unwindRun) float64) float64 {
 		var v []float64
@@ -139,7 +144,8 @@ func unwindBench(opt *options, res *results) error {
 		}
 		perFrame[b.Name] = med(b.Name, func(r unwindRun) float64 { return (r.Depth[16] - r.Depth[1]) / 15 })
 		at8[b.Name] = med(b.Name, func(r unwindRun) float64 { return r.Depth[8] })
-		row = append(row, fmt.Sprintf("%.2f", perFrame[b.Name]), fmt.Sprintf("%.0f", med(b.Name, func(r unwindRun) float64 { return r.Backtrace })))
+		row = append(row, fmt.Sprintf("%.2f", perFrame[b.Name]), fmt.Sprintf("%.0f", med(b.Name, func(r unwindRun) float64 { return r.Backtrace })),
+			fmt.Sprintf("%.0f (%.0f)", med(b.Name, func(r unwindRun) float64 { return r.First })/1e3, med(b.Name, func(r unwindRun) float64 { return float64(r.Decoded) })))
 		res.md("| %s |\n", strings.Join(row, " | "))
 	}
 	verdict := func(v, limit float64) string {

@@ -6,12 +6,12 @@ import (
 )
 
 func TestParseUnwindRun(t *testing.T) {
-	out := "rdtsc2 18.95\ndepth 1 2.71 1\ndepth 4 7.85 4\ndepth 8 13.42 8\ndepth 16 22.18 16\nbacktrace8 1016.51\n"
+	out := "first16 41000 18\nrdtsc2 18.95\ndepth 1 2.71 1\ndepth 4 7.85 4\ndepth 8 13.42 8\ndepth 16 22.18 16\nbacktrace8 1016.51\n"
 	r, err := parseUnwindRun(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.RDTSC2 != 18.95 || r.Depth[8] != 13.42 || r.Depth[16] != 22.18 || r.Frames[16] != 16 || r.Backtrace != 1016.51 {
+	if r.RDTSC2 != 18.95 || r.Depth[8] != 13.42 || r.Depth[16] != 22.18 || r.Frames[16] != 16 || r.Backtrace != 1016.51 || r.First != 41000 || r.Decoded != 18 {
 		t.Errorf("parsed %+v", r)
 	}
 	for _, bad := range []string{
