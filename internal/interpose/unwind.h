@@ -20,17 +20,21 @@
 
 #include <stdint.h>
 
+/* Inside libmpiscope only (as MS_HIDDEN in ms.h, which needs mpi.h):
+ * neither exported nor interposable, so calls are direct. */
+#define MS_UNWIND_API __attribute__((visibility("hidden")))
+
 /* Walks up from an application frame (pc = a return address into the
  * application, sp = the stack pointer value right after that call returns,
  * i.e. the CFA of the frame that made the call, fp = that frame's rbp),
  * mixing frame pointers and cached .eh_frame rules, validated, skipping
  * nothing; writes up to max return addresses to out (out[0] = pc); returns
  * how many. No malloc or lock on addresses already seen. */
-int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max);
+MS_UNWIND_API int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max);
 
 /* Cold: at MPI_Init. Reads the loaded objects and this thread's stack
  * bounds. Optional: the first walk does the same. */
-void ms_unwind_init(void);
+MS_UNWIND_API void ms_unwind_init(void);
 
 /* MS_UNWIND_CALLER(out, max) walks from the caller of the function it is
  * written in (a wrapper): pc = its return address, sp = its CFA, fp = the
@@ -52,6 +56,6 @@ typedef struct ms_unwind_stats {
 	uint64_t segments; /* executable segments known */
 } ms_unwind_stats;
 
-void ms_unwind_stats_get(ms_unwind_stats *s);
+MS_UNWIND_API void ms_unwind_stats_get(ms_unwind_stats *s);
 
 #endif
