@@ -373,7 +373,7 @@ static int uw_parse_cie(const uint8_t *c, uw_cie *cie)
 	if (!ok || len < 4 || len > (1u << 30))
 		return 0;
 	const uint8_t *end = p + len;
-	if (uw_fixed(&p, end, 4, &ok) != 0) /* CIE id in .eh_frame */
+	if (uw_fixed(&p, end, 4, &ok) != 0 || !ok || p >= end) /* CIE id in .eh_frame */
 		return 0;
 	uint8_t version = *p++;
 	if (version != 1 && version != 3 && version != 4)
@@ -384,9 +384,10 @@ static int uw_parse_cie(const uint8_t *c, uw_cie *cie)
 	if (p >= end)
 		return 0;
 	p++;
-	if (version == 4) {
+	if (version == 4)
 		p += 2; /* address size, segment size */
-	}
+	if (p >= end)
+		return 0;
 	memset(cie, 0, sizeof *cie);
 	cie->fde_enc = DW_EH_PE_absptr;
 	cie->code_align = uw_uleb(&p, end, &ok);
