@@ -20,9 +20,10 @@
  *   UW_BAD    not code: pc is in no executable segment.
  * The rule for a return address is decoded once, at its first sight, from
  * its object's .eh_frame (found through .eh_frame_hdr's sorted table) and
- * stored in uw_keys/uw_rules, a fixed-size open-addressed table that threads read
- * without lock: a slot's rule is written before its key (release), the key
- * read before the rule (acquire), and a slot once filled never changes.
+ * stored in uw_fkeys or uw_keys/uw_rules, fixed-size open-addressed tables
+ * that threads read without lock: a slot's rule is written before its key
+ * (release), the key read before the rule (acquire), and a slot once filled
+ * never changes.
  *
  * Safety: every stack word is read only after checking that it lies in
  * [sp, hi) where sp only grows from frame to frame and hi is the top of the
@@ -83,18 +84,16 @@ enum {
 
 /* ---- the rule table ---- */
 
-#define UW_CBITS 14 /* 16384 return addresses: 128 KiB of keys, 128 KiB of rules */
+#define UW_CBITS 14 /* 16384 slots in each of the two tables: 384 KiB */
 #define UW_PROBE 8
-#define UW_FB ((uintptr_t)1 << 63)
-/* Slot i holds return address p as key p with its rule in uw_rules[i], or,
- * when p's rule is UW_FRAME (the common case), as key p ^ UW_FB with no
- * rule read: one load and one compare per frame. A key matches one address
- * only (p ^ UW_FB has bit 63 set, p never has). An empty slot's key, 0,
- * matches address 0 as a rule of 0 (UW_BAD) and address UW_FB as a frame:
- * UW_FB hashes to slot UW_HOLE alone (UW_FB times an odd number is
- * UW_FB), which holds key 1, never an address. */
-#define UW_HOLE (1u << (UW_CBITS - 1))
-static _Atomic uintptr_t uw_keys[1u << UW_CBITS] = {[UW_HOLE] = 1};
+/* Two tables, read without lock, hashed alike: uw_fkeys holds the return
+ * addresses whose rule is UW_FRAME (the common case: one load and one
+ * compare per frame), uw_keys the others, each with its rule in uw_rules.
+ * An empty slot's key, 0, would match address 0: in uw_keys that gives
+ * rule 0 (UW_BAD); in uw_fkeys, slot 0, where address 0 hashes, holds key
+ * 1, never an address. */
+static _Atomic uintptr_t uw_fkeys[1u << UW_CBITS] = {[0] = 1};
+static _Atomic uintptr_t uw_keys[1u << UW_CBITS];
 static _Atomic uint64_t uw_rules[1u << UW_CBITS];
 
 static inline unsigned uw_hash(uintptr_t pc)
@@ -108,10 +107,9 @@ static uint64_t uw_slow(uintptr_t pc);
 static inline __attribute__((always_inline)) uint64_t uw_rule(uintptr_t pc)
 {
 	unsigned h = uw_hash(pc);
-	uintptr_t k = atomic_load_explicit(&uw_keys[h], memory_order_acquire);
-	if (__builtin_expect((k ^ pc) == UW_FB, 1))
+	if (__builtin_expect(atomic_load_explicit(&uw_fkeys[h], memory_order_acquire) == pc, 1))
 		return UW_FRAME_RULE;
-	if (k == pc)
+	if (atomic_load_explicit(&uw_keys[h], memory_order_acquire) == pc)
 		return atomic_load_explicit(&uw_rules[h], memory_order_relaxed);
 	return uw_slow(pc);
 }
@@ -717,42 +715,58 @@ static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 
 /* uw_slow: the rule for pc on a miss in the table: decoded, then
  * published (when a slot of its probe sequence is free). */
-static __attribute__((noinline)) uint64_t uw_slow(uintptr_t pc)
+/* uw_probe looks pc up in its probe sequence of both tables: 1 and its
+ * rule when found; else 0, with the first free slot of each table (-1:
+ * none). */
+static int uw_probe(uintptr_t pc, uint64_t *rule, int *ffree, int *gfree)
 {
 	const unsigned mask = (1u << UW_CBITS) - 1;
 	unsigned h = uw_hash(pc);
-	for (unsigned i = 1; i < UW_PROBE; i++) {
+	*ffree = *gfree = -1;
+	for (unsigned i = 0; i < UW_PROBE; i++) {
 		unsigned j = (h + i) & mask;
-		uintptr_t k = atomic_load_explicit(&uw_keys[j], memory_order_acquire);
-		if (k == 0)
+		uintptr_t k = atomic_load_explicit(&uw_fkeys[j], memory_order_acquire);
+		if (k == 0) {
+			*ffree = (int)j;
 			break;
-		if ((k ^ pc) == UW_FB)
-			return UW_FRAME_RULE;
-		if (k == pc)
-			return atomic_load_explicit(&uw_rules[j], memory_order_relaxed);
+		}
+		if (k == pc) {
+			*rule = UW_FRAME_RULE;
+			return 1;
+		}
 	}
-	if (uw_in_slow || pc < 4096 || pc >> 47)
-		return UW_BAD_RULE; /* not user-space code, or a signal handler's walk interrupted ours */
-	uw_in_slow = 1;
-	pthread_mutex_lock(&uw_mu);
-	uint64_t rule = UW_BAD_RULE;
-	int free_slot = -1;
 	for (unsigned i = 0; i < UW_PROBE; i++) {
 		unsigned j = (h + i) & mask;
 		uintptr_t k = atomic_load_explicit(&uw_keys[j], memory_order_acquire);
 		if (k == 0) {
-			free_slot = (int)j;
+			*gfree = (int)j;
 			break;
 		}
-		if ((k ^ pc) == UW_FB) {
-			rule = UW_FRAME_RULE;
-			goto out;
-		}
 		if (k == pc) {
-			rule = atomic_load_explicit(&uw_rules[j], memory_order_relaxed);
-			goto out;
+			*rule = atomic_load_explicit(&uw_rules[j], memory_order_relaxed);
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/* uw_slow: the rule for pc on a miss in the first slots: found further in
+ * its probe sequence, or decoded and published (when a slot of its probe
+ * sequence is free). */
+static __attribute__((noinline)) uint64_t uw_slow(uintptr_t pc)
+{
+	uint64_t rule = UW_BAD_RULE;
+	int ffree, gfree;
+	if (pc < 4096 || pc >> 47)
+		return UW_BAD_RULE; /* not user-space code */
+	if (uw_probe(pc, &rule, &ffree, &gfree))
+		return rule;
+	if (uw_in_slow)
+		return UW_BAD_RULE; /* a signal handler's walk interrupted ours */
+	uw_in_slow = 1;
+	pthread_mutex_lock(&uw_mu);
+	if (uw_probe(pc, &rule, &ffree, &gfree)) /* decoded meanwhile */
+		goto out;
 	const uw_seg *seg = uw_find_seg(pc - 1);
 	if (!seg) {
 		uw_scan();
@@ -764,13 +778,12 @@ static __attribute__((noinline)) uint64_t uw_slow(uintptr_t pc)
 	}
 	rule = uw_decode(seg, pc - 1);
 	uw_stats.decoded++;
-	if (free_slot >= 0) {
-		if (rule == UW_FRAME_RULE) {
-			atomic_store_explicit(&uw_keys[free_slot], pc ^ UW_FB, memory_order_release);
-		} else {
-			atomic_store_explicit(&uw_rules[free_slot], rule, memory_order_relaxed);
-			atomic_store_explicit(&uw_keys[free_slot], pc, memory_order_release);
-		}
+	if (rule == UW_FRAME_RULE && ffree >= 0) {
+		atomic_store_explicit(&uw_fkeys[ffree], pc, memory_order_release);
+		uw_stats.cached++;
+	} else if (rule != UW_FRAME_RULE && gfree >= 0) {
+		atomic_store_explicit(&uw_rules[gfree], rule, memory_order_relaxed);
+		atomic_store_explicit(&uw_keys[gfree], pc, memory_order_release);
 		uw_stats.cached++;
 	}
 out:
@@ -795,33 +808,49 @@ int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max)
 	}
 	if (sp < uw_tls.lo || sp >= hi)
 		return 1; /* not on this thread's stack (a signal stack, a coroutine) */
-	/* Every word read is at an address a with sp <= a <= hi, a multiple
-	 * of 8, where sp is the current frame's (so that frames strictly
-	 * increase) and hi the highest word of the stack. */
+	/* Every word read is at an address a with sp <= a <= hi, where sp is
+	 * the current frame's (so that frames strictly increase) and hi the
+	 * highest word of the stack; CFAs and saved-register slots are also
+	 * multiples of 8 (an rbp is not checked for it: reading it is as safe,
+	 * and a return address read through a misaligned one is recorded
+	 * only if it is a known one). */
 	hi -= 8;
 	int n = 1;
 	uint64_t r = uw_rule(pc);
 	for (;;) {
 		/* Frame-pointer steps, in a loop of their own: CFA = rbp + 16,
-		 * the caller's rbp at [rbp], the return address at [rbp + 8].
-		 * A return address whose rule is UW_FRAME again is code (its
-		 * key says so) and the loop goes on. */
-		while (__builtin_expect(r == UW_FRAME_RULE, 1)) {
-			if (fp < sp || fp >= hi || (fp & 7))
-				return n;
-			uintptr_t ra = ((const uintptr_t *)fp)[1];
-			sp = fp + 16;
-			fp = ((const uintptr_t *)fp)[0];
-			unsigned h = uw_hash(ra);
-			uintptr_t k = atomic_load_explicit(&uw_keys[h], memory_order_acquire);
-			if (__builtin_expect((k ^ ra) != UW_FB, 0)) {
-				r = k == ra ? atomic_load_explicit(&uw_rules[h], memory_order_relaxed) : uw_slow(ra);
-				if (r == UW_BAD_RULE)
+		 * the caller's rbp at [rbp], the return address at [rbp + 8],
+		 * sp <= rbp <= top - 16. A return address found in uw_fkeys is
+		 * code whose rule is UW_FRAME again, and the loop goes on. */
+		if (__builtin_expect(r == UW_FRAME_RULE, 1)) {
+			uintptr_t lo = sp;
+			for (;;) {
+				if (fp < lo || fp > hi - 8)
+					return n;
+				uintptr_t ra = ((const uintptr_t *)fp)[1];
+				uintptr_t nfp = ((const uintptr_t *)fp)[0];
+				unsigned h = uw_hash(ra);
+				uintptr_t k = atomic_load_explicit(&uw_fkeys[h], memory_order_acquire);
+				lo = fp + 16;
+				fp = nfp;
+				if (__builtin_expect(k != ra, 0)) {
+					r = uw_rule(ra);
+					if (r == UW_BAD_RULE)
+						return n;
+					out[n++] = ra;
+					if (n == max)
+						return n;
+					if (r != UW_FRAME_RULE)
+						break;
+					continue;
+				}
+				out[n++] = ra;
+				if (n == max)
 					return n;
 			}
-			out[n++] = ra;
-			if (n == max)
-				return n;
+			sp = lo;
+			if (sp & 7)
+				return n; /* reached through a misaligned rbp */
 		}
 		/* Any other rule. */
 		uintptr_t cfa, ra, nfp;

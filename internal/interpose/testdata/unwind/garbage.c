@@ -61,8 +61,8 @@ int main(void)
 	}
 	fake_frame(capture, 0xdeadbeef);
 	expect("fake frame, garbage return address", 1, ret_fake_frame);
-	/* The two addresses that an empty slot of the rule table matches
-	 * (unwind.c, UW_HOLE). */
+	/* Address 0, which an empty slot of uw_fkeys would match (unwind.c:
+	 * its slot 0 holds 1), and 2^63, not a user-space address. */
 	fake_frame(capture, 0);
 	expect("fake frame, return address 0", 1, ret_fake_frame);
 	fake_frame(capture, (uintptr_t)1 << 63);
