@@ -199,3 +199,20 @@ func TestUnwindThreads(t *testing.T) {
 		t.Errorf("threads under TSan: %q", out)
 	}
 }
+
+// TestUnwindMPI walks from a user-defined reduction operation that the MPI
+// library calls from its own frames (testdata/unwind/mpiop.c): ms_unwind
+// equals backtrace() through the library's frames to main, with Open MPI
+// and MPICH (one process, no mpirun).
+func TestUnwindMPI(t *testing.T) {
+	b := newUnwindBuild(t)
+	inc := filepath.Dir(b.src("unwind.c"))
+	for _, cc := range []string{"mpicc.openmpi", "mpicc.mpich"} {
+		testutil.RequireTool(t, cc)
+		prog := "mpiop-" + cc
+		b.run(cc, "-O2", "-g", "-rdynamic", "-I", inc, b.src("mpiop.c"), b.src("probe.c"), b.src("unwind.c"), "-o", prog, "-ldl")
+		if out := b.pass(prog, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"); !strings.Contains(out, "PASS checks=1 ") {
+			t.Errorf("%s: %q, want 1 check", prog, out)
+		}
+	}
+}
