@@ -68,8 +68,8 @@ enum {
 };
 /* A rule is one 64-bit word: kind (bits 0-6), bit 7 set when rbp is saved
  * relative to the old rbp rather than the CFA, the return address's slot
- * / 8 relative to the CFA (int8, bits 8-15), rbp's slot (int16, bits 16-31,
- * 0: rbp unchanged), the CFA's offset (int32, bits 32-63). */
+ * / 8 relative to the CFA (int8, bits 8-15), rbp's slot (int16, bits 16-31;
+ * 0 without bit 7: rbp unchanged), the CFA's offset (int32, bits 32-63). */
 #define UW_KIND(r) ((unsigned)(r) & 0x7f)
 #define UW_RBP_AT_FP 0x80u
 #define UW_RULE(kind, ra8, rbpoff, cfaoff)                                    \
