@@ -1,0 +1,166 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// chanComm is a job of goroutines for InJob.
+type chanComm struct {
+	rank int
+	net  *chanNet
+}
+
+type chanNet struct {
+	size  int
+	p2p   [][]chan []byte // [src][dst]
+	a2a   [][]chan []byte
+	token []chan [3]uint64
+}
+
+func newChanNet(size int) *chanNet {
+	n := &chanNet{size: size, token: make([]chan [3]uint64, size)}
+	for s := 0; s < size; s++ {
+		n.p2p = append(n.p2p, make([]chan []byte, size))
+		n.a2a = append(n.a2a, make([]chan []byte, size))
+		for d := 0; d < size; d++ {
+			n.p2p[s][d] = make(chan []byte, 4)
+			n.a2a[s][d] = make(chan []byte, 1)
+		}
+		n.token[s] = make(chan [3]uint64, 2*size)
+	}
+	return n
+}
+
+func (c chanComm) Rank() int { return c.rank }
+func (c chanComm) Size() int { return c.net.size }
+func (c chanComm) Send(dest int, data []byte) error {
+	c.net.p2p[c.rank][dest] <- bytes.Clone(data)
+	return nil
+}
+func (c chanComm) Recv(src int) ([]byte, error) { return <-c.net.p2p[src][c.rank], nil }
+func (c chanComm) Alltoallv(out [][]byte) ([][]byte, error) {
+	for d := range out {
+		c.net.a2a[c.rank][d] <- bytes.Clone(out[d])
+	}
+	in := make([][]byte, c.net.size)
+	for s := range in {
+		in[s] = <-c.net.a2a[s][c.rank]
+	}
+	return in, nil
+}
+func (c chanComm) SendToken(dest int, m [3]uint64) error {
+	c.net.token[dest] <- m
+	return nil
+}
+func (c chanComm) RecvToken() ([3]uint64, error) { return <-c.net.token[c.rank], nil }
+
+// inJob runs InJob on every rank of the job as goroutines; the result is
+// rank 0's.
+func inJob(t *testing.T, dir string, size int) *Result {
+	t.Helper()
+	net := newChanNet(size)
+	var wg sync.WaitGroup
+	var res *Result
+	errs := make([]error, size)
+	for r := 0; r < size; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rk, err := trace.OpenRank(trace.RankPath(dir, r))
+			if err != nil {
+				rk = nil
+			}
+			x, err := InJob(chanComm{r, net}, dir, rk, Options{})
+			errs[r] = err
+			if r == 0 {
+				res = x
+			}
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	return res
+}
+
+// TestInJobAgrees: the analysis in the job (each rank on its own file,
+// the ranks exchanging records) gives the offline result exactly, on the
+// hand-made traces and on a synthetic one with messages, collectives and
+// nonblocking requests.
+func TestInJobAgrees(t *testing.T) {
+	ir := func(t0 uint64, peer int32, req uint64) trace.Event {
+		e := recv(fIrecv, t0, t0+100, peer)
+		e.Flags |= trace.FReq
+		e.Req = req
+		return e
+	}
+	is := func(t0 uint64, peer int32, req uint64) trace.Event {
+		e := send(fIsend, t0, t0+100, peer)
+		e.Flags |= trace.FReq
+		e.Req = req
+		return e
+	}
+	done := func(t uint64, req uint64, peer int32) trace.Event {
+		e := trace.Event{Kind: trace.KComplete, Fn: fWaitall, T0: t, T1: t, Req: req, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		if peer >= 0 {
+			e.Flags, e.RPeer, e.RTag, e.RBytes = trace.FRecv, peer, 5, 8
+		}
+		return e
+	}
+	jobs := map[string][][]trace.Event{
+		"late sender": {{send(fSend, 30000, 31000, 1)}, {recv(fRecv, 10000, 32000, 0)}},
+		"late receiver": {{send(fSsend, 10000, 32000, 1), send(fSend, 40000, 40500, 1)},
+			{recv(fRecv, 30000, 32500, 0), recv(fRecv, 50000, 50500, 0)}},
+		"collectives": {{coll(fBarrier, 0, 21000, -1), coll(fBcast, 30000, 36000, 1), coll(fReduce, 40000, 49000, 0)},
+			{coll(fBarrier, 10000, 21000, -1), coll(fBcast, 35000, 35500, 1), coll(fReduce, 43000, 43100, 0)},
+			{coll(fBarrier, 20000, 21000, -1), coll(fBcast, 28000, 36000, 1), coll(fReduce, 48000, 48100, 0)}},
+		"waitall": {{ir(1000, 1, 0xa), is(1500, 1, 0xb), done(25000, 0xa, 1), done(25000, 0xb, -1), call(fWaitall, 2000, 25000)},
+			{ir(18000, 0, 0xa), is(20000, 0, 0xb), done(20500, 0xa, 0), done(20500, 0xb, -1), call(fWaitall, 20200, 20500)}},
+		"critical path": {{call(fCommRank, 0, 100), send(fSend, 10000, 10100, 1)},
+			{recv(fRecv, 0, 10200, 0), send(fSend, 30000, 30100, 2)},
+			{recv(fRecv, 0, 30200, 1), call(fCommRank, 60000, 60100)}},
+		"delay chain": chainJob(),
+	}
+	for name, ranks := range jobs {
+		t.Run(name, func(t *testing.T) {
+			dir := writeJob(t, ranks...)
+			compareInJob(t, dir, len(ranks))
+		})
+	}
+	t.Run("synthetic", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 40000, Seed: 3}); err != nil {
+			t.Fatal(err)
+		}
+		res := compareInJob(t, dir, 4)
+		if res.Messages != 8000 || res.Colls != 1010 || len(res.Rows) == 0 || res.Critical.Jumps == 0 {
+			t.Errorf("%d messages, %d collectives, %d rows, %d jumps: want 8000, 1010 and some", res.Messages, res.Colls, len(res.Rows), res.Critical.Jumps)
+		}
+	})
+}
+
+func compareInJob(t *testing.T, dir string, size int) *Result {
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := Analyze(j, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inJob(t, dir, size)
+	a, _ := json.MarshalIndent(off, "", " ")
+	b, _ := json.MarshalIndent(in, "", " ")
+	if !bytes.Equal(a, b) {
+		t.Errorf("in the job:\n%s\noffline:\n%s", b, a)
+	}
+	return off
+}
