@@ -38,6 +38,11 @@ func runInJob(t *testing.T, f mpitest.Family, np int, args ...string) (*profile.
 		t.Fatalf("no analysis section in the profile\n%s", res.Stderr)
 	}
 	var out, errs bytes.Buffer
+	// mpiscope report shows the section.
+	if rc := cli.Run([]string{"report", job}, &out, &errs); rc != 0 || !strings.Contains(out.String(), "Trace analysis (in the job") {
+		t.Errorf("mpiscope report: exit %d, no trace analysis section:\n%s%s", rc, out.String(), errs.String())
+	}
+	out.Reset()
 	if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
 		t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
 	}
