@@ -33,13 +33,21 @@ var fnNames = []string{"MPI_Send", "MPI_Recv", "MPI_Ssend", "MPI_Barrier", "MPI_
 // rankFile encodes a rank's trace file (1 tick = 1 ns, one host, world
 // only, the events in one compressed block, a final block).
 func rankFile(t testing.TB, rank, size int, evs []trace.Event) []byte {
+	return rankFileOn(t, rank, size, "h", nil, evs)
+}
+
+// rankFileOn is rankFile on a host, with clock samples.
+func rankFileOn(t testing.TB, rank, size int, host string, syncs []trace.Sync, evs []trace.Event) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	bw, _ := trace.NewBlockWriter(&b)
 	classes := make([]string, len(fnNames))
-	bw.Block(trace.BHeader, trace.EncodeHeader(&trace.Header{Rank: rank, Size: size, PID: 100 + rank, Host: "h", Family: "test",
+	bw.Block(trace.BHeader, trace.EncodeHeader(&trace.Header{Rank: rank, Size: size, PID: 100 + rank, Host: host, Family: "test",
 		Tool: "0", Timer: "clock", RealNs: 1, FnNames: fnNames, FnClasses: classes}))
 	bw.Block(trace.BCalib, trace.EncodeCalib(trace.Calib{NsPerTick: 1}))
+	for _, s := range syncs {
+		bw.Block(trace.BSync, trace.EncodeSync(s))
+	}
 	world := make([]int, size)
 	for i := range world {
 		world[i] = i

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -53,44 +54,58 @@ type Delay struct {
 // delays runs the delay analysis over the ranks' waits (rank order).
 func (res *Result) delays(parts []rankPart) {
 	res.Delays = []Delay{}
-	pos := map[int]int{}
+	pos := make(map[int]int, len(parts))
 	type dw struct {
 		DelayWait
-		part   int
-		own    float64 // load: its own wait (short term) ...
-		passed float64 // ... and what later waits passed to it
+		part   int32
+		turn   int32   // its place in the processing order
+		passed float64 // what later waits passed to it (long term)
 	}
-	var all []*dw
-	per := make([][]*dw, len(parts))
+	n := 0
 	for i := range parts {
 		pos[parts[i].Rank] = i
-		for _, w := range parts[i].DWaits {
-			if w.Ready > w.T0 {
-				d := &dw{DelayWait: w, part: i, own: w.Wait}
-				all = append(all, d)
-				per[i] = append(per[i], d)
+		n += len(parts[i].DWaits)
+	}
+	// From the latest window end to the earliest: the waits in reverse
+	// (higher ranks, later waits first), then sorted stably by window end,
+	// descending.
+	all := make([]dw, 0, n)
+	for i := len(parts) - 1; i >= 0; i-- {
+		ws := parts[i].DWaits
+		for k := len(ws) - 1; k >= 0; k-- {
+			if ws[k].Ready > ws[k].T0 {
+				all = append(all, dw{DelayWait: ws[k], part: int32(i)})
 			}
 		}
 	}
-	// From the latest window end to the earliest (ties: higher rank first,
-	// then the later entry): order[d] is d's turn.
-	slices.SortStableFunc(all, func(a, b *dw) int {
-		return cmp.Or(cmp.Compare(b.Ready, a.Ready), cmp.Compare(b.part, a.part), cmp.Compare(b.T0, a.T0))
-	})
-	turn := make(map[*dw]int, len(all))
-	for k, d := range all {
-		turn[d] = k
+	// By the whole nanoseconds before the latest end (keys that spread
+	// over the buckets of sortByKey), then the fractions by insertion.
+	top := math.Inf(-1)
+	for k := range all {
+		top = max(top, all[k].Ready)
+	}
+	all = sortByKey(all, func(d *dw) uint64 { return uint64(min(top-d.Ready, 1<<62)) })
+	for i := 1; i < len(all); i++ {
+		for j := i; j > 0 && all[j-1].Ready < all[j].Ready; j-- {
+			all[j-1], all[j] = all[j], all[j-1]
+		}
+	}
+	per := make([][]int32, len(parts)) // each rank's waits by window end
+	for k := range all {
+		all[k].turn = int32(k)
+		per[all[k].part] = append(per[all[k].part], int32(k))
 	}
 	for i := range per {
-		slices.SortFunc(per[i], func(a, b *dw) int { return cmp.Compare(a.Ready, b.Ready) })
+		slices.Reverse(per[i])
 	}
 	type ck struct {
 		part int
 		key  int32
 	}
 	costs := map[ck]*Delay{}
-	for k, d := range all {
-		load := d.own + d.passed
+	for k := range all {
+		d := &all[k]
+		load := d.Wait + d.passed
 		if load <= 0 {
 			continue
 		}
@@ -101,11 +116,12 @@ func (res *Result) delays(parts []rankPart) {
 		}
 		// The partner's waits that overlap the window and come later.
 		ws := per[sp]
-		j := sort.Search(len(ws), func(x int) bool { return ws[x].Ready > d.T0 })
+		j := sort.Search(len(ws), func(x int) bool { return all[ws[x]].Ready > d.T0 })
 		var covered float64
-		for ; j < len(ws) && ws[j].T0 < d.Ready; j++ {
-			o := min(ws[j].Ready, d.Ready) - max(ws[j].T0, d.T0)
-			if o <= 0 || turn[ws[j]] <= k {
+		for ; j < len(ws) && all[ws[j]].T0 < d.Ready; j++ {
+			w := &all[ws[j]]
+			o := min(w.Ready, d.Ready) - max(w.T0, d.T0)
+			if o <= 0 || w.turn <= int32(k) {
 				continue
 			}
 			o = min(o, win-covered)
@@ -113,7 +129,7 @@ func (res *Result) delays(parts []rankPart) {
 				break
 			}
 			covered += o
-			ws[j].passed += load * o / win
+			w.passed += load * o / win
 		}
 		rest := 1 - covered/win
 		if rest <= 0 {
@@ -127,9 +143,9 @@ func (res *Result) delays(parts []rankPart) {
 			}
 			costs[ck{sp, d.PKey}] = c
 		}
-		c.Short += d.own * rest / 1e9
+		c.Short += d.Wait * rest / 1e9
 		c.Long += d.passed * rest / 1e9
-		if d.own > 0 {
+		if d.Wait > 0 {
 			c.Instances++
 		}
 	}
@@ -139,6 +155,6 @@ func (res *Result) delays(parts []rankPart) {
 	}
 	slices.SortFunc(res.Delays, func(a, b Delay) int {
 		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), strings.Compare(a.Callsite, b.Callsite),
-			strings.Compare(a.Func, b.Func))
+			strings.Compare(a.Func, b.Func), strings.Compare(a.Caller, b.Caller))
 	})
 }

@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"sync"
 	"testing"
 
@@ -135,6 +136,33 @@ func TestInJobAgrees(t *testing.T) {
 			compareInJob(t, dir, len(ranks))
 		})
 	}
+	// Two hosts, the second's clock samples 3000 ns off: rank 2's
+	// receive seems to end before rank 0's send began, and the clock
+	// repair (distributed in the job) shifts host b.
+	t.Run("two hosts", func(t *testing.T) {
+		dir := t.TempDir()
+		hosts := []string{"a", "a", "b", "b"}
+		evs := [][]trace.Event{
+			{send(fSend, 10000, 10100, 2), coll(fBarrier, 20000, 30000, -1)},
+			{coll(fBarrier, 21000, 30000, -1)},
+			{recv(fRecv, 1000, 8000, 0), send(fSend, 9000, 9100, 3), coll(fBarrier, 22000, 30000, -1)},
+			{recv(fRecv, 2000, 9500, 2), coll(fBarrier, 29000, 30000, -1)},
+		}
+		for r := range evs {
+			var syncs []trace.Sync
+			if r >= 2 {
+				syncs = []trace.Sync{{LocalNs: 0, OffsetNs: -3000, RTTNs: 100 * uint64(r)}}
+			}
+			writeFile(t, trace.RankPath(dir, r), rankFileOn(t, r, 4, hosts[r], syncs, evs[r]))
+		}
+		res := compareInJob(t, dir, 4)
+		// Host b shifted by +5000 ns: from rank 2's first entry (1000 -
+		// 3000 + 5000) to its barrier's end (30000 - 3000 + 5000); not
+		// repaired it would be -2000 to rank 0's 30000.
+		if res.Messages != 2 || res.Colls != 1 || math.Abs(res.Seconds*1e9-29000) > 1e-3 {
+			t.Errorf("%d messages, %d collectives, %.3f ns; want 2, 1, 29000", res.Messages, res.Colls, res.Seconds*1e9)
+		}
+	})
 	t.Run("synthetic", func(t *testing.T) {
 		dir := t.TempDir()
 		if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 40000, Seed: 3}); err != nil {

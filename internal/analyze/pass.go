@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
@@ -317,15 +316,9 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world
 		}
 	}
 	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
-	slices.SortFunc(colls, func(a, b collRec) int {
-		if a.comm != b.comm {
-			return int(a.comm - b.comm)
-		}
-		if a.seq != b.seq {
-			return cmpU(uint64(a.seq), uint64(b.seq))
-		}
-		return int(a.idx - b.idx)
-	})
+	// By (communicator, sequence number), then rank: two stable passes.
+	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.idx)) })
+	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	for i := 0; i < len(colls); {
 		j := i + 1
 		for j < len(colls) && colls[j].comm == colls[i].comm && colls[j].seq == colls[i].seq {
