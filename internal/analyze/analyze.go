@@ -260,11 +260,33 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: the trace holds no MPI call", job.Dir)
 	}
 	// Match messages and collectives, shard by shard in parallel.
+	// When the records are spilled, so are the wait candidates: to one
+	// file per rank, read back rank by rank.
 	cands := make([][]cand, nshard)
 	stats := make([]matchStats, nshard)
 	comms := w.CommList()
+	var csp *spill
+	if sp != nil {
+		var err error
+		if csp, err = newSpill(n); err != nil {
+			return nil, err
+		}
+		defer csp.close()
+	}
 	forEach(nshard, opt.Workers, func(s int) {
-		cands[s], stats[s] = matchShard(s, passes, idx, comms, sp)
+		cs, st := matchShard(s, passes, idx, comms, sp)
+		stats[s] = st
+		if csp == nil {
+			cands[s] = cs
+			return
+		}
+		byRank := map[int32][]byte{}
+		for i := range cs {
+			byRank[cs[i].idx] = appendCand(byRank[cs[i].idx], &cs[i])
+		}
+		for i, b := range byRank {
+			csp.write(int(i), b)
+		}
 	})
 	if sp != nil && sp.err != nil {
 		return nil, sp.err
@@ -284,8 +306,21 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	cands = nil
 	ws := make([]rankWaits, n)
-	forEach(n, opt.Workers, func(i int) { ws[i] = groupWaits(perRank[i]) })
+	forEach(n, opt.Workers, func(i int) {
+		if csp != nil {
+			cs, err := decodeCands(csp.read(i), nil)
+			if err != nil {
+				csp.fail(err)
+			}
+			perRank[i] = cs
+		}
+		ws[i] = groupWaits(perRank[i])
+		perRank[i] = nil
+	})
 	perRank = nil
+	if csp != nil && csp.err != nil {
+		return nil, csp.err
+	}
 	names := newNamer(job, opt.Source, comms)
 	parts := make([]rankPart, n)
 	for i, p := range passes {
@@ -364,11 +399,15 @@ func groupWaits(cs []cand) rankWaits {
 		c0 := cs[i]
 		wr, wp, wk := c0.t0, noPattern, c0.key
 		jr, jp, jk := c0.t0, int32(-1), int32(-1)
+		// Ties go to the lower pattern and key, partner and its key: the
+		// result does not depend on the candidates' order (shards,
+		// spill files and ranks deliver them in different orders).
 		for _, c := range cs[i:j] {
-			if c.pattern != noPattern && c.waitReady > wr {
+			if c.pattern != noPattern && (c.waitReady > wr || c.waitReady == wr && wp != noPattern &&
+				(c.pattern < wp || c.pattern == wp && c.key < wk)) {
 				wr, wp, wk = c.waitReady, c.pattern, c.key
 			}
-			if c.jumpReady > jr {
+			if c.jumpReady > jr || c.jumpReady == jr && jp >= 0 && (c.partner < jp || c.partner == jp && c.pkey < jk) {
 				jr, jp, jk = c.jumpReady, c.partner, c.pkey
 			}
 		}

@@ -163,3 +163,64 @@ func TestDelayChain(t *testing.T) {
 		}
 	})
 }
+
+// TestInJobP2P: p2p.c traced from MPI_Init (blocking, nonblocking and
+// persistent messages, MPI_ANY_SOURCE, a duplicate of MPI_COMM_WORLD)
+// analyzed in the job: exactly `mpiscope analyze`'s result, every
+// message matched.
+func TestInJobP2P(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		prog := mpitest.Compile(t, f.MPICC, "p2p.c", dir)
+		job := filepath.Join(dir, "job")
+		res := f.Exec(t, mpitest.Run{NP: 4, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1",
+			"MPISCOPE_TRACE": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+		if res.Err != nil {
+			t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
+		}
+		p, _, err := profile.Load(job)
+		if err != nil || p.Analysis == nil {
+			t.Fatalf("no analysis (%v)\n%s", err, res.Stderr)
+		}
+		var out, errs bytes.Buffer
+		if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
+			t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
+		}
+		var off analyze.Result
+		if err := json.Unmarshal(out.Bytes(), &off); err != nil {
+			t.Fatal(err)
+		}
+		sameAnalysis(t, p.Analysis, &off)
+		// Per rank: 1000 + 100 + 50 + 5 + 20 + 6 messages received (the
+		// left neighbour's and MPI_ANY_SOURCE's).
+		if p.Analysis.Unmatched != 0 || p.Analysis.Messages != 4*(1000+100+50+5+20+6) {
+			t.Errorf("%d messages matched, %d ends unmatched; want %d, 0", p.Analysis.Messages, p.Analysis.Unmatched, 4*(1000+100+50+5+20+6))
+		}
+	})
+}
+
+// TestInJobNoTrace: MPISCOPE_ANALYZE=1 without a trace warns once and the
+// job and its profile go on without an analysis.
+func TestInJobNoTrace(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		prog := mpitest.Compile(t, f.MPICC, "p2p.c", dir)
+		job := filepath.Join(dir, "job")
+		res := f.Exec(t, mpitest.Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1"},
+			Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+		if res.Err != nil {
+			t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
+		}
+		const w = "MPISCOPE_ANALYZE=1 needs the trace"
+		if n := strings.Count(res.Stderr, w); n != 1 {
+			t.Errorf("the warning %q %d times, want once:\n%s", w, n, res.Stderr)
+		}
+		p, _, err := profile.Load(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Analysis != nil || len(p.Funcs) == 0 {
+			t.Errorf("analysis %+v, %d functions: want none and the profile", p.Analysis, len(p.Funcs))
+		}
+	})
+}
