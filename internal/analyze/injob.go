@@ -53,6 +53,24 @@ type Comm interface {
 // It returns the result on rank 0 and nil elsewhere. dir names the job in
 // the result.
 func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
+	return analyzeInJob(c, dir, r, nil, opt)
+}
+
+// InJobFile is InJob on the rank's trace file at path ("": the rank has
+// none); a file that cannot be read leaves the rank out, with a warning
+// in the result.
+func InJobFile(c Comm, dir, path string, opt Options) (*Result, error) {
+	if path == "" {
+		return analyzeInJob(c, dir, nil, nil, opt)
+	}
+	r, err := trace.OpenRank(path)
+	if err != nil {
+		return analyzeInJob(c, dir, nil, []string{fmt.Sprintf("%v (rank %d left out)", err, c.Rank())}, opt)
+	}
+	return analyzeInJob(c, dir, r, nil, opt)
+}
+
+func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Options) (*Result, error) {
 	me, size := c.Rank(), c.Size()
 	// 1. What the ranks must agree on.
 	lm := jobMeta{Hosts: map[string]hostClock{}}
@@ -82,7 +100,17 @@ func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
 	// World first, then in order of first definition (trace.NewWalker).
 	sort.SliceStable(meta.Keys, func(a, b int) bool { return meta.Keys[a] == "world" && meta.Keys[b] != "world" })
 	var w *trace.Walker
-	var warnings []string
+	// A rank's own work never stops it from taking part in the
+	// exchanges (the others would wait for it forever): what fails here
+	// is a warning, and the rank goes on with what it has.
+	safe := func(what string, f func()) {
+		defer func() {
+			if e := recover(); e != nil {
+				warnings = append(warnings, fmt.Sprintf("rank %d: the analysis failed in %s (%v): its results are incomplete", me, what, e))
+			}
+		}()
+		f()
+	}
 	origin := math.Inf(1)
 	if r != nil {
 		job := &trace.Job{Dir: dir, Ranks: []*trace.Rank{r}}
@@ -122,7 +150,9 @@ func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
 	var unmatchedReqs int
 	if w != nil {
 		w.Origin = origin
-		if err := w.WalkRank(0, p); err != nil {
+		var err error
+		safe("reading its trace", func() { err = w.WalkRank(0, p) })
+		if err != nil {
 			var ce *trace.CorruptError
 			if errors.As(err, &ce) {
 				warnings = append(warnings, fmt.Sprintf("%v: rank %d's events from there on were not analyzed", err, me))
@@ -146,11 +176,15 @@ func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
 	var colls []collRec
 	for s, b := range in {
 		if sends, recvs, colls, err = decodeSpill(b, sends, recvs, colls); err != nil {
-			return nil, fmt.Errorf("records from rank %d: %v", s, err)
+			warnings = append(warnings, fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
 		}
 	}
 	in = nil
-	cands, st := matchRecs(sends, recvs, colls, func(w int) (int, bool) { return w, w >= 0 && w < size })
+	var cands []cand
+	var st matchStats
+	safe("matching", func() {
+		cands, st = matchRecs(sends, recvs, colls, func(w int) (int, bool) { return w, w >= 0 && w < size })
+	})
 	sends, recvs, colls = nil, nil, nil
 	for d := range out {
 		out[d] = out[d][:0]
@@ -165,10 +199,11 @@ func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
 	cands = cands[:0]
 	for s, b := range in {
 		if cands, err = decodeCands(b, cands); err != nil {
-			return nil, fmt.Errorf("wait candidates from rank %d: %v", s, err)
+			warnings = append(warnings, fmt.Sprintf("rank %d: wait candidates from rank %d: %v (left out)", me, s, err))
 		}
 	}
-	rw := groupWaits(cands)
+	var rw rankWaits
+	safe("grouping its waits", func() { rw = groupWaits(cands) })
 	cands = nil
 	// 3. The critical path.
 	type last struct {
@@ -198,9 +233,12 @@ func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
 	if r != nil {
 		names := newNamer(w.Job, opt.Source, w.CommList())
 		site := func(pc uint64) (string, string) { return names.site(0, pc) }
-		part := makePart(p, r.Events, rw, site, names, func(x int32) int { return int(x) })
-		part.PathSec = segSeconds(segs)
-		part.Path = namePath(r, pathKeys(w, 0, r, segs), site)
+		part := rankPart{Rank: me, Events: r.Events}
+		safe("collecting its results", func() {
+			part = makePart(p, r.Events, rw, site, names, func(x int32) int { return int(x) })
+			part.PathSec = segSeconds(segs)
+			part.Path = namePath(r, pathKeys(w, 0, r, segs), site)
+		})
 		g.Parts = []rankPart{part}
 		g.Size = r.Header.Size
 	}

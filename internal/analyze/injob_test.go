@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -72,11 +75,7 @@ func inJob(t *testing.T, dir string, size int) *Result {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rk, err := trace.OpenRank(trace.RankPath(dir, r))
-			if err != nil {
-				rk = nil
-			}
-			x, err := InJob(chanComm{r, net}, dir, rk, Options{})
+			x, err := InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), Options{})
 			errs[r] = err
 			if r == 0 {
 				res = x
@@ -161,6 +160,43 @@ func TestInJobAgrees(t *testing.T) {
 		// repaired it would be -2000 to rank 0's 30000.
 		if res.Messages != 2 || res.Colls != 1 || math.Abs(res.Seconds*1e9-29000) > 1e-3 {
 			t.Errorf("%d messages, %d collectives, %.3f ns; want 2, 1, 29000", res.Messages, res.Colls, res.Seconds*1e9)
+		}
+	})
+	// A damaged event block on rank 1: both analyze its events up to
+	// there, with a warning naming the file (the warnings aside, the
+	// same result); a damaged header leaves the rank out.
+	t.Run("damaged", func(t *testing.T) {
+		dir := writeJob(t,
+			[]trace.Event{send(fSend, 30000, 31000, 1), send(fSend, 40000, 41000, 1)},
+			[]trace.Event{recv(fRecv, 10000, 32000, 0), recv(fRecv, 35000, 42000, 0)})
+		path := trace.RankPath(dir, 1)
+		b, _ := os.ReadFile(path)
+		b[len(b)-12] ^= 0xff
+		writeFile(t, path, b)
+		j, err := trace.OpenJob(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := Analyze(j, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := inJob(t, dir, 2)
+		if !strings.Contains(strings.Join(in.Warnings, "\n"), path) {
+			t.Errorf("warnings %q do not name %s", in.Warnings, path)
+		}
+		off.Warnings, in.Warnings = nil, nil
+		a, _ := json.Marshal(off)
+		b, _ = json.Marshal(in)
+		if !bytes.Equal(a, b) {
+			t.Errorf("in the job:\n%s\noffline:\n%s", b, a)
+		}
+		b, _ = os.ReadFile(path)
+		b[len(trace.Magic)+3] ^= 0xff
+		writeFile(t, path, b)
+		in = inJob(t, dir, 2)
+		if !strings.Contains(strings.Join(in.Warnings, "\n"), path) || !slices.Equal(in.Ranks, []int{0}) || in.Unmatched != 2 {
+			t.Errorf("rank 1 unreadable: ranks %v, %d ends unmatched, warnings %q; want [0], 2, naming %s", in.Ranks, in.Unmatched, in.Warnings, path)
 		}
 	})
 	t.Run("synthetic", func(t *testing.T) {

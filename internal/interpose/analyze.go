@@ -47,15 +47,10 @@ func analyzeFinalize() *profile.Analysis {
 		warn("MPISCOPE_ANALYZE=1 needs the trace (MPISCOPE_TRACE=1, or MPI_Pcontrol(6)), and no rank traced: no analysis")
 		return nil
 	}
-	var r *trace.Rank
-	if ok {
-		var err error
-		if r, err = trace.OpenRank(path); err != nil {
-			addWarning(fmt.Sprintf("analysis: rank %d's trace: %v (left out)", state.rank, err))
-			r = nil
-		}
+	if !ok {
+		path = ""
 	}
-	res, err := analyze.InJob(anComm{}, state.job, r, analyze.Options{Source: ownSites()})
+	res, err := analyze.InJobFile(anComm{}, state.job, path, analyze.Options{Source: ownSites()})
 	if err != nil {
 		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))
 		return nil
