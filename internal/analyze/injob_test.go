@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -209,6 +210,18 @@ func TestInJobAgrees(t *testing.T) {
 			t.Errorf("%d messages, %d collectives, %d rows, %d jumps: want 8000, 1010 and some", res.Messages, res.Colls, len(res.Rows), res.Critical.Jumps)
 		}
 	})
+	// Sizes that are no power of two: the trees and the token's end.
+	for _, n := range []int{5, 7} {
+		t.Run(fmt.Sprintf("synthetic %d ranks", n), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: n, Events: uint64(n) * 2000, Seed: 5}); err != nil {
+				t.Fatal(err)
+			}
+			if res := compareInJob(t, dir, n); res.Messages == 0 || len(res.Delays) == 0 {
+				t.Errorf("%d messages, %d delay costs: want some", res.Messages, len(res.Delays))
+			}
+		})
+	}
 }
 
 func compareInJob(t *testing.T, dir string, size int) *Result {
