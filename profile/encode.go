@@ -12,19 +12,20 @@ const (
 	magic = "MPISCOPE"
 
 	// Section tags, in the order in which they must appear.
-	secStrings = 1
-	secMeta    = 2
-	secRanks   = 3
-	secFuncs   = 4
-	secSites   = 5
-	secHists   = 6
-	secComms   = 7
-	secPeers   = 8
-	secRegions = 9
-	secEvents  = 10
-	secBusy    = 11 // calls in progress; written only when there are some
-	secRankOff = 12 // Rank.OffNs; written only when some rank has time off
-	secWaits   = 13 // wait states (wait.go); written only when there are some
+	secStrings  = 1
+	secMeta     = 2
+	secRanks    = 3
+	secFuncs    = 4
+	secSites    = 5
+	secHists    = 6
+	secComms    = 7
+	secPeers    = 8
+	secRegions  = 9
+	secEvents   = 10
+	secBusy     = 11 // calls in progress; written only when there are some
+	secRankOff  = 12 // Rank.OffNs; written only when some rank has time off
+	secWaits    = 13 // wait states (wait.go); written only when there are some
+	secAnalysis = 14 // the trace analysis made in the job (analysis.go); written only when there is one
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -287,6 +288,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if len(p.Waits) > 0 {
 		section(secWaits, func() { e.waits(p.Waits) })
+	}
+	if p.Analysis != nil {
+		section(secAnalysis, func() { e.analysis(p.Analysis) })
 	}
 	return out
 }

@@ -207,9 +207,10 @@ type histAcc struct {
 // merger accumulates profiles keyed by maps, so that adding n profiles costs
 // O(total input) and memory O(distinct keys).
 type merger struct {
-	metaSet bool
-	meta    Meta
-	hosts   map[string]struct{}
+	analysis *Analysis // the first profile's (a job's analysis is one whole)
+	metaSet  bool
+	meta     Meta
+	hosts    map[string]struct{}
 
 	ranks     runTable[Rank]
 	funcIdx   map[string]int
@@ -483,6 +484,9 @@ func (m *merger) add(q *Profile) {
 	}
 	m.addBusy(q.Busy)
 	m.addWaits(q.Waits)
+	if m.analysis == nil {
+		m.analysis = q.Analysis
+	}
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -549,6 +553,7 @@ func (m *merger) result() *Profile {
 		p.Busy = append(p.Busy, c)
 	}
 	p.Waits = nilIfEmpty(m.waits)
+	p.Analysis = cloneAnalysis(m.analysis)
 	p.Sort()
 	return p
 }

@@ -23,6 +23,9 @@ type Profile struct {
 	Events  []Event  // Pcontrol user events, sorted by Text
 	Busy    []Call   // MPI calls in progress when the data was written, sorted by (Rank, Thread)
 	Waits   []Wait   // wait states measured online (MPISCOPE_PIGGYBACK=1), sorted by key (wait.go)
+	// Analysis is the trace analysis made in the job (MPISCOPE_ANALYZE=1,
+	// analysis.go); nil when none.
+	Analysis *Analysis
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the

@@ -165,6 +165,12 @@ func profileDiff(want, got *Profile) []string {
 	walk = func(path string, w, g reflect.Value) {
 		switch w.Kind() {
 		case reflect.Pointer:
+			if w.IsNil() || g.IsNil() {
+				if w.IsNil() != g.IsNil() {
+					d = append(d, fmt.Sprintf("%s: nil %v, want nil %v", path, g.IsNil(), w.IsNil()))
+				}
+				return
+			}
 			walk(path, w.Elem(), g.Elem())
 		case reflect.Struct:
 			for i := 0; i < w.NumField(); i++ {

@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -158,6 +157,7 @@ type Result struct {
 	Patterns   []PatternTotal `json:"patterns"`
 	Rows       []Row          `json:"rows"` // most first
 	Critical   CriticalPath   `json:"critical_path"`
+	Delays     []Delay        `json:"delay_costs"` // most first
 	Warnings   []string       `json:"warnings"`
 	Missing    []string       `json:"not_analyzed"` // what the trace does not record
 }
@@ -200,7 +200,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		}
 	}
 	w := trace.NewWalker(job, trace.WalkOptions{NoClock: opt.NoClock, Progress: progress})
-	res := &Result{Dir: job.Dir, Warnings: append([]string(nil), job.Warnings...), Missing: NotRecorded, Rows: []Row{}}
+	res := &Result{Dir: job.Dir, Warnings: append([]string{}, job.Warnings...), Missing: NotRecorded, Rows: []Row{}}
 	if len(job.Ranks) > 0 {
 		res.Size = job.Ranks[0].Header.Size
 	}
@@ -260,23 +260,42 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: the trace holds no MPI call", job.Dir)
 	}
 	// Match messages and collectives, shard by shard in parallel.
+	// When the records are spilled, so are the wait candidates: to one
+	// file per rank, read back rank by rank.
 	cands := make([][]cand, nshard)
 	stats := make([]matchStats, nshard)
 	comms := w.CommList()
+	var csp *spill
+	if sp != nil {
+		var err error
+		if csp, err = newSpill(n); err != nil {
+			return nil, err
+		}
+		defer csp.close()
+	}
 	forEach(nshard, opt.Workers, func(s int) {
-		cands[s], stats[s] = matchShard(s, passes, idx, comms, sp)
+		cs, st := matchShard(s, passes, idx, comms, sp)
+		stats[s] = st
+		if csp == nil {
+			cands[s] = cs
+			return
+		}
+		byRank := map[int32][]byte{}
+		for i := range cs {
+			byRank[cs[i].idx] = appendCand(byRank[cs[i].idx], &cs[i])
+		}
+		for i, b := range byRank {
+			csp.write(int(i), b)
+		}
 	})
 	if sp != nil && sp.err != nil {
 		return nil, sp.err
 	}
+	var total matchStats
 	for _, st := range stats {
-		res.Messages += st.messages
-		res.Unmatched += st.unmatched
-		res.Colls += st.colls
-		if st.mismatch > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d collective calls do not match across ranks (tracing started at different points?): left out", st.mismatch))
-		}
+		total.add(st)
 	}
+	res.addStats(total)
 	// Each rank's candidates, grouped by call: wait states and jumps.
 	perRank := make([][]cand, n)
 	for s, cs := range cands {
@@ -287,11 +306,35 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	cands = nil
 	ws := make([]rankWaits, n)
-	forEach(n, opt.Workers, func(i int) { ws[i] = groupWaits(perRank[i]) })
+	forEach(n, opt.Workers, func(i int) {
+		if csp != nil {
+			cs, err := decodeCands(csp.read(i), nil)
+			if err != nil {
+				csp.fail(err)
+			}
+			perRank[i] = cs
+		}
+		ws[i] = groupWaits(perRank[i])
+		perRank[i] = nil
+	})
 	perRank = nil
+	if csp != nil && csp.err != nil {
+		return nil, csp.err
+	}
 	names := newNamer(job, opt.Source, comms)
-	res.collect(job, passes, ws, names)
-	res.critical(w, job, passes, ws, opt, names)
+	parts := make([]rankPart, n)
+	for i, p := range passes {
+		parts[i] = makePart(p, job.Ranks[i].Events, ws[i], func(pc uint64) (string, string) { return names.site(i, pc) }, names,
+			func(x int32) int { return passes[x].rank })
+	}
+	cp := replay(passes, ws)
+	keys := make([][]pathKey, n)
+	forEach(n, opt.Workers, func(i int) { keys[i] = pathKeys(w, i, job.Ranks[i], cp.segs[i]) })
+	for i := range parts {
+		parts[i].PathSec = segSeconds(cp.segs[i])
+		parts[i].Path = namePath(job.Ranks[i], keys[i], func(pc uint64) (string, string) { return names.site(i, pc) })
+	}
+	res.assemble(parts, cp.info)
 	if w.Unmatched > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d request completions had no matching post (posted before tracing started, or on another thread)", w.Unmatched))
 	}
@@ -338,7 +381,9 @@ type jump struct {
 	t1      float64 // end of the waiting call
 	t0      float64 // its start
 	ready   float64 // when the partner entered (the path continues there)
-	partner int32   // index in Job.Ranks
+	wait    float64 // the call's wait state (ns), 0 none
+	partner int32   // index in Job.Ranks (in the job: world rank)
+	pkey    int32   // the partner's call's key, on the partner's rank
 }
 
 // groupWaits turns a rank's candidates into wait states: per call, the
@@ -353,85 +398,35 @@ func groupWaits(cs []cand) rankWaits {
 		}
 		c0 := cs[i]
 		wr, wp, wk := c0.t0, noPattern, c0.key
-		jr, jp := c0.t0, int32(-1)
+		jr, jp, jk := c0.t0, int32(-1), int32(-1)
+		// Ties go to the lower pattern and key, partner and its key: the
+		// result does not depend on the candidates' order (shards,
+		// spill files and ranks deliver them in different orders).
 		for _, c := range cs[i:j] {
-			if c.pattern != noPattern && c.waitReady > wr {
+			if c.pattern != noPattern && (c.waitReady > wr || c.waitReady == wr && wp != noPattern &&
+				(c.pattern < wp || c.pattern == wp && c.key < wk)) {
 				wr, wp, wk = c.waitReady, c.pattern, c.key
 			}
-			if c.jumpReady > jr {
-				jr, jp = c.jumpReady, c.partner
+			if c.jumpReady > jr || c.jumpReady == jr && jp >= 0 && (c.partner < jp || c.partner == jp && c.pkey < jk) {
+				jr, jp, jk = c.jumpReady, c.partner, c.pkey
 			}
 		}
+		var wt float64
 		if wp != noPattern {
 			if t := min(wr, c0.t1) - c0.t0; t > 0 {
 				k := [2]int32{int32(wp), wk}
 				rw.time[k] += t
 				rw.count[k]++
+				wt = t
 			}
 		}
 		if jp >= 0 {
-			rw.jumps = append(rw.jumps, jump{t1: c0.t1, t0: c0.t0, ready: min(jr, c0.t1), partner: jp})
+			rw.jumps = append(rw.jumps, jump{t1: c0.t1, t0: c0.t0, ready: min(jr, c0.t1), wait: wt, partner: jp, pkey: jk})
 		}
 		i = j
 	}
 	sort.SliceStable(rw.jumps, func(a, b int) bool { return rw.jumps[a].t1 < rw.jumps[b].t1 })
 	return rw
-}
-
-// collect fills the pattern totals and rows.
-func (res *Result) collect(job *trace.Job, passes []*rankPass, ws []rankWaits, names *namer) {
-	n := len(passes)
-	res.Patterns = make([]PatternTotal, NumPatterns)
-	for p := range res.Patterns {
-		res.Patterns[p] = PatternTotal{Pattern: Pattern(p).String(), ByRank: make([]float64, n)}
-	}
-	res.MPISeconds = make([]float64, n)
-	first, last := 0.0, 0.0
-	for i, p := range passes {
-		res.MPISeconds[i] = p.mpi / 1e9
-		if p.ncalls > 0 {
-			if i == 0 || first == 0 || p.first < first {
-				first = p.first
-			}
-			last = max(last, p.last)
-		}
-	}
-	res.Seconds = (last - first) / 1e9
-	for i, rw := range ws {
-		for k, t := range rw.time {
-			pt := &res.Patterns[k[0]]
-			pt.Seconds += t / 1e9
-			pt.Instances += rw.count[k]
-			pt.ByRank[i] += t / 1e9
-			key := passes[i].keyList[k[1]]
-			site, caller := names.site(i, key.pc)
-			res.Rows = append(res.Rows, Row{Pattern: Pattern(k[0]).String(), Rank: passes[i].rank, Func: key.fn,
-				Callsite: site, Caller: caller, Comm: names.comm(key.comm), Seconds: t / 1e9, Instances: rw.count[k]})
-		}
-	}
-	slices.SortFunc(res.Rows, func(a, b Row) int {
-		switch {
-		case a.Seconds > b.Seconds:
-			return -1
-		case a.Seconds < b.Seconds:
-			return 1
-		}
-		if a.Rank != b.Rank {
-			return a.Rank - b.Rank
-		}
-		if a.Pattern != b.Pattern {
-			if a.Pattern < b.Pattern {
-				return -1
-			}
-			return 1
-		}
-		if a.Callsite < b.Callsite {
-			return -1
-		} else if a.Callsite > b.Callsite {
-			return 1
-		}
-		return 0
-	})
 }
 
 // namer resolves callsites and communicators to names, once each.

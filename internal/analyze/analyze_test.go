@@ -33,13 +33,21 @@ var fnNames = []string{"MPI_Send", "MPI_Recv", "MPI_Ssend", "MPI_Barrier", "MPI_
 // rankFile encodes a rank's trace file (1 tick = 1 ns, one host, world
 // only, the events in one compressed block, a final block).
 func rankFile(t testing.TB, rank, size int, evs []trace.Event) []byte {
+	return rankFileOn(t, rank, size, "h", nil, evs)
+}
+
+// rankFileOn is rankFile on a host, with clock samples.
+func rankFileOn(t testing.TB, rank, size int, host string, syncs []trace.Sync, evs []trace.Event) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	bw, _ := trace.NewBlockWriter(&b)
 	classes := make([]string, len(fnNames))
-	bw.Block(trace.BHeader, trace.EncodeHeader(&trace.Header{Rank: rank, Size: size, PID: 100 + rank, Host: "h", Family: "test",
+	bw.Block(trace.BHeader, trace.EncodeHeader(&trace.Header{Rank: rank, Size: size, PID: 100 + rank, Host: host, Family: "test",
 		Tool: "0", Timer: "clock", RealNs: 1, FnNames: fnNames, FnClasses: classes}))
 	bw.Block(trace.BCalib, trace.EncodeCalib(trace.Calib{NsPerTick: 1}))
+	for _, s := range syncs {
+		bw.Block(trace.BSync, trace.EncodeSync(s))
+	}
 	world := make([]int, size)
 	for i := range world {
 		world[i] = i
@@ -333,5 +341,47 @@ func TestSortByKey(t *testing.T) {
 				t.Errorf("n %d, keys up to %d: not sorted stably", n, max)
 			}
 		}
+	}
+}
+
+// chainJob: rank 1 computes 30000 ns before it sends to rank 2, which
+// then sends to rank 3: rank 2 waits 30000 (late sender), rank 3 30200,
+// 30000 of it while rank 2 waited.
+func chainJob() [][]trace.Event {
+	return [][]trace.Event{
+		{call(fCommRank, 0, 100)},
+		{call(fCommRank, 0, 100), send(fSend, 30000, 30050, 2)},
+		{recv(fRecv, 0, 30100, 1), send(fSend, 30200, 30250, 3)},
+		{recv(fRecv, 0, 30300, 2)},
+	}
+}
+
+// TestDelay: the waiting of the chain goes to its root cause: rank 1's
+// computation before its MPI_Send (30000 short term, rank 2's wait, and
+// 30000 long term, the part of rank 3's wait that overlaps rank 2's);
+// rank 2's own 200 ns before its send caused the rest of rank 3's wait.
+func TestDelay(t *testing.T) {
+	res := run(t, writeJob(t, chainJob()...))
+	want := []Delay{
+		{Rank: 1, Func: "MPI_Send", Callsite: "0x400000", Seconds: 60000e-9, Short: 30000e-9, Long: 30000e-9, Instances: 1},
+		{Rank: 2, Func: "MPI_Send", Callsite: "0x400000", Seconds: 200e-9, Short: 200e-9, Instances: 1},
+	}
+	if len(res.Delays) != len(want) {
+		t.Fatalf("delays %+v, want %+v", res.Delays, want)
+	}
+	var total, waits float64
+	for i, d := range res.Delays {
+		w := want[i]
+		if d.Rank != w.Rank || d.Func != w.Func || d.Callsite != w.Callsite || d.Instances != w.Instances ||
+			math.Abs(d.Seconds-w.Seconds) > 1e-12 || math.Abs(d.Short-w.Short) > 1e-12 || math.Abs(d.Long-w.Long) > 1e-12 {
+			t.Errorf("delay %d: %+v, want %+v", i, d, w)
+		}
+		total += d.Seconds
+	}
+	for _, p := range res.Patterns {
+		waits += p.Seconds
+	}
+	if math.Abs(total-waits) > 1e-12 {
+		t.Errorf("delay costs %.9f s, waits %.9f s: want equal", total, waits)
 	}
 }

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
@@ -80,6 +79,7 @@ type cand struct {
 	call      uint32
 	pattern   Pattern
 	partner   int32
+	pkey      int32 // the partner's call's key on its rank
 	t0, t1    float64
 	waitReady float64
 	jumpReady float64
@@ -104,6 +104,7 @@ type rankPass struct {
 	lastFn    string
 	lastBlock bool
 	sp        *spill // nil: records stay in memory
+	byOwner   bool   // in the job: shards are ranks (shard)
 	buf       []byte
 }
 
@@ -158,6 +159,18 @@ func (p *rankPass) blocks(fn string) bool {
 	return p.lastBlock
 }
 
+// shard is where a message end goes: by flow offline; in the job
+// (byOwner), to the receiver's rank (owner), whose shard it is.
+func (p *rankPass) shard(flow uint64, owner int) int {
+	if p.byOwner {
+		if owner >= 0 && owner < p.nshard {
+			return owner
+		}
+		return p.rank
+	}
+	return int(flow % uint64(p.nshard))
+}
+
 // Call implements trace.Visitor.
 func (p *rankPass) Call(c *trace.Call) error {
 	p.ncalls++
@@ -174,13 +187,12 @@ func (p *rankPass) Call(c *trace.Call) error {
 		}
 		return key
 	}
-	sh := func(flow uint64) int { return int(flow % uint64(p.nshard)) }
 	me := int32(p.idx)
 	if m := c.Send; m != nil {
 		if m.Req != 0 {
 			p.reqT[m.Req] = c.T0
 		} else if m.Flow != 0 {
-			s := sh(m.Flow)
+			s := p.shard(m.Flow, m.Peer)
 			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: true})
 			p.added(s)
 		}
@@ -195,7 +207,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 		p.reqT[c.StartRecv[i].Req] = c.T0
 	}
 	if m := c.Recv; m != nil && m.Flow != 0 {
-		s := sh(m.Flow)
+		s := p.shard(m.Flow, p.rank)
 		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, wt0: c.T0, wt1: c.T1, idx: me, key: k(), call: call, blocking: true})
 		p.added(s)
 	}
@@ -206,7 +218,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			t, ok := p.reqT[m.Req]
 			delete(p.reqT, m.Req)
 			if ok && m.Flow != 0 {
-				s := sh(m.Flow)
+				s := p.shard(m.Flow, m.Peer)
 				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
 				p.added(s)
 			}
@@ -216,7 +228,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			t, ok := p.reqT[m.Req]
 			delete(p.reqT, m.Req)
 			if ok && m.Flow != 0 {
-				s := sh(m.Flow)
+				s := p.shard(m.Flow, p.rank)
 				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
 				p.added(s)
 			}
@@ -250,7 +262,6 @@ type matchStats struct {
 // matchShard pairs the message ends of shard s by flow and groups its
 // collective parts by instance, producing the wait candidates.
 func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill) ([]cand, matchStats) {
-	var st matchStats
 	var sends []sendRec
 	var recvs []recvRec
 	var colls []collRec
@@ -266,6 +277,13 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 		colls = append(colls, p.colls[s]...)
 		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 	}
+	return matchRecs(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok })
+}
+
+// matchRecs pairs message ends by flow and groups collective parts by
+// instance, producing the wait candidates.
+func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
+	var st matchStats
 	sends = sortByKey(sends, func(r *sendRec) uint64 { return r.flow })
 	recvs = sortByKey(recvs, func(r *recvRec) uint64 { return r.flow })
 	var out []cand
@@ -287,26 +305,20 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 		j++
 		// Late sender: the receiver waited for the send to begin.
 		if rv.blocking && sd.enter > rv.wt0 {
-			out = append(out, cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx,
+			out = append(out, cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
 				t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
 		}
 		// Late receiver: the sender was still blocked when the receive
 		// was posted.
 		if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
-			out = append(out, cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx,
+			out = append(out, cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
 				t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
 		}
 	}
 	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
-	slices.SortFunc(colls, func(a, b collRec) int {
-		if a.comm != b.comm {
-			return int(a.comm - b.comm)
-		}
-		if a.seq != b.seq {
-			return cmpU(uint64(a.seq), uint64(b.seq))
-		}
-		return int(a.idx - b.idx)
-	})
+	// By (communicator, sequence number), then rank: two stable passes.
+	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.idx)) })
+	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	for i := 0; i < len(colls); {
 		j := i + 1
 		for j < len(colls) && colls[j].comm == colls[i].comm && colls[j].seq == colls[i].seq {
@@ -329,21 +341,21 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 }
 
 // collCands adds the wait candidates of one collective instance.
-func collCands(g []collRec, idx map[int]int, out []cand) []cand {
+func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand {
 	last := 0
 	for k := range g {
 		if g[k].t0 > g[last].t0 {
 			last = k
 		}
 	}
-	add := func(c *collRec, p Pattern, waitReady float64, partner int, jumpReady float64) []cand {
+	add := func(c *collRec, p Pattern, waitReady float64, partner *collRec, jumpReady float64) []cand {
 		if waitReady <= c.t0 && jumpReady <= c.t0 {
 			return out
 		}
-		return append(out, cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: int32(partner),
+		return append(out, cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: partner.idx, pkey: partner.key,
 			t0: c.t0, t1: c.t1, waitReady: waitReady, jumpReady: jumpReady})
 	}
-	maxT, who := g[last].t0, int(g[last].idx)
+	maxT, who := g[last].t0, &g[last]
 	switch g[0].kind {
 	case collBarrier, collNxN:
 		p := WaitNxN
@@ -354,7 +366,7 @@ func collCands(g []collRec, idx map[int]int, out []cand) []cand {
 			out = add(&g[k], p, maxT, who, maxT)
 		}
 	case coll1xN:
-		ri, ok := idx[int(g[0].root)]
+		ri, ok := idx(int(g[0].root))
 		if !ok {
 			return out
 		}
@@ -369,11 +381,11 @@ func collCands(g []collRec, idx map[int]int, out []cand) []cand {
 		}
 		for k := range g {
 			if &g[k] != root {
-				out = add(&g[k], LateBroadcast, root.t0, ri, root.t0)
+				out = add(&g[k], LateBroadcast, root.t0, root, root.t0)
 			}
 		}
 	case collNx1:
-		ri, ok := idx[int(g[0].root)]
+		ri, ok := idx(int(g[0].root))
 		if !ok {
 			return out
 		}

@@ -16,8 +16,14 @@ func sortByKey[T any](a []T, key func(*T) uint64) []T {
 		return a
 	}
 	var maxKey uint64
+	sorted := true
 	for i := range a {
-		maxKey = max(maxKey, key(&a[i]))
+		k := key(&a[i])
+		sorted = sorted && k >= maxKey
+		maxKey = max(maxKey, k)
+	}
+	if sorted {
+		return a
 	}
 	// Buckets: the key's top bits, about n/8 of them.
 	bits := 0
@@ -45,7 +51,9 @@ func sortByKey[T any](a []T, key func(*T) uint64) []T {
 	for b := 0; b+1 < len(count); b++ {
 		s := out[count[b]:count[b+1]]
 		if len(s) > 32 {
-			slices.SortStableFunc(s, byKey)
+			if !slices.IsSortedFunc(s, byKey) { // all equal: one key per bucket
+				slices.SortStableFunc(s, byKey)
+			}
 			continue
 		}
 		for i := 1; i < len(s); i++ {

@@ -109,8 +109,18 @@ func (e *recEnc) bool(v bool) {
 
 // flush writes the pass's records of shard s to the spill and empties them.
 func (p *rankPass) flush(s int) {
-	e := recEnc{b: p.buf[:0]}
-	for _, r := range p.sends[s] {
+	p.buf = encodeRecs(p.buf[:0], p.sends[s], p.recvs[s], p.colls[s])
+	if len(p.buf) > 0 {
+		p.sp.write(s, p.buf)
+	}
+	p.sends[s], p.recvs[s], p.colls[s] = p.sends[s][:0], p.recvs[s][:0], p.colls[s][:0]
+}
+
+// encodeRecs appends the records to b (the spill's and the in-job
+// exchange's format; decodeSpill reads it).
+func encodeRecs(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) []byte {
+	e := recEnc{b: b}
+	for _, r := range sends {
 		e.b = append(e.b, tagSend)
 		e.u64(r.flow)
 		e.f64(r.enter)
@@ -121,7 +131,7 @@ func (p *rankPass) flush(s int) {
 		e.u32(r.call)
 		e.bool(r.blocking)
 	}
-	for _, r := range p.recvs[s] {
+	for _, r := range recvs {
 		e.b = append(e.b, tagRecv)
 		e.u64(r.flow)
 		e.f64(r.post)
@@ -132,7 +142,7 @@ func (p *rankPass) flush(s int) {
 		e.u32(r.call)
 		e.bool(r.blocking)
 	}
-	for _, r := range p.colls[s] {
+	for _, r := range colls {
 		e.b = append(e.b, tagColl)
 		e.u32(uint32(r.comm))
 		e.u32(r.seq)
@@ -144,11 +154,7 @@ func (p *rankPass) flush(s int) {
 		e.f64(r.t0)
 		e.f64(r.t1)
 	}
-	p.buf = e.b
-	if len(e.b) > 0 {
-		p.sp.write(s, e.b)
-	}
-	p.sends[s], p.recvs[s], p.colls[s] = p.sends[s][:0], p.recvs[s][:0], p.colls[s][:0]
+	return e.b
 }
 
 // flushAll writes every shard's records and lets go of the buffers.

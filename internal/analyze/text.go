@@ -101,6 +101,23 @@ func (res *Result) WriteText(w io.Writer, top int) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.6f\t%s\n", s.Func, s.Callsite, s.Seconds, pct(s.Seconds, cp.Seconds))
 	}
 	tw.Flush()
+	delays := res.Delays
+	fmt.Fprintf(w, "\nDelay costs: the waiting a rank's activity before a call caused (short term: directly; long term: through the waits it caused)")
+	if top > 0 && len(delays) > top {
+		fmt.Fprintf(w, " (top %d of %d)", top, len(delays))
+		delays = delays[:top]
+	}
+	fmt.Fprintln(w)
+	if len(delays) == 0 {
+		fmt.Fprintln(w, "  none")
+	} else {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "rank	before	callsite	seconds	short term	long term	waits")
+		for _, d := range delays {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%.6f\t%.6f\t%.6f\t%d\n", d.Rank, d.Func, d.Callsite, d.Seconds, d.Short, d.Long, d.Instances)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintf(w, "\nNot analyzed (not in the trace): %s\n", strings.Join(res.Missing, "; "))
 	return nil
 }

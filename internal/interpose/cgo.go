@@ -516,6 +516,8 @@ func msgoFinalize() {
 	defer recoverWarn("finalize")
 	traceFinish() // trace_cgo.go: last buffers, clock sample, final block
 	pbFini()      // piggyback.go
+
+	an := analyzeFinalize() // analyze.go: MPISCOPE_ANALYZE=1
 	tm := newFinalizeTiming()
 	local := rankProfile("final")
 	tm.mark("local")
@@ -530,6 +532,7 @@ func msgoFinalize() {
 	if state.rank != 0 || state.job == "" {
 		return
 	}
+	merged.Analysis = an
 	defer tm.print()
 	symbolizeSites(merged)
 	tm.mark("symbolize")

@@ -28,6 +28,7 @@ type Config struct {
 	TraceDirect bool   // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
 	TraceMax    int64  // MPISCOPE_TRACE_MAX: bytes of trace per rank, then tracing stops (0: no bound)
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
+	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
 	// TraceExclude is MPISCOPE_TRACE_EXCLUDE: functions left out of the
 	// trace, "default" standing for the built-in list (trace_cgo.go).
 	TraceExclude []string
@@ -113,6 +114,8 @@ var Settings = []setting{
 		}},
 	{"MPISCOPE_TRACE", "0", "1: record an event trace from MPI_Init (MPI_Pcontrol(6)/(-6) start/stop it at run time)",
 		func(c *Config, v string) (err error) { c.Trace, err = parseBool(v); return }},
+	{"MPISCOPE_ANALYZE", "0", "1: analyze the trace inside the job at MPI_Finalize (wait states, critical path, delay costs; needs the trace; docs/analysis.md)",
+		func(c *Config, v string) (err error) { c.Analyze, err = parseBool(v); return }},
 	{"MPISCOPE_TRACE_BUFFER", "4M", "size of each of a thread's two trace buffers (bytes; K, M, G suffixes)",
 		func(c *Config, v string) error {
 			n, err := parseSize(v)

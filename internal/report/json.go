@@ -28,9 +28,10 @@ type jsonDoc struct {
 	Regions []jsonRegion `json:"regions"`
 	Events  []jsonEvent  `json:"events"`
 
-	InProgress   []jsonBusy `json:"in_progress,omitempty"`   // busy.go
-	RecordingOff *jsonOff   `json:"recording_off,omitempty"` // busy.go
-	WaitStates   []jsonWait `json:"wait_states,omitempty"`   // wait.go
+	InProgress   []jsonBusy    `json:"in_progress,omitempty"`   // busy.go
+	RecordingOff *jsonOff      `json:"recording_off,omitempty"` // busy.go
+	WaitStates   []jsonWait    `json:"wait_states,omitempty"`   // wait.go
+	Analysis     *jsonAnalysis `json:"analysis,omitempty"`      // analysis.go
 }
 
 type jsonSetting struct {
@@ -334,6 +335,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 	}
 	addBusyJSON(&d, p)
 	d.WaitStates = waitsJSON(p)
+	d.Analysis = analysisJSON(p)
 	return d
 }
 

@@ -48,7 +48,8 @@ func text(p *profile.Profile, o Options) string {
 	textPeers(&b, p, o)
 	textRegions(&b, p, o)
 	textEvents(&b, p, o)
-	textWaits(&b, p, o) // wait.go
+	textWaits(&b, p, o)    // wait.go
+	textAnalysis(&b, p, o) // analysis.go
 	return b.String()
 }
 

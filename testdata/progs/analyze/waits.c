@@ -30,6 +30,12 @@
  *                   rank 0, which receives it before its next iteration
  *                   and at the end). The critical path runs 0 -> 1 -> 2
  *                   -> 3 -> 0 ...: (k+1) x 40 ms per iteration on rank k.
+ *   chain           4 ranks: rank 2 computes 30 ms, then sends to 3; rank
+ *                   3 receives and sends to 0, 0 to 1 (each already in
+ *                   MPI_Recv): ranks 3, 0 and 1 each wait about 30 ms, all
+ *                   of it caused by rank 2's computation before its
+ *                   MPI_Send (delay costs: 30 ms short term, the rest long
+ *                   term, per iteration).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -171,6 +177,21 @@ int main(int argc, char **argv)
 		if (rank == 0) {
 			MPI_Recv(x, 1, MPI_DOUBLE, prev, ITER, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			at(rank, ITER, "end"); /* the path ends with this receive */
+		}
+	} else if (strcmp(c, "chain") == 0) {
+		/* 2 -> 3 -> 0 -> 1 */
+		int prev = (rank + size - 1) % size, next = (rank + 1) % size;
+		for (int i = 0; i < ITER; i++) {
+			align();
+			compute(rank == 2 ? 30 : 0);
+			if (rank != 2) {
+				at(rank, i, "recv");
+				MPI_Recv(x, 1, MPI_DOUBLE, prev, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			}
+			if (rank != 1) {
+				at(rank, i, "send");
+				MPI_Send(x, 1, MPI_DOUBLE, next, i, MPI_COMM_WORLD);
+			}
 		}
 	} else {
 		if (rank == 0)

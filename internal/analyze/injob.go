@@ -1,0 +1,527 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// Comm is the job's communication for the analysis in the job
+// (MPISCOPE_ANALYZE=1): the runtime's private duplicate of
+// MPI_COMM_WORLD (internal/interpose), or a test's. Every rank calls
+// InJob, and so every operation, in the same order.
+type Comm interface {
+	Rank() int
+	Size() int
+	Send(dest int, data []byte) error
+	Recv(src int) ([]byte, error)
+	// Alltoallv sends out[d] to each rank d and returns what each rank
+	// sent to this one.
+	Alltoallv(out [][]byte) ([][]byte, error)
+	// SendToken and RecvToken carry the critical path's backward replay:
+	// three words to one rank, and the next such message from any rank.
+	SendToken(dest int, m [3]uint64) error
+	RecvToken() ([3]uint64, error)
+}
+
+// InJob is the analysis inside the job, each rank on its own trace file
+// (r; nil when the rank has none), the ranks as the parallel engine:
+//
+//  1. the ranks agree on what the offline analysis takes from all files:
+//     the communicators' numbering, each host's clock conversion, the
+//     time origin (a reduction up a binomial tree and a broadcast);
+//  2. each rank reads its own trace (the same rankPass as offline); its
+//     message ends go to their receiver's rank, a collective's parts to
+//     the rank that owns its instance (one MPI_Alltoallv): each rank is
+//     one shard of the offline matching, and matches it with the same
+//     code; the wait candidates go back to the ranks of their calls (a
+//     second MPI_Alltoallv), which group them into wait states;
+//  3. the critical path is a token passed backwards from the last rank to
+//     finish to the partners of its waits, one rank at a time;
+//  4. each rank's part (its wait states, its share of the path, its waits
+//     for the delay analysis) is gathered up the binomial tree to rank 0,
+//     which assembles the result as offline does, from the same parts in
+//     the same order: the two agree exactly.
+//
+// It returns the result on rank 0 and nil elsewhere. dir names the job in
+// the result.
+func InJob(c Comm, dir string, r *trace.Rank, opt Options) (*Result, error) {
+	return analyzeInJob(c, dir, r, nil, opt)
+}
+
+// InJobFile is InJob on the rank's trace file at path ("": the rank has
+// none); a file that cannot be read leaves the rank out, with a warning
+// in the result.
+func InJobFile(c Comm, dir, path string, opt Options) (*Result, error) {
+	if path == "" {
+		return analyzeInJob(c, dir, nil, nil, opt)
+	}
+	r, err := trace.OpenRank(path)
+	if err != nil {
+		return analyzeInJob(c, dir, nil, []string{fmt.Sprintf("%v (rank %d left out)", err, c.Rank())}, opt)
+	}
+	return analyzeInJob(c, dir, r, nil, opt)
+}
+
+func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Options) (*Result, error) {
+	me, size := c.Rank(), c.Size()
+	// 1. What the ranks must agree on.
+	lm := jobMeta{Hosts: map[string]hostClock{}}
+	var hostKey string
+	if r != nil {
+		hostKey = r.Header.Host + "\x00" + r.Header.Timer
+		if r.Header.Host == "" {
+			hostKey = fmt.Sprintf("\x01%d", me)
+		}
+		lm.Hosts[hostKey] = hostClock{Score: clockScore(r), Rank: me, Calib: r.Calib, Syncs: r.Syncs}
+		lm.RankHost = map[int]string{me: hostKey}
+		ids := make([]int, 0, len(r.Comms))
+		for id := range r.Comms {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			if k := r.Comms[id].Key; !slices.Contains(lm.Keys, k) {
+				lm.Keys = append(lm.Keys, k)
+			}
+		}
+	}
+	var meta jobMeta
+	if err := allReduce(c, &lm, &meta, mergeMeta); err != nil {
+		return nil, err
+	}
+	// World first, then in order of first definition (trace.NewWalker).
+	sort.SliceStable(meta.Keys, func(a, b int) bool { return meta.Keys[a] == "world" && meta.Keys[b] != "world" })
+	var w *trace.Walker
+	// A rank's own work never stops it from taking part in the
+	// exchanges (the others would wait for it forever): what fails here
+	// is a warning, and the rank goes on with what it has.
+	safe := func(what string, f func()) {
+		defer func() {
+			if e := recover(); e != nil {
+				warnings = append(warnings, fmt.Sprintf("rank %d: the analysis failed in %s (%v): its results are incomplete", me, what, e))
+			}
+		}()
+		f()
+	}
+	origin := math.Inf(1)
+	if r != nil {
+		job := &trace.Job{Dir: dir, Ranks: []*trace.Rank{r}}
+		w = trace.NewWalker(job, trace.WalkOptions{NoClock: true})
+		for k, g := range w.Comms {
+			g.ID = slices.Index(meta.Keys, k)
+		}
+		hc := meta.Hosts[hostKey]
+		clk := trace.NewClock(&trace.Rank{Calib: hc.Calib, Syncs: hc.Syncs})
+		clk.Off = opt.NoClock
+		w.Clocks[0] = clk
+		origin = clk.Ns(r.Calib.Tick0)
+		if r.Warning != "" {
+			warnings = append(warnings, r.Warning)
+		}
+		if r.Dropped > 0 {
+			warnings = append(warnings, fmt.Sprintf("rank %d: %d events were dropped (writer behind; see MPISCOPE_TRACE_BUFFER)", me, r.Dropped))
+		}
+	}
+	if !opt.NoClock && len(meta.Hosts) > 1 {
+		if err := repairInJob(c, w, r, meta); err != nil {
+			return nil, err
+		}
+		if r != nil {
+			origin = w.Clocks[0].Ns(r.Calib.Tick0)
+		}
+	}
+	if err := allReduce(c, &origin, &origin, func(a, b *float64) { *a = min(*a, *b) }); err != nil {
+		return nil, err
+	}
+	if math.IsInf(origin, 0) {
+		origin = 0
+	}
+	// 2. This rank's records, matched at their owners.
+	p := newRankPass(me, me, size)
+	p.byOwner = true
+	var unmatchedReqs int
+	if w != nil {
+		w.Origin = origin
+		var err error
+		safe("reading its trace", func() { err = w.WalkRank(0, p) })
+		if err != nil {
+			var ce *trace.CorruptError
+			if errors.As(err, &ce) {
+				warnings = append(warnings, fmt.Sprintf("%v: rank %d's events from there on were not analyzed", err, me))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("rank %d: %v", me, err))
+			}
+		}
+		unmatchedReqs = w.Unmatched
+	}
+	out := make([][]byte, size)
+	for d := range out {
+		out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
+		p.sends[d], p.recvs[d], p.colls[d] = nil, nil, nil
+	}
+	in, err := c.Alltoallv(out)
+	if err != nil {
+		return nil, err
+	}
+	var sends []sendRec
+	var recvs []recvRec
+	var colls []collRec
+	for s, b := range in {
+		if sends, recvs, colls, err = decodeSpill(b, sends, recvs, colls); err != nil {
+			warnings = append(warnings, fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
+		}
+	}
+	in = nil
+	var cands []cand
+	var st matchStats
+	safe("matching", func() {
+		cands, st = matchRecs(sends, recvs, colls, func(w int) (int, bool) { return w, w >= 0 && w < size })
+	})
+	sends, recvs, colls = nil, nil, nil
+	for d := range out {
+		out[d] = out[d][:0]
+	}
+	for i := range cands {
+		d := int(cands[i].idx)
+		out[d] = appendCand(out[d], &cands[i])
+	}
+	if in, err = c.Alltoallv(out); err != nil {
+		return nil, err
+	}
+	cands = cands[:0]
+	for s, b := range in {
+		if cands, err = decodeCands(b, cands); err != nil {
+			warnings = append(warnings, fmt.Sprintf("rank %d: wait candidates from rank %d: %v (left out)", me, s, err))
+		}
+	}
+	var rw rankWaits
+	safe("grouping its waits", func() { rw = groupWaits(cands) })
+	cands = nil
+	// 3. The critical path.
+	type last struct {
+		T    float64
+		Rank int
+	}
+	end := last{Rank: -1}
+	if p.ncalls > 0 {
+		end = last{p.last, me}
+	}
+	if err := allReduce(c, &end, &end, func(a, b *last) {
+		if b.Rank >= 0 && (a.Rank < 0 || b.T > a.T || b.T == a.T && b.Rank < a.Rank) {
+			*a = *b
+		}
+	}); err != nil {
+		return nil, err
+	}
+	info := pathInfo{Found: end.Rank >= 0, EndRank: end.Rank}
+	var segs [][2]float64
+	if info.Found {
+		if segs, err = tokenReplay(c, rw.jumps, p, me == end.Rank, &info); err != nil {
+			return nil, err
+		}
+	}
+	// 4. This rank's part, gathered at rank 0.
+	var g gathered
+	if r != nil {
+		names := newNamer(w.Job, opt.Source, w.CommList())
+		site := func(pc uint64) (string, string) { return names.site(0, pc) }
+		part := rankPart{Rank: me, Events: r.Events}
+		safe("collecting its results", func() {
+			part = makePart(p, r.Events, rw, site, names, func(x int32) int { return int(x) })
+			part.PathSec = segSeconds(segs)
+			part.Path = namePath(r, pathKeys(w, 0, r, segs), site)
+		})
+		g.Parts = []rankPart{part}
+		g.Size = r.Header.Size
+	}
+	g.Stats = [4]uint64{st.messages, st.unmatched, st.colls, st.mismatch}
+	g.UnmatchedReqs = unmatchedReqs
+	g.Warnings = warnings
+	var all gathered
+	if err := reduceTo0(c, &g, &all, func(a, b *gathered) {
+		a.Parts = append(a.Parts, b.Parts...)
+		for i := range a.Stats {
+			a.Stats[i] += b.Stats[i]
+		}
+		a.UnmatchedReqs += b.UnmatchedReqs
+		a.Warnings = append(a.Warnings, b.Warnings...)
+		a.Size = max(a.Size, b.Size)
+	}); err != nil || me != 0 {
+		return nil, err
+	}
+	res := &Result{Dir: dir, Warnings: all.Warnings, Missing: NotRecorded, Rows: []Row{}, Size: all.Size}
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	slices.SortFunc(all.Parts, func(a, b rankPart) int { return a.Rank - b.Rank })
+	for _, pt := range all.Parts {
+		res.Ranks = append(res.Ranks, pt.Rank)
+		res.Events += pt.Events
+		res.Calls += pt.Calls
+	}
+	if res.Calls == 0 {
+		return nil, fmt.Errorf("%s: the trace holds no MPI call", dir)
+	}
+	res.addStats(matchStats{all.Stats[0], all.Stats[1], all.Stats[2], all.Stats[3]})
+	res.assemble(all.Parts, info)
+	if all.UnmatchedReqs > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d request completions had no matching post (posted before tracing started, or on another thread)", all.UnmatchedReqs))
+	}
+	return res, nil
+}
+
+// gathered is what the ranks send up the tree at the end.
+type gathered struct {
+	Parts         []rankPart
+	Stats         [4]uint64 // matchStats
+	UnmatchedReqs int
+	Warnings      []string
+	Size          int
+}
+
+// jobMeta is what the ranks agree on before reading their traces.
+type jobMeta struct {
+	Hosts map[string]hostClock // host and timer -> the clock its ranks use
+	Keys  []string             // communicator keys in order of first definition, ranks in order
+	// RankHost is each rank's host key (only when there are several
+	// hosts: for the clock repair).
+	RankHost map[int]string
+}
+
+// hostClock is a rank whose clock samples convert a host's ticks
+// (trace.hostClocks' choice: rank 0's, else the smallest round trips,
+// else the lowest rank).
+type hostClock struct {
+	Score uint64
+	Rank  int
+	Calib trace.Calib
+	Syncs []trace.Sync
+}
+
+func clockScore(r *trace.Rank) uint64 {
+	if r.Header.Rank == 0 {
+		return 0
+	}
+	if len(r.Syncs) == 0 {
+		return math.MaxUint64
+	}
+	var s uint64 = 1
+	for _, x := range r.Syncs {
+		s += x.RTTNs
+	}
+	return s
+}
+
+// mergeMeta adds the metadata of higher ranks (b) to a's.
+func mergeMeta(a, b *jobMeta) {
+	for k, h := range b.Hosts {
+		if o, ok := a.Hosts[k]; !ok || h.Score < o.Score || h.Score == o.Score && h.Rank < o.Rank {
+			a.Hosts[k] = h
+		}
+	}
+	if a.RankHost == nil {
+		a.RankHost = map[int]string{}
+	}
+	for k, v := range b.RankHost {
+		a.RankHost[k] = v
+	}
+	for _, k := range b.Keys {
+		if !slices.Contains(a.Keys, k) {
+			a.Keys = append(a.Keys, k)
+		}
+	}
+}
+
+// tokenReplay is the backward replay of the critical path in the job: the
+// rank holding the token walks its jumps back from the token's time and
+// passes it to the partner of the wait it reached; the rank that reaches
+// its first call ends the path and says so to all (a binomial tree rooted
+// there). It returns this rank's segments of the path, in time order.
+func tokenReplay(c Comm, jumps []jump, p *rankPass, have bool, info *pathInfo) ([][2]float64, error) {
+	me, size := c.Rank(), c.Size()
+	cursor := len(jumps)
+	var segs [][2]float64
+	t, n := p.last, 0
+	const token, done = 1, 2
+	for {
+		if have {
+			k, seg, ok := stepBack(jumps, &cursor, p.first, t)
+			if seg[1] > seg[0] {
+				segs = append(segs, seg)
+			}
+			if !ok {
+				info.StartRank, info.Jumps = me, n
+				if err := treeTokens(c, me, [3]uint64{done | uint64(me)<<8, uint64(me), uint64(n)}); err != nil {
+					return nil, err
+				}
+				break
+			}
+			j := jumps[k]
+			n++
+			t = j.ready
+			if int(j.partner) == me {
+				continue
+			}
+			if int(j.partner) < 0 || int(j.partner) >= size {
+				return nil, fmt.Errorf("critical path: partner %d is no rank", j.partner)
+			}
+			if err := c.SendToken(int(j.partner), [3]uint64{token, math.Float64bits(t), uint64(n)}); err != nil {
+				return nil, err
+			}
+			have = false
+			continue
+		}
+		m, err := c.RecvToken()
+		if err != nil {
+			return nil, err
+		}
+		if m[0]&0xff == token {
+			have, t, n = true, math.Float64frombits(m[1]), int(m[2])
+			continue
+		}
+		info.StartRank, info.Jumps = int(m[1]), int(m[2])
+		if err := treeTokens(c, int(m[0]>>8), m); err != nil {
+			return nil, err
+		}
+		break
+	}
+	slices.Reverse(segs)
+	return segs, nil
+}
+
+// treeTokens sends m to this rank's children in the binomial tree rooted
+// at root.
+func treeTokens(c Comm, root int, m [3]uint64) error {
+	me, size := c.Rank(), c.Size()
+	rel := (me - root + size) % size
+	for b := firstChild(rel); rel+b < size; b <<= 1 {
+		if err := c.SendToken((rel+b+root)%size, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstChild is the smallest step to a child of rel in a binomial tree
+// (children rel+b for powers of two b above rel's highest bit).
+func firstChild(rel int) int {
+	b := 1
+	for b <= rel {
+		b <<= 1
+	}
+	return b
+}
+
+// reduceTo0 combines every rank's value at rank 0 up a binomial tree
+// (merge(acc, v of higher ranks)); out is set on rank 0.
+func reduceTo0[T any](c Comm, local *T, out *T, merge func(a, b *T)) error {
+	rank, size := c.Rank(), c.Size()
+	acc := *local
+	for mask := 1; mask < size; mask <<= 1 {
+		if rank&mask != 0 {
+			b, err := encodeGob(&acc)
+			if err != nil {
+				return err
+			}
+			return c.Send(rank-mask, b)
+		}
+		if src := rank + mask; src < size {
+			data, err := c.Recv(src)
+			if err != nil {
+				return fmt.Errorf("receiving from rank %d: %w", src, err)
+			}
+			var v T
+			if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&v); err != nil {
+				return fmt.Errorf("from rank %d: %w", src, err)
+			}
+			merge(&acc, &v)
+		}
+	}
+	*out = acc
+	return nil
+}
+
+// allReduce is reduceTo0 and a broadcast of the result from rank 0.
+func allReduce[T any](c Comm, local *T, out *T, merge func(a, b *T)) error {
+	var acc T
+	if err := reduceTo0(c, local, &acc, merge); err != nil {
+		return err
+	}
+	rank, size := c.Rank(), c.Size()
+	var data []byte
+	if rank == 0 {
+		var err error
+		if data, err = encodeGob(&acc); err != nil {
+			return err
+		}
+	} else {
+		parent := rank - highBit(rank)
+		var err error
+		if data, err = c.Recv(parent); err != nil {
+			return fmt.Errorf("receiving from rank %d: %w", parent, err)
+		}
+		acc = *new(T)
+		if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&acc); err != nil {
+			return fmt.Errorf("from rank %d: %w", parent, err)
+		}
+	}
+	for b := firstChild(rank); rank+b < size; b <<= 1 {
+		if err := c.Send(rank+b, data); err != nil {
+			return err
+		}
+	}
+	*out = acc
+	return nil
+}
+
+func highBit(x int) int {
+	b := 1
+	for b<<1 <= x {
+		b <<= 1
+	}
+	return b
+}
+
+func encodeGob(v any) ([]byte, error) {
+	var b bytes.Buffer
+	err := gob.NewEncoder(&b).Encode(v)
+	return b.Bytes(), err
+}
+
+// candLen is a wait candidate's size in the exchange.
+const candLen = 4*5 + 1 + 8*4
+
+func appendCand(b []byte, c *cand) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, uint32(c.idx))
+	b = le.AppendUint32(b, uint32(c.key))
+	b = le.AppendUint32(b, c.call)
+	b = append(b, byte(c.pattern))
+	b = le.AppendUint32(b, uint32(c.partner))
+	b = le.AppendUint32(b, uint32(c.pkey))
+	for _, f := range [4]float64{c.t0, c.t1, c.waitReady, c.jumpReady} {
+		b = le.AppendUint64(b, math.Float64bits(f))
+	}
+	return b
+}
+
+func decodeCands(b []byte, out []cand) ([]cand, error) {
+	if len(b)%candLen != 0 {
+		return out, fmt.Errorf("%d bytes: not whole records", len(b))
+	}
+	le := binary.LittleEndian
+	f := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
+	for ; len(b) > 0; b = b[candLen:] {
+		out = append(out, cand{idx: int32(le.Uint32(b)), key: int32(le.Uint32(b[4:])), call: le.Uint32(b[8:]), pattern: Pattern(b[12]),
+			partner: int32(le.Uint32(b[13:])), pkey: int32(le.Uint32(b[17:])), t0: f(b[21:]), t1: f(b[29:]), waitReady: f(b[37:]), jumpReady: f(b[45:])})
+	}
+	return out, nil
+}

@@ -1,0 +1,243 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// chanComm is a job of goroutines for InJob.
+type chanComm struct {
+	rank int
+	net  *chanNet
+}
+
+type chanNet struct {
+	size  int
+	p2p   [][]chan []byte // [src][dst]
+	a2a   [][]chan []byte
+	token []chan [3]uint64
+}
+
+func newChanNet(size int) *chanNet {
+	n := &chanNet{size: size, token: make([]chan [3]uint64, size)}
+	for s := 0; s < size; s++ {
+		n.p2p = append(n.p2p, make([]chan []byte, size))
+		n.a2a = append(n.a2a, make([]chan []byte, size))
+		for d := 0; d < size; d++ {
+			n.p2p[s][d] = make(chan []byte, 4)
+			n.a2a[s][d] = make(chan []byte, 1)
+		}
+		n.token[s] = make(chan [3]uint64, 2*size)
+	}
+	return n
+}
+
+func (c chanComm) Rank() int { return c.rank }
+func (c chanComm) Size() int { return c.net.size }
+func (c chanComm) Send(dest int, data []byte) error {
+	c.net.p2p[c.rank][dest] <- bytes.Clone(data)
+	return nil
+}
+func (c chanComm) Recv(src int) ([]byte, error) { return <-c.net.p2p[src][c.rank], nil }
+func (c chanComm) Alltoallv(out [][]byte) ([][]byte, error) {
+	for d := range out {
+		c.net.a2a[c.rank][d] <- bytes.Clone(out[d])
+	}
+	in := make([][]byte, c.net.size)
+	for s := range in {
+		in[s] = <-c.net.a2a[s][c.rank]
+	}
+	return in, nil
+}
+func (c chanComm) SendToken(dest int, m [3]uint64) error {
+	c.net.token[dest] <- m
+	return nil
+}
+func (c chanComm) RecvToken() ([3]uint64, error) { return <-c.net.token[c.rank], nil }
+
+// inJob runs InJob on every rank of the job as goroutines; the result is
+// rank 0's.
+func inJob(t *testing.T, dir string, size int) *Result {
+	t.Helper()
+	net := newChanNet(size)
+	var wg sync.WaitGroup
+	var res *Result
+	errs := make([]error, size)
+	for r := 0; r < size; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x, err := InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), Options{})
+			errs[r] = err
+			if r == 0 {
+				res = x
+			}
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	return res
+}
+
+// TestInJobAgrees: the analysis in the job (each rank on its own file,
+// the ranks exchanging records) gives the offline result exactly, on the
+// hand-made traces and on a synthetic one with messages, collectives and
+// nonblocking requests.
+func TestInJobAgrees(t *testing.T) {
+	ir := func(t0 uint64, peer int32, req uint64) trace.Event {
+		e := recv(fIrecv, t0, t0+100, peer)
+		e.Flags |= trace.FReq
+		e.Req = req
+		return e
+	}
+	is := func(t0 uint64, peer int32, req uint64) trace.Event {
+		e := send(fIsend, t0, t0+100, peer)
+		e.Flags |= trace.FReq
+		e.Req = req
+		return e
+	}
+	done := func(t uint64, req uint64, peer int32) trace.Event {
+		e := trace.Event{Kind: trace.KComplete, Fn: fWaitall, T0: t, T1: t, Req: req, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		if peer >= 0 {
+			e.Flags, e.RPeer, e.RTag, e.RBytes = trace.FRecv, peer, 5, 8
+		}
+		return e
+	}
+	jobs := map[string][][]trace.Event{
+		"late sender": {{send(fSend, 30000, 31000, 1)}, {recv(fRecv, 10000, 32000, 0)}},
+		"late receiver": {{send(fSsend, 10000, 32000, 1), send(fSend, 40000, 40500, 1)},
+			{recv(fRecv, 30000, 32500, 0), recv(fRecv, 50000, 50500, 0)}},
+		"collectives": {{coll(fBarrier, 0, 21000, -1), coll(fBcast, 30000, 36000, 1), coll(fReduce, 40000, 49000, 0)},
+			{coll(fBarrier, 10000, 21000, -1), coll(fBcast, 35000, 35500, 1), coll(fReduce, 43000, 43100, 0)},
+			{coll(fBarrier, 20000, 21000, -1), coll(fBcast, 28000, 36000, 1), coll(fReduce, 48000, 48100, 0)}},
+		"waitall": {{ir(1000, 1, 0xa), is(1500, 1, 0xb), done(25000, 0xa, 1), done(25000, 0xb, -1), call(fWaitall, 2000, 25000)},
+			{ir(18000, 0, 0xa), is(20000, 0, 0xb), done(20500, 0xa, 0), done(20500, 0xb, -1), call(fWaitall, 20200, 20500)}},
+		"critical path": {{call(fCommRank, 0, 100), send(fSend, 10000, 10100, 1)},
+			{recv(fRecv, 0, 10200, 0), send(fSend, 30000, 30100, 2)},
+			{recv(fRecv, 0, 30200, 1), call(fCommRank, 60000, 60100)}},
+		"delay chain": chainJob(),
+	}
+	for name, ranks := range jobs {
+		t.Run(name, func(t *testing.T) {
+			dir := writeJob(t, ranks...)
+			compareInJob(t, dir, len(ranks))
+		})
+	}
+	// Two hosts, the second's clock samples 3000 ns off: rank 2's
+	// receive seems to end before rank 0's send began, and the clock
+	// repair (distributed in the job) shifts host b.
+	t.Run("two hosts", func(t *testing.T) {
+		dir := t.TempDir()
+		hosts := []string{"a", "a", "b", "b"}
+		evs := [][]trace.Event{
+			{send(fSend, 10000, 10100, 2), coll(fBarrier, 20000, 30000, -1)},
+			{coll(fBarrier, 21000, 30000, -1)},
+			{recv(fRecv, 1000, 8000, 0), send(fSend, 9000, 9100, 3), coll(fBarrier, 22000, 30000, -1)},
+			{recv(fRecv, 2000, 9500, 2), coll(fBarrier, 29000, 30000, -1)},
+		}
+		for r := range evs {
+			var syncs []trace.Sync
+			if r >= 2 {
+				syncs = []trace.Sync{{LocalNs: 0, OffsetNs: -3000, RTTNs: 100 * uint64(r)}}
+			}
+			writeFile(t, trace.RankPath(dir, r), rankFileOn(t, r, 4, hosts[r], syncs, evs[r]))
+		}
+		res := compareInJob(t, dir, 4)
+		// Host b shifted by +5000 ns: from rank 2's first entry (1000 -
+		// 3000 + 5000) to its barrier's end (30000 - 3000 + 5000); not
+		// repaired it would be -2000 to rank 0's 30000.
+		if res.Messages != 2 || res.Colls != 1 || math.Abs(res.Seconds*1e9-29000) > 1e-3 {
+			t.Errorf("%d messages, %d collectives, %.3f ns; want 2, 1, 29000", res.Messages, res.Colls, res.Seconds*1e9)
+		}
+	})
+	// A damaged event block on rank 1: both analyze its events up to
+	// there, with a warning naming the file (the warnings aside, the
+	// same result); a damaged header leaves the rank out.
+	t.Run("damaged", func(t *testing.T) {
+		dir := writeJob(t,
+			[]trace.Event{send(fSend, 30000, 31000, 1), send(fSend, 40000, 41000, 1)},
+			[]trace.Event{recv(fRecv, 10000, 32000, 0), recv(fRecv, 35000, 42000, 0)})
+		path := trace.RankPath(dir, 1)
+		b, _ := os.ReadFile(path)
+		b[len(b)-12] ^= 0xff
+		writeFile(t, path, b)
+		j, err := trace.OpenJob(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := Analyze(j, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := inJob(t, dir, 2)
+		if !strings.Contains(strings.Join(in.Warnings, "\n"), path) {
+			t.Errorf("warnings %q do not name %s", in.Warnings, path)
+		}
+		off.Warnings, in.Warnings = nil, nil
+		a, _ := json.Marshal(off)
+		b, _ = json.Marshal(in)
+		if !bytes.Equal(a, b) {
+			t.Errorf("in the job:\n%s\noffline:\n%s", b, a)
+		}
+		b, _ = os.ReadFile(path)
+		b[len(trace.Magic)+3] ^= 0xff
+		writeFile(t, path, b)
+		in = inJob(t, dir, 2)
+		if !strings.Contains(strings.Join(in.Warnings, "\n"), path) || !slices.Equal(in.Ranks, []int{0}) || in.Unmatched != 2 {
+			t.Errorf("rank 1 unreadable: ranks %v, %d ends unmatched, warnings %q; want [0], 2, naming %s", in.Ranks, in.Unmatched, in.Warnings, path)
+		}
+	})
+	t.Run("synthetic", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 40000, Seed: 3}); err != nil {
+			t.Fatal(err)
+		}
+		res := compareInJob(t, dir, 4)
+		if res.Messages != 8000 || res.Colls != 1010 || len(res.Rows) == 0 || res.Critical.Jumps == 0 {
+			t.Errorf("%d messages, %d collectives, %d rows, %d jumps: want 8000, 1010 and some", res.Messages, res.Colls, len(res.Rows), res.Critical.Jumps)
+		}
+	})
+	// Sizes that are no power of two: the trees and the token's end.
+	for _, n := range []int{5, 7} {
+		t.Run(fmt.Sprintf("synthetic %d ranks", n), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: n, Events: uint64(n) * 2000, Seed: 5}); err != nil {
+				t.Fatal(err)
+			}
+			if res := compareInJob(t, dir, n); res.Messages == 0 || len(res.Delays) == 0 {
+				t.Errorf("%d messages, %d delay costs: want some", res.Messages, len(res.Delays))
+			}
+		})
+	}
+}
+
+func compareInJob(t *testing.T, dir string, size int) *Result {
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := Analyze(j, Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := inJob(t, dir, size)
+	a, _ := json.MarshalIndent(off, "", " ")
+	b, _ := json.MarshalIndent(in, "", " ")
+	if !bytes.Equal(a, b) {
+		t.Errorf("in the job:\n%s\noffline:\n%s", b, a)
+	}
+	return off
+}

@@ -1,0 +1,143 @@
+//go:build mpiscope_openmpi || mpiscope_mpich
+
+package interpose
+
+/*
+#include <stdint.h>
+int ms_an_counts(const int64_t *send, int64_t *recv);
+int ms_an_alltoallv(const char *sbuf, const int64_t *scount, const int64_t *soff, char *rbuf, const int64_t *rcount,
+		    const int64_t *roff);
+int ms_an_token_send(int dest, const uint64_t *m);
+int ms_an_token_recv(uint64_t *m);
+int ms_trace_any(int mine);
+*/
+import "C"
+
+import (
+	"fmt"
+	"sort"
+	"unsafe"
+
+	"github.com/mpiscope/mpiscope/internal/analyze"
+	"github.com/mpiscope/mpiscope/internal/symbolize"
+	"github.com/mpiscope/mpiscope/internal/trace"
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// analyzeFinalize is the analysis in the job (MPISCOPE_ANALYZE=1), at
+// MPI_Finalize once the trace files are complete: every rank reads its own
+// file and the ranks run internal/analyze's InJob over ms_priv (analyze.c).
+// It returns rank 0's result for the profile; nil elsewhere or when off.
+// Whether it runs is agreed by all ranks (any rank asking), since every
+// rank must take part; without a trace it warns and the job goes on.
+func analyzeFinalize() *profile.Analysis {
+	if state.session {
+		if state.cfg.Analyze {
+			warn("MPISCOPE_ANALYZE=1: not in the sessions model (no MPI_COMM_WORLD to analyze over): no analysis")
+		}
+		return nil
+	}
+	if C.ms_trace_any(boolInt(state.cfg.Analyze)) == 0 {
+		return nil
+	}
+	tr.Lock()
+	path, ok := tr.path, tr.path != "" && !tr.failed
+	tr.Unlock()
+	if C.ms_trace_any(boolInt(ok)) == 0 {
+		warn("MPISCOPE_ANALYZE=1 needs the trace (MPISCOPE_TRACE=1, or MPI_Pcontrol(6)), and no rank traced: no analysis")
+		return nil
+	}
+	if !ok {
+		path = ""
+	}
+	res, err := analyze.InJobFile(anComm{}, state.job, path, analyze.Options{Source: ownSites()})
+	if err != nil {
+		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))
+		return nil
+	}
+	if res == nil {
+		return nil
+	}
+	return res.Profile()
+}
+
+// ownSites resolves this rank's callsites from its trace's mappings, as
+// `mpiscope analyze` does.
+func ownSites() func(r *trace.Rank, pc uint64) (trace.Source, bool) {
+	sym := symbolize.New()
+	var ms []symbolize.Mapping
+	var of *trace.Rank
+	return func(r *trace.Rank, pc uint64) (trace.Source, bool) {
+		if of != r {
+			of, ms = r, nil
+			for _, m := range r.Maps {
+				ms = append(ms, symbolize.Mapping{Start: m.Start, End: m.End, Offset: m.Offset, Path: m.Path})
+			}
+			sort.Slice(ms, func(a, b int) bool { return ms[a].Start < ms[b].Start })
+		}
+		module, off, ok := symbolize.Resolve(ms, pc)
+		if !ok {
+			return trace.Source{}, false
+		}
+		fn, file, line, err := sym.LookupReturn(module, off)
+		if err != nil || file == "" {
+			return trace.Source{}, false
+		}
+		return trace.Source{Func: fn, File: file, Line: line}, true
+	}
+}
+
+// anComm is analyze.Comm over ms_priv.
+type anComm struct{ privComm }
+
+func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
+	n := len(out)
+	scount, soff := make([]int64, n), make([]int64, n)
+	rcount, roff := make([]int64, n), make([]int64, n)
+	var st int64
+	for i, b := range out {
+		scount[i], soff[i] = int64(len(b)), st
+		st += int64(len(b))
+	}
+	if rc := C.ms_an_counts((*C.int64_t)(unsafe.Pointer(&scount[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0]))); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	var rt int64
+	for i, c := range rcount {
+		if c < 0 {
+			return nil, fmt.Errorf("rank %d sends %d bytes", i, c)
+		}
+		roff[i] = rt
+		rt += c
+	}
+	sbuf := make([]byte, st+1)
+	for i, b := range out {
+		copy(sbuf[soff[i]:], b)
+	}
+	rbuf := make([]byte, rt+1)
+	if rc := C.ms_an_alltoallv((*C.char)(unsafe.Pointer(&sbuf[0])), (*C.int64_t)(unsafe.Pointer(&scount[0])),
+		(*C.int64_t)(unsafe.Pointer(&soff[0])), (*C.char)(unsafe.Pointer(&rbuf[0])),
+		(*C.int64_t)(unsafe.Pointer(&rcount[0])), (*C.int64_t)(unsafe.Pointer(&roff[0]))); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	in := make([][]byte, n)
+	for i := range in {
+		in[i] = rbuf[roff[i] : roff[i]+rcount[i] : roff[i]+rcount[i]]
+	}
+	return in, nil
+}
+
+func (anComm) SendToken(dest int, m [3]uint64) error {
+	if rc := C.ms_an_token_send(C.int(dest), (*C.uint64_t)(unsafe.Pointer(&m[0]))); rc != 0 {
+		return fmt.Errorf("MPI error %d", int(rc))
+	}
+	return nil
+}
+
+func (anComm) RecvToken() ([3]uint64, error) {
+	var m [3]uint64
+	if rc := C.ms_an_token_recv((*C.uint64_t)(unsafe.Pointer(&m[0]))); rc != 0 {
+		return m, fmt.Errorf("MPI error %d", int(rc))
+	}
+	return m, nil
+}
