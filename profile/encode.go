@@ -25,6 +25,7 @@ const (
 	secBusy    = 11 // calls in progress; written only when there are some
 	secRankOff = 12 // Rank.OffNs; written only when some rank has time off
 	secWaits   = 13 // wait states (wait.go); written only when there are some
+	secPaths   = 14 // call paths (paths.go); written only when there are some
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -287,6 +288,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if len(p.Waits) > 0 {
 		section(secWaits, func() { e.waits(p.Waits) })
+	}
+	if len(p.Paths) > 0 {
+		section(secPaths, func() { e.paths(p.Paths) })
 	}
 	return out
 }

@@ -98,6 +98,7 @@ func (p *Profile) Sort() {
 	sortStable(p.Events, func(a, b Event) int { return strings.Compare(a.Text, b.Text) })
 	sortStable(p.Busy, cmpCallKey)
 	sortStable(p.Waits, cmpWaitKey)
+	sortStable(p.Paths, cmpPathKey)
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -230,6 +231,8 @@ type merger struct {
 	busy      map[[2]int]Call // (Rank, Thread)
 	waitIdx   map[waitKey]int // wait.go
 	waits     []Wait
+	pathIdx   map[string]int // paths.go
+	paths     []Path
 }
 
 func newMerger() *merger {
@@ -483,6 +486,7 @@ func (m *merger) add(q *Profile) {
 	}
 	m.addBusy(q.Busy)
 	m.addWaits(q.Waits)
+	m.addPaths(q.Paths)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -549,6 +553,7 @@ func (m *merger) result() *Profile {
 		p.Busy = append(p.Busy, c)
 	}
 	p.Waits = nilIfEmpty(m.waits)
+	p.Paths = nilIfEmpty(m.paths)
 	p.Sort()
 	return p
 }

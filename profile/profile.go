@@ -23,6 +23,7 @@ type Profile struct {
 	Events  []Event  // Pcontrol user events, sorted by Text
 	Busy    []Call   // MPI calls in progress when the data was written, sorted by (Rank, Thread)
 	Waits   []Wait   // wait states measured online (MPISCOPE_PIGGYBACK=1), sorted by key (wait.go)
+	Paths   []Path   // call paths (MPISCOPE_DEPTH > 1), sorted by key (paths.go)
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the
