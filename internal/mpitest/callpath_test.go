@@ -1,0 +1,155 @@
+package mpitest_test
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/mpitest"
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// callTree is testdata/progs/callpath/calltree.c's call tree: per
+// function, each call path (innermost first, the program's frames only)
+// and its calls over 2 ranks.
+var callTree = map[string]map[string]int64{
+	"MPI_Allreduce": {"halo<solve<main": 20, "halo<precond<main": 40, "halo<output<main": 10},
+	"MPI_Barrier":   {"rec<rec<rec<rec<rec<rec<main": 6},
+	"MPI_Bcast":     {"cp_lib_bcast<driver<main": 14},
+}
+
+// callTreeFuncs are the program's functions (calltree.c, cplib.c).
+var callTreeFuncs = map[string]bool{"halo": true, "solve": true, "precond": true, "output": true,
+	"rec": true, "driver": true, "main": true, "cp_lib_bcast": true}
+
+// wantPaths is callTree cut to depth frames.
+func wantPaths(depth int) map[string]map[string]int64 {
+	w := map[string]map[string]int64{}
+	for fn, paths := range callTree {
+		w[fn] = map[string]int64{}
+		for p, n := range paths {
+			fr := strings.Split(p, "<")
+			if len(fr) > depth {
+				fr = fr[:depth]
+			}
+			w[fn][strings.Join(fr, "<")] += n
+		}
+	}
+	return w
+}
+
+// gotPaths renders p's paths of the functions in callTree as wantPaths
+// does: the frames of the program, up to the first frame outside it (the
+// C library's start-up frames above main). A path that appears twice
+// (paths that differ outside the program, or that did not merge) fails.
+func gotPaths(t *testing.T, p *profile.Profile) map[string]map[string]int64 {
+	t.Helper()
+	got := map[string]map[string]int64{}
+	for _, q := range p.Paths {
+		if callTree[q.Func] == nil {
+			continue
+		}
+		if q.Other {
+			t.Errorf("%s: calls in the \"other paths\" bucket: %+v", q.Func, q)
+		}
+		var names []string
+		for _, f := range q.Frames {
+			if !callTreeFuncs[f.Function] {
+				break
+			}
+			names = append(names, f.Function)
+		}
+		k := strings.Join(names, "<")
+		if got[q.Func] == nil {
+			got[q.Func] = map[string]int64{}
+		}
+		if _, dup := got[q.Func][k]; dup {
+			t.Errorf("%s: path %s appears twice", q.Func, k)
+		}
+		got[q.Func][k] += q.Calls
+	}
+	return got
+}
+
+func buildCallTree(t *testing.T, f mpitest.Family, dir string, flags ...string) string {
+	t.Helper()
+	src := mpitest.Testdata("callpath")
+	lib := filepath.Join(dir, "libcplib.so")
+	args := append([]string{"-g", "-O1", "-shared", "-fPIC", "-o", lib, filepath.Join(src, "cplib.c")}, flags...)
+	if b, err := exec.Command(f.MPICC, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", f.MPICC, args, err, b)
+	}
+	extra := append([]string{"-L" + dir, "-lcplib", "-Wl,-rpath," + dir}, flags...)
+	return mpitest.Compile(t, f.MPICC, filepath.Join(src, "calltree.c"), dir, extra...)
+}
+
+// TestCallPaths profiles calltree.c, built with frame pointers, at depth
+// 1, 3 and 8 on both families: the paths and their counts are exactly the
+// program's call tree cut to the depth, through recursion and a shared
+// library of the program's own; at depth 1 (the default) there are no
+// paths and the callsites are today's.
+func TestCallPaths(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := buildCallTree(t, f, t.TempDir(), "-fno-omit-frame-pointer")
+		for _, depth := range []int{1, 3, 8} {
+			t.Run(fmt.Sprint("depth", depth), func(t *testing.T) {
+				env := map[string]string{}
+				if depth != 1 {
+					env["MPISCOPE_DEPTH"] = fmt.Sprint(depth)
+				}
+				p, _, res := f.Profile(t, 2, env, prog)
+				if !strings.Contains(res.Stdout, "calltree done") {
+					t.Errorf("output %q", res.Stdout)
+				}
+				mpitest.Want(t, p, map[string][2]int64{"MPI_Allreduce": {70, 70 * 32}, "MPI_Barrier": {6, 0}, "MPI_Bcast": {14, 14 * 4}})
+				// The callsite table is the same at every depth.
+				sites := map[string]int64{}
+				for _, s := range p.Sites {
+					if callTree[s.Func] != nil {
+						sites[fmt.Sprintf("%s@%s", s.Func, s.Loc.Function)] += s.Calls
+					}
+				}
+				wantSites := map[string]int64{"MPI_Allreduce@halo": 70, "MPI_Barrier@rec": 6, "MPI_Bcast@cp_lib_bcast": 14}
+				if fmt.Sprint(sites) != fmt.Sprint(wantSites) {
+					t.Errorf("callsites %v, want %v", sites, wantSites)
+				}
+				if depth == 1 {
+					if len(p.Paths) != 0 {
+						t.Errorf("depth 1: %d paths, want none", len(p.Paths))
+					}
+					return
+				}
+				got, want := gotPaths(t, p), wantPaths(depth)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("depth %d: paths\n%v\nwant\n%v", depth, got, want)
+				}
+				for _, q := range p.Paths {
+					if len(q.Frames) > depth {
+						t.Errorf("path of %d frames at depth %d: %+v", len(q.Frames), depth, q)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestCallPathsBadDepth: a depth out of range warns and falls back to 1.
+func TestCallPathsBadDepth(t *testing.T) {
+	f := mpitest.Get(t, "openmpi")
+	prog := buildCallTree(t, f, t.TempDir(), "-fno-omit-frame-pointer")
+	for _, v := range []string{"0", "33", "deep"} {
+		p, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": v}, prog)
+		if len(p.Paths) != 0 {
+			t.Errorf("MPISCOPE_DEPTH=%s: %d paths, want none", v, len(p.Paths))
+		}
+		warned := false
+		for _, s := range p.Meta.Settings {
+			warned = warned || s.Name == "warning" && strings.Contains(s.Value, "MPISCOPE_DEPTH")
+		}
+		if !warned {
+			t.Errorf("MPISCOPE_DEPTH=%s: no warning in %v", v, p.Meta.Settings)
+		}
+	}
+}
