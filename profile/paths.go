@@ -12,16 +12,16 @@ import (
 // callsite up, Frames[0] being the callsite and each next frame its
 // caller's, up to the depth. Paths are matched across ranks by their
 // frames' symbols (function, file and line) once symbolized, else by
-// module and offset.
+// module and offset. (No per-rank spread: the addresses of one line that
+// a rank reached apart, as an unrolled loop's, merge after the ranks have.)
 type Path struct {
-	Func     string
-	Region   string // region path, "" outside any region
-	Other    bool   // the "other paths" bucket of a thread whose path table was full: Frames holds the callsite only
-	Frames   []Loc  // innermost first
-	Calls    int64
-	TimeNs   int64
-	Bytes    int64
-	RankTime Spread
+	Func   string
+	Region string // region path, "" outside any region
+	Other  bool   // the "other paths" bucket of a thread whose path table was full: Frames holds the callsite only
+	Frames []Loc  // innermost first
+	Calls  int64
+	TimeNs int64
+	Bytes  int64
 }
 
 // frameKey is what identifies a frame across ranks: its symbol when
@@ -85,7 +85,6 @@ func addPath(a *Path, q *Path) {
 	a.Calls += q.Calls
 	a.TimeNs += q.TimeNs
 	a.Bytes += q.Bytes
-	a.RankTime.Add(q.RankTime)
 }
 
 // addPaths merges the paths of one more profile.
@@ -144,12 +143,11 @@ func (e *encoder) paths(l []Path) {
 		e.varint(q.Calls)
 		e.varint(q.TimeNs)
 		e.varint(q.Bytes)
-		e.spread(q.RankTime)
 	}
 }
 
 func (d *decoder) paths(dst []Path) []Path {
-	n := d.count("path", 9)
+	n := d.count("path", 8)
 	if n == 0 {
 		return nil
 	}
@@ -181,7 +179,6 @@ func (d *decoder) paths(dst []Path) []Path {
 		q.Calls = d.varint()
 		q.TimeNs = d.varint()
 		q.Bytes = d.varint()
-		q.RankTime = d.spread()
 	}
 	return l
 }

@@ -28,7 +28,6 @@ func buildPaths(p *profile.Profile, r *rawRank, ns func(uint64) int64, resolve r
 			}
 			q.Frames = append(q.Frames, profile.Loc{Module: module, Offset: off})
 		}
-		q.RankTime = profile.SpreadOf(r.Rank, float64(q.TimeNs))
 		p.Paths = append(p.Paths, q)
 	}
 	if len(p.Paths) > 0 {
