@@ -153,3 +153,90 @@ func TestCallPathsBadDepth(t *testing.T) {
 		}
 	}
 }
+
+// pathsOf renders p's paths of function fn as "f<g<h" (frame function
+// names, as symbolized and demangled, mapped by keep; cut at the first
+// frame keep rejects) with their calls; a path that appears twice fails.
+func pathsOf(t *testing.T, p *profile.Profile, fn string, keep func(name string) (string, bool)) map[string]int64 {
+	t.Helper()
+	got := map[string]int64{}
+	for _, q := range p.Paths {
+		if q.Func != fn {
+			continue
+		}
+		var names []string
+		for _, f := range q.Frames {
+			n, ok := keep(f.Function)
+			if !ok {
+				break
+			}
+			names = append(names, n)
+		}
+		k := strings.Join(names, "<")
+		if _, dup := got[k]; dup {
+			t.Errorf("%s: path %s appears twice", fn, k)
+		}
+		got[k] += q.Calls
+	}
+	return got
+}
+
+func keepNames(m map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		n, ok := m[name]
+		return n, ok
+	}
+}
+
+// TestCallPathsThreads: two threads per rank under MPI_THREAD_MULTIPLE,
+// each with its own path to MPI_Allreduce: exact counts per path.
+func TestCallPathsThreads(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "callpath/threads.c", t.TempDir(), "-fno-omit-frame-pointer", "-pthread")
+		p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": "4"}, prog)
+		if !strings.Contains(res.Stdout, "threads done") {
+			t.Errorf("output %q", res.Stdout)
+		}
+		got := pathsOf(t, p, "MPI_Allreduce", keepNames(map[string]string{"exch": "exch", "worker_a": "worker_a", "worker_b": "worker_b"}))
+		want := map[string]int64{"exch<worker_a": 30, "exch<worker_b": 50}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("paths %v, want %v", got, want)
+		}
+	})
+}
+
+// TestCallPathsCxx: a C++ class method (Halo::exchange) reached from a
+// method of another class and from main.
+func TestCallPathsCxx(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICXX, "callpath/class.cpp", t.TempDir(), "-fno-omit-frame-pointer")
+		p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": "3"}, prog)
+		if !strings.Contains(res.Stdout, "class done") {
+			t.Errorf("output %q", res.Stdout)
+		}
+		got := pathsOf(t, p, "MPI_Allreduce", keepNames(map[string]string{
+			"Halo::exchange(double*)": "Halo::exchange", "Solver::step(Halo&, double*)": "Solver::step", "main": "main"}))
+		want := map[string]int64{"Halo::exchange<Solver::step<main": 24, "Halo::exchange<main": 8}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("paths %v, want %v (all: %+v)", got, want, p.Paths)
+		}
+	})
+}
+
+// TestCallPathsFortran: a Fortran subroutine chain; the Fortran entry
+// point (mpi_allreduce_) and the C wrapper never appear.
+func TestCallPathsFortran(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPIFORT, "callpath/chain.f90", t.TempDir(), "-fno-omit-frame-pointer", "-fno-inline")
+		p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": "8"}, prog)
+		if !strings.Contains(res.Stdout, "chain done") {
+			t.Errorf("output %q", res.Stdout)
+		}
+		got := pathsOf(t, p, "MPI_Allreduce", keepNames(map[string]string{
+			"lvl3": "lvl3", "lvl2": "lvl2", "lvl1": "lvl1", "lvl2b": "lvl2b", "chain": "program", "main": "main"}))
+		want := map[string]int64{"lvl3<lvl2<lvl1<program<main": 18, "lvl3<lvl2b<program<main": 10}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("paths %v, want %v (all: %+v)", got, want, p.Paths)
+		}
+	})
+}
