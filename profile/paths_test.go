@@ -3,8 +3,8 @@ package profile
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"reflect"
