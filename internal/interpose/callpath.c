@@ -80,7 +80,7 @@ static int ms_fp_walk(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lo, ui
 	out[n++] = pc;
 	uintptr_t prev = sp - 1;
 	while (n < max) {
-		if (fp <= prev || fp < lo || fp + 16 > hi || (fp & 15) != 0)
+		if (fp <= prev || fp < lo || hi < 16 || fp > hi - 16 || (fp & 15) != 0) /* no fp + 16: it wraps */
 			break;
 		const uintptr_t *f = (const uintptr_t *)fp;
 		uintptr_t ra = f[1];

@@ -1,6 +1,9 @@
 package interpose
 
-import "github.com/mpiscope/mpiscope/profile"
+import (
+	"github.com/mpiscope/mpiscope/internal/symbolize"
+	"github.com/mpiscope/mpiscope/profile"
+)
 
 // rawPath is one call path of one function in one region, summed over a
 // rank's threads (callpath_cgo.go): return addresses, the callsite first.
@@ -35,4 +38,34 @@ func buildPaths(p *profile.Profile, r *rawRank, ns func(uint64) int64, resolve r
 		// merged here so that the rank's profile holds each key once.
 		p.CompactPaths()
 	}
+}
+
+// symbolizePathFrames fills function, file and line of every path's
+// frames that have none, with frames(module, offset), the logical frames
+// at a return address, innermost first (symbolize's LookupReturnFrames):
+// a return address in code inlined into a function becomes a frame for
+// each function inlined there, then the function itself, all at the one
+// address, each at its line as the source says (the inlined call's line
+// for the outer ones). Paths equal once symbolized merge.
+func symbolizePathFrames(frames func(module string, off uint64) ([]symbolize.Frame, error), p *profile.Profile) {
+	for i := range p.Paths {
+		q := &p.Paths[i]
+		var out []profile.Loc
+		for _, l := range q.Frames {
+			if l.Module == "" || l.File != "" {
+				out = append(out, l)
+				continue
+			}
+			fr, err := frames(l.Module, l.Offset)
+			if err != nil || len(fr) == 0 {
+				out = append(out, l)
+				continue
+			}
+			for _, f := range fr {
+				out = append(out, profile.Loc{Module: l.Module, Offset: l.Offset, Function: f.Func, File: f.File, Line: f.Line})
+			}
+		}
+		q.Frames = out
+	}
+	p.CompactPaths()
 }

@@ -116,18 +116,8 @@ func (pc *pathColl) done(r *rawRank) {
 	}
 }
 
-// symbolizePaths fills function, file and line of every path's frames.
+// symbolizePaths fills function, file and line of every path's frames
+// (symbolizePathFrames, callpath_build.go).
 func symbolizePaths(s *symbolize.Symbolizer, p *profile.Profile) {
-	for i := range p.Paths {
-		for j := range p.Paths[i].Frames {
-			l := &p.Paths[i].Frames[j]
-			if l.Module == "" || l.File != "" {
-				continue
-			}
-			if fn, file, line, err := s.LookupReturn(l.Module, l.Offset); err == nil {
-				l.Function, l.File, l.Line = fn, file, line
-			}
-		}
-	}
-	p.CompactPaths()
+	symbolizePathFrames(s.LookupReturnFrames, p)
 }

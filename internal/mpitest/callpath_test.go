@@ -18,21 +18,27 @@ var callTree = map[string]map[string]int64{
 	"MPI_Allreduce": {"halo<solve<main": 20, "halo<precond<main": 40, "halo<output<main": 10},
 	"MPI_Barrier":   {"rec<rec<rec<rec<rec<rec<main": 6},
 	"MPI_Bcast":     {"cp_lib_bcast<driver<main": 14},
+	"MPI_Scan":      {"inl_scan<sweep<main": 6}, // inl_scan is inlined: no frame of its own
 }
 
 // callTreeFuncs are the program's functions (calltree.c, cplib.c).
 var callTreeFuncs = map[string]bool{"halo": true, "solve": true, "precond": true, "output": true,
-	"rec": true, "driver": true, "main": true, "cp_lib_bcast": true}
+	"rec": true, "driver": true, "main": true, "cp_lib_bcast": true, "inl_scan": true, "sweep": true}
 
-// wantPaths is callTree cut to depth frames.
+// wantPaths is callTree cut to depth frames (an inlined function's frame
+// not counted: it has none).
 func wantPaths(depth int) map[string]map[string]int64 {
 	w := map[string]map[string]int64{}
 	for fn, paths := range callTree {
 		w[fn] = map[string]int64{}
 		for p, n := range paths {
 			fr := strings.Split(p, "<")
-			if len(fr) > depth {
-				fr = fr[:depth]
+			d := depth
+			if fr[0] == "inl_scan" {
+				d++
+			}
+			if len(fr) > d {
+				fr = fr[:d]
 			}
 			w[fn][strings.Join(fr, "<")] += n
 		}
@@ -103,7 +109,7 @@ func TestCallPaths(t *testing.T) {
 				if !strings.Contains(res.Stdout, "calltree done") {
 					t.Errorf("output %q", res.Stdout)
 				}
-				mpitest.Want(t, p, map[string][2]int64{"MPI_Allreduce": {70, 70 * 32}, "MPI_Barrier": {6, 0}, "MPI_Bcast": {14, 14 * 4}})
+				mpitest.Want(t, p, map[string][2]int64{"MPI_Allreduce": {70, 70 * 32}, "MPI_Barrier": {6, 0}, "MPI_Bcast": {14, 14 * 4}, "MPI_Scan": {6, 6 * 4}})
 				// The callsite table is the same at every depth.
 				sites := map[string]int64{}
 				for _, s := range p.Sites {
@@ -111,7 +117,7 @@ func TestCallPaths(t *testing.T) {
 						sites[fmt.Sprintf("%s@%s", s.Func, s.Loc.Function)] += s.Calls
 					}
 				}
-				wantSites := map[string]int64{"MPI_Allreduce@halo": 70, "MPI_Barrier@rec": 6, "MPI_Bcast@cp_lib_bcast": 14}
+				wantSites := map[string]int64{"MPI_Allreduce@halo": 70, "MPI_Barrier@rec": 6, "MPI_Bcast@cp_lib_bcast": 14, "MPI_Scan@sweep": 6}
 				if fmt.Sprint(sites) != fmt.Sprint(wantSites) {
 					t.Errorf("callsites %v, want %v", sites, wantSites)
 				}
@@ -126,7 +132,7 @@ func TestCallPaths(t *testing.T) {
 					t.Errorf("depth %d: paths\n%v\nwant\n%v", depth, got, want)
 				}
 				for _, q := range p.Paths {
-					if len(q.Frames) > depth {
+					if q.Func != "MPI_Scan" && len(q.Frames) > depth || len(q.Frames) > depth+1 {
 						t.Errorf("path of %d frames at depth %d: %+v", len(q.Frames), depth, q)
 					}
 				}
@@ -237,6 +243,100 @@ func TestCallPathsFortran(t *testing.T) {
 		want := map[string]int64{"lvl3<lvl2<lvl1<program<main": 18, "lvl3<lvl2b<program<main": 10}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("paths %v, want %v (all: %+v)", got, want, p.Paths)
+		}
+	})
+}
+
+// unwinderLinked tells whether the family's library has the call-frame
+// unwinder (ms_unwind, unwind.c): without it call paths are walked with
+// frame pointers only.
+func unwinderLinked(t *testing.T, f mpitest.Family) bool {
+	out, err := exec.Command("nm", f.Lib()).Output()
+	if err != nil {
+		t.Fatalf("nm %s: %v", f.Lib(), err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if fl := strings.Fields(l); len(fl) == 3 && fl[2] == "ms_unwind" && (fl[1] == "T" || fl[1] == "t") {
+			return true
+		}
+	}
+	return false
+}
+
+// pathTotals checks what holds whatever the walk finds: each path of a
+// function in callTree starts at that function's callsite, has at most
+// depth frames, and its paths' calls add up to the function's.
+func pathTotals(t *testing.T, p *profile.Profile, depth int) {
+	t.Helper()
+	site := map[string]string{"MPI_Allreduce": "halo", "MPI_Barrier": "rec", "MPI_Bcast": "cp_lib_bcast", "MPI_Scan": "inl_scan"}
+	sum := map[string]int64{}
+	for _, q := range p.Paths {
+		if site[q.Func] == "" {
+			continue
+		}
+		sum[q.Func] += q.Calls
+		if len(q.Frames) == 0 || len(q.Frames) > depth+1 || q.Frames[0].Function != site[q.Func] {
+			t.Errorf("%s: path %+v: want 1 to %d frames from %s", q.Func, q.Frames, depth, site[q.Func])
+		}
+	}
+	for fn, paths := range callTree {
+		var want int64
+		for _, n := range paths {
+			want += n
+		}
+		if sum[fn] != want {
+			t.Errorf("%s: paths hold %d calls, want %d", fn, sum[fn], want)
+		}
+	}
+}
+
+// TestCallPathsNoFramePointers: calltree.c built with -fomit-frame-pointer.
+// With the call-frame unwinder linked (ms_unwind) the paths are exactly
+// the call tree, as with frame pointers; without it the frame-pointer walk
+// finds what it can: every path still starts at its callsite and every
+// call is counted once.
+func TestCallPathsNoFramePointers(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := buildCallTree(t, f, t.TempDir(), "-fomit-frame-pointer")
+		p, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": "8"}, prog)
+		mpitest.Want(t, p, map[string][2]int64{"MPI_Allreduce": {70, 70 * 32}, "MPI_Barrier": {6, 0}, "MPI_Bcast": {14, 14 * 4}, "MPI_Scan": {6, 6 * 4}})
+		pathTotals(t, p, 8)
+		if unwinderLinked(t, f) {
+			got, want := gotPaths(t, p), wantPaths(8)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("paths\n%v\nwant\n%v", got, want)
+			}
+		} else {
+			t.Logf("no call-frame unwinder in %s: frame pointers only", f.Lib())
+		}
+	})
+}
+
+// TestCallPathsCorruptFrame: assembly that keeps garbage in the frame
+// pointer register (corrupt.S) between the program and its MPI call: the
+// walk stops at the bad frame, nothing crashes, every call is counted at
+// the depth reached, its path starting barrier_call < corrupt_barrier.
+func TestCallPathsCorruptFrame(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		prog := mpitest.Compile(t, f.MPICC, "callpath/corrupt.c", dir, "-fno-omit-frame-pointer", mpitest.Testdata("callpath/corrupt.S"))
+		p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": "8"}, prog)
+		if !strings.Contains(res.Stdout, "corrupt done") {
+			t.Errorf("output %q", res.Stdout)
+		}
+		mpitest.Want(t, p, map[string][2]int64{"MPI_Barrier": {40, 0}})
+		var calls int64
+		for _, q := range p.Paths {
+			if q.Func != "MPI_Barrier" {
+				continue
+			}
+			calls += q.Calls
+			if len(q.Frames) < 2 || len(q.Frames) > 8 || q.Frames[0].Function != "barrier_call" || q.Frames[1].Function != "corrupt_barrier" {
+				t.Errorf("path %+v", q.Frames)
+			}
+		}
+		if calls != 40 {
+			t.Errorf("paths hold %d MPI_Barrier calls, want 40", calls)
 		}
 	})
 }

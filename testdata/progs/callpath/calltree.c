@@ -10,7 +10,10 @@
  *   MPI_Barrier in rec(0), reached from main() through rec(5) .. rec(0)
  *     (six frames of rec), 3 times;
  *   MPI_Bcast in cp_lib_bcast() of the program's own shared library
- *     (cplib.c), called 7 times from driver(), called once from main().
+ *     (cplib.c), called 7 times from driver(), called once from main();
+ *   MPI_Scan in inl_scan(), inlined into sweep() (always_inline), 3 times,
+ *     sweep() called once from main(): the path shows inl_scan as the
+ *     source says (debug information), though it has no frame of its own.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -55,6 +58,19 @@ __attribute__((noinline)) void rec(int d)
 	cp_sink++;
 }
 
+static inline __attribute__((always_inline)) void inl_scan(int *a, int *b)
+{
+	MPI_Scan(a, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+__attribute__((noinline)) void sweep(void)
+{
+	int a = 1, b = 0;
+	for (int i = 0; i < 3; i++)
+		inl_scan(&a, &b);
+	cp_sink += b;
+}
+
 __attribute__((noinline)) void driver(void)
 {
 	int v = 1;
@@ -73,6 +89,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		rec(5);
 	driver();
+	sweep();
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (rank == 0)
