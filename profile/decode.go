@@ -280,6 +280,7 @@ var sectionNames = [...]string{
 	secRankOff:  "rank time-off section",
 	secWaits:    "wait-states section",
 	secAnalysis: "analysis section",
+	secPaths:    "call-paths section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -389,6 +390,8 @@ func (d *decoder) profile(p *Profile) bool {
 			p.Waits = d.waits(spare.Waits)
 		case secAnalysis:
 			p.Analysis = d.analysis()
+		case secPaths:
+			p.Paths = d.paths(spare.Paths)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

@@ -26,6 +26,7 @@ const (
 	secRankOff  = 12 // Rank.OffNs; written only when some rank has time off
 	secWaits    = 13 // wait states (wait.go); written only when there are some
 	secAnalysis = 14 // the trace analysis made in the job (analysis.go); written only when there is one
+	secPaths    = 15 // call paths (paths.go); written only when there are some
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -291,6 +292,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if p.Analysis != nil {
 		section(secAnalysis, func() { e.analysis(p.Analysis) })
+	}
+	if len(p.Paths) > 0 {
+		section(secPaths, func() { e.paths(p.Paths) })
 	}
 	return out
 }

@@ -98,6 +98,7 @@ func (p *Profile) Sort() {
 	sortStable(p.Events, func(a, b Event) int { return strings.Compare(a.Text, b.Text) })
 	sortStable(p.Busy, cmpCallKey)
 	sortStable(p.Waits, cmpWaitKey)
+	sortStable(p.Paths, cmpPathKey)
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -231,6 +232,8 @@ type merger struct {
 	busy      map[[2]int]Call // (Rank, Thread)
 	waitIdx   map[waitKey]int // wait.go
 	waits     []Wait
+	pathIdx   map[string]int // paths.go
+	paths     []Path
 }
 
 func newMerger() *merger {
@@ -487,6 +490,7 @@ func (m *merger) add(q *Profile) {
 	if m.analysis == nil {
 		m.analysis = q.Analysis
 	}
+	m.addPaths(q.Paths)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -554,6 +558,7 @@ func (m *merger) result() *Profile {
 	}
 	p.Waits = nilIfEmpty(m.waits)
 	p.Analysis = cloneAnalysis(m.analysis)
+	p.Paths = nilIfEmpty(m.paths)
 	p.Sort()
 	return p
 }

@@ -26,6 +26,7 @@ type Profile struct {
 	// Analysis is the trace analysis made in the job (MPISCOPE_ANALYZE=1,
 	// analysis.go); nil when none.
 	Analysis *Analysis
+	Paths    []Path // call paths (MPISCOPE_DEPTH > 1), sorted by key (paths.go)
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the

@@ -162,6 +162,7 @@ func msgoStart(session C.int) C.int {
 	if state.session {
 		state.job = sessionJobDir(cfg.Out, state.command, state.size)
 		pbInit()                                    // piggyback.go: off in the sessions model
+		pathInit(cfg)                               // call paths (callpath_cgo.go)
 		return C.int(startFlags(cfg) | traceInit()) // traceInit: trace_cgo.go
 	}
 	// Rank 0 names and creates the job directory; everyone learns it.
@@ -192,6 +193,7 @@ func msgoStart(session C.int) C.int {
 	C.ms_priv_bcast(unsafe.Pointer(&buf[0]), C.int(len(buf)), 0)
 	state.job = C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
 	pbInit()                                    // the piggyback channel, decided by all ranks (piggyback.go)
+	pathInit(cfg)                               // call paths (callpath_cgo.go)
 	return C.int(startFlags(cfg) | traceInit()) // traceInit: trace_cgo.go
 }
 
@@ -312,6 +314,7 @@ func collect(st string) *rawRank {
 		region int
 	}
 	sites := map[sk]*rawSite{}
+	paths := newPathColl() // call paths (callpath_cgo.go)
 	// add counts one site record. Its key (ms_site_key, ms.h) also holds
 	// its communicator and size bin: the size histogram and the
 	// communicator totals are sums over the records.
@@ -354,13 +357,14 @@ func collect(st string) *rawRank {
 		r.Dropped += uint64(t.dropped)
 		for _, s := range unsafe.Slice(t.sites, 1<<C.MS_SITE_BITS) {
 			if s.calls != 0 {
-				add(uint64(s.pc), uint64(s.key), uint64(s.calls), uint64(s.ticks), uint64(s.min), uint64(s.max), int64(s.bytes))
+				add(paths.site(t, uint64(s.pc), uint64(s.key), uint64(s.calls), uint64(s.ticks), uint64(s.min), uint64(s.max), int64(s.bytes)), uint64(s.key), uint64(s.calls), uint64(s.ticks), uint64(s.min), uint64(s.max), int64(s.bytes))
 			}
 		}
 		// A call still deferred (ms_defer), counted as ms_flush will.
 		if t.pfn != 0 {
 			dt := uint64(t.pdt)
-			add(uint64(t.ppc), uint64(C.ms_pending_key(t)), 1, dt, dt, dt, max(int64(t.pbytes), 0))
+			k := uint64(C.ms_pending_key(t))
+			add(paths.site(t, uint64(t.ppc), k, 1, dt, dt, dt, max(int64(t.pbytes), 0)), k, 1, dt, dt, dt, max(int64(t.pbytes), 0))
 		}
 		for w, p := range unsafe.Slice(t.peers, state.size) {
 			if p.smsgs == 0 && p.rmsgs == 0 {
@@ -409,6 +413,7 @@ func collect(st string) *rawRank {
 	for _, s := range sites {
 		r.Sites = append(r.Sites, *s)
 	}
+	paths.done(r)
 	for i := 0; i < ncomm; i++ {
 		m := C.ms_comm_meta_at(C.int(i))
 		c := &commStats[i]
@@ -480,6 +485,7 @@ func symbolizeSites(p *profile.Profile) {
 	}
 	symbolizeBusy(s, p)  // busy_cgo.go
 	symbolizeWaits(s, p) // piggyback.go
+	symbolizePaths(s, p) // callpath_cgo.go
 }
 
 type privComm struct{}

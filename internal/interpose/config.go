@@ -29,6 +29,7 @@ type Config struct {
 	TraceMax    int64  // MPISCOPE_TRACE_MAX: bytes of trace per rank, then tracing stops (0: no bound)
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
 	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
+	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; callpath.h)
 	// TraceExclude is MPISCOPE_TRACE_EXCLUDE: functions left out of the
 	// trace, "default" standing for the built-in list (trace_cgo.go).
 	TraceExclude []string
@@ -178,6 +179,15 @@ var Settings = []setting{
 		func(c *Config, v string) error { return nil }},
 	{"MPISCOPE_PIGGYBACK", "0", "1: carry a header of ours on every point-to-point message and measure wait states online (decided at MPI_Init: on only if every rank asks for it)",
 		func(c *Config, v string) (err error) { c.Piggyback, err = parseBool(v); return }},
+	{"MPISCOPE_DEPTH", "1", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only)",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 || n > 32 {
+				return fmt.Errorf("want an integer from 1 to 32")
+			}
+			c.Depth = n
+			return nil
+		}},
 	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",
 		func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)

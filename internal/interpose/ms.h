@@ -158,15 +158,19 @@ extern const char *const ms_fn_classes[];
  *                       once at MPI_Init; part of the epoch value that a
  *                       thread's epoch field copies, so the others keep
  *                       their fast path;
- *   bits 3-31           the reset epoch: Pcontrol(3) adds MS_G_EPOCH1, and
+ *   bit 3 (MS_G_PATH)   call paths are on (MPISCOPE_DEPTH > 1,
+ *                       callpath.h): every wrapper goes to ms_path_X. Set
+ *                       once at MPI_Init;
+ *   bits 4-31           the reset epoch: Pcontrol(3) adds MS_G_EPOCH1, and
  *                       each thread clears its tables at its next call.
  * Its writers are cold (start, Pcontrol, finalize, abort, signals) and use
  * atomic read-modify-writes, so that none loses another's bit. */
 #define MS_G_OFF 1u
 #define MS_G_NOTSC 2u
-#define MS_G_FLAGS 3u
 #define MS_G_PB 4u
-#define MS_G_EPOCH1 8u
+#define MS_G_PATH 8u
+#define MS_G_FLAGS (MS_G_OFF | MS_G_NOTSC | MS_G_PATH)
+#define MS_G_EPOCH1 16u
 MS_HIDDEN extern volatile uint32_t ms_gate;
 MS_HIDDEN extern int ms_use_tsc;
 

@@ -80,6 +80,7 @@ type rawRank struct {
 	Events     map[string]uint64
 	Busy       []rawBusy // calls in progress (busy.go)
 	OffTicks   uint64    // time with recording off
+	Paths      []rawPath // call paths (callpath_build.go)
 }
 
 // resolver maps a return address to (module, offset).
@@ -180,6 +181,7 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 		}
 	}
 	addBusy(p, r, ns, resolve)
+	buildPaths(p, r, ns, resolve) // callpath_build.go
 	p.Sort()
 	return p
 }

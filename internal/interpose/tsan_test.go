@@ -38,10 +38,12 @@ func TestHotPathTSan(t *testing.T) {
 	}
 	here, _ := os.Getwd()
 	srcs := map[string]string{
-		"driver.o":  filepath.Join(here, "testdata", "tsan", "driver.c"),
-		"core.o":    filepath.Join(here, "core.c"),
-		"profile.o": filepath.Join(here, "profile.c"),
-		"zwrap.o":   zwrap,
+		"driver.o":   filepath.Join(here, "testdata", "tsan", "driver.c"),
+		"core.o":     filepath.Join(here, "core.c"),
+		"profile.o":  filepath.Join(here, "profile.c"),
+		"callpath.o": filepath.Join(here, "callpath.c"),
+		"unwind.o":   filepath.Join(here, "unwind.c"),
+		"zwrap.o":    zwrap,
 	}
 	var objs []string
 	for obj, src := range srcs {
@@ -82,22 +84,43 @@ func TestHotPathTSan(t *testing.T) {
 		bound bool
 	}{{"drv", nil, false}, {"drv-dyn", []string{"-rdynamic"}, true}} {
 		run("gcc", append(append(append([]string{"-fsanitize=thread", "-o", c.name}, c.flags...), objs...), "stubs.o", "-lpthread")...)
-		cmd := exec.Command(filepath.Join(dir, c.name))
-		cmd.Env = append(os.Environ(), "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s under TSan: %v\n%s", c.name, err, out)
-		}
-		want := "threads=8 sends=800000 bytes=6400000 barriers=160 peer0=200000"
-		if !strings.Contains(string(out), want) {
-			t.Errorf("%s: got %q, want %q", c.name, out, want)
-		}
-		if !strings.Contains(string(out), "busybad=0 ") { // calls in progress read whole (ms_busy_read)
-			t.Errorf("%s: calls in progress read torn: %q", c.name, out)
-		}
-		t.Logf("%s: %s", c.name, strings.TrimSpace(string(out)))
-		if bound := !strings.Contains(string(out), "bound=0\n"); bound != c.bound || !strings.Contains(string(out), "bound=") {
-			t.Errorf("%s: PMPI_ pointers bound by dlsym: %v, want %v (%q)", c.name, bound, c.bound, out)
+		// At depth 1 (today's hot path) and at call-path depth 4.
+		for _, depth := range []string{"1", "4"} {
+			cmd := exec.Command(filepath.Join(dir, c.name), depth)
+			cmd.Env = append(os.Environ(), "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s %s under TSan: %v\n%s", c.name, depth, err, out)
+			}
+			// Depth 4: every send holds a path (worker's callsite, then
+			// start_thread's frames as far as they validate), at most 4
+			// frames, none counted in "other paths" or cut to the callsite.
+			wantPaths := "depth=1 tagged=0 paths=0 deepest=0 other=0 short=0"
+			if depth == "4" {
+				wantPaths = "depth=4 tagged=800000 "
+				if !strings.Contains(string(out), " other=0 short=0") {
+					t.Errorf("%s %s: paths lost: %q", c.name, depth, out)
+				}
+				for _, d := range []string{"deepest=0 ", "deepest=5 ", "deepest=6 "} {
+					if strings.Contains(string(out), d) {
+						t.Errorf("%s %s: %s: %q", c.name, depth, d, out)
+					}
+				}
+			}
+			if !strings.Contains(string(out), wantPaths) {
+				t.Errorf("%s %s: got %q, want %q", c.name, depth, out, wantPaths)
+			}
+			want := "threads=8 sends=800000 bytes=6400000 barriers=160 peer0=200000"
+			if !strings.Contains(string(out), want) {
+				t.Errorf("%s: got %q, want %q", c.name, out, want)
+			}
+			if !strings.Contains(string(out), "busybad=0 ") { // calls in progress read whole (ms_busy_read)
+				t.Errorf("%s: calls in progress read torn: %q", c.name, out)
+			}
+			t.Logf("%s: %s", c.name, strings.TrimSpace(string(out)))
+			if bound := !strings.Contains(string(out), "bound=0\n"); bound != c.bound || !strings.Contains(string(out), "bound=") {
+				t.Errorf("%s: PMPI_ pointers bound by dlsym: %v, want %v (%q)", c.name, bound, c.bound, out)
+			}
 		}
 	}
 }

@@ -13,8 +13,17 @@ import (
 // ms_on_MPI_X by a jump, never a call, so that the fast path's return
 // address is the application's callsite (internal/wrapgen, genWrapper).
 // A build that did not make the tail call (no optimization, say) would
-// record every call at a site inside the library.
+// record every call at a site inside the library. The same holds for the
+// call-path entry ms_path_MPI_X (MPISCOPE_DEPTH > 1, callpath.h), whose
+// return address is the callsite and whose caller's frame is the
+// application's.
 func TestWrappersTailCall(t *testing.T) {
+	for _, prefix := range []string{"ms_on_", "ms_path_"} {
+		t.Run(prefix, func(t *testing.T) { testTailCall(t, prefix) })
+	}
+}
+
+func testTailCall(t *testing.T, prefix string) {
 	mpitest.Families(t, func(t *testing.T, fam mpitest.Family) {
 		f, err := elf.Open(fam.Lib())
 		if err != nil {
@@ -35,8 +44,8 @@ func TestWrappersTailCall(t *testing.T) {
 		}
 		on := map[string]uint64{}
 		for _, s := range syms {
-			if strings.HasPrefix(s.Name, "ms_on_MPI_") && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
-				on[strings.TrimPrefix(s.Name, "ms_on_")] = s.Value
+			if strings.HasPrefix(s.Name, prefix+"MPI_") && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+				on[strings.TrimPrefix(s.Name, prefix)] = s.Value
 			}
 		}
 		jumps := 0
@@ -69,10 +78,10 @@ func TestWrappersTailCall(t *testing.T) {
 			}
 		}
 		if len(bad) > 0 {
-			t.Errorf("%s: %d wrappers do not jump to their fast path, among them %s", fam.Lib(), len(bad), strings.Join(bad[:min(len(bad), 5)], ", "))
+			t.Errorf("%s: %d wrappers do not jump to their %s function, among them %s", fam.Lib(), len(bad), prefix, strings.Join(bad[:min(len(bad), 5)], ", "))
 		}
 		if jumps < 300 {
-			t.Errorf("%s: %d wrappers jump to their fast path, want every generated one (over 300)", fam.Lib(), jumps)
+			t.Errorf("%s: %d wrappers jump to their %s function, want every generated one (over 300)", fam.Lib(), jumps, prefix)
 		}
 	})
 }

@@ -2,7 +2,9 @@
 // (profile.proto, written with github.com/google/pprof/profile), so that
 // `go tool pprof` and the tools that read its format show where a job's MPI
 // time goes: each sample is one MPI function called at one callsite, its
-// stack the MPI function (leaf) above the callsite's frame.
+// stack the MPI function (leaf) above the callsite's frame, or, in a
+// profile with call paths (MPISCOPE_DEPTH > 1), one call path, its stack
+// the MPI function above the path's frames.
 //
 // It is a package of its own, apart from internal/report, so that the
 // pprof module stays out of libmpiscope, which links internal/report.
@@ -86,7 +88,23 @@ func Convert(p *mps.Profile) *profile.Profile {
 	// What the sites account for, per function.
 	type sum struct{ calls, time, bytes int64 }
 	bySite := map[string]sum{}
+	// A profile with call paths (MPISCOPE_DEPTH > 1): each path is a
+	// sample, its stack the path's frames, so that pprof's flame graph and
+	// -traces show the real stacks.
+	for _, q := range p.Paths {
+		smp := &profile.Sample{
+			Location: append([]*profile.Location{b.leaf(q.Func)}, b.frames(q.Frames)...),
+			Value:    []int64{q.Calls, q.TimeNs, q.Bytes},
+			Label:    labels(q.Region),
+		}
+		out.Sample = append(out.Sample, smp)
+		t := bySite[q.Func]
+		bySite[q.Func] = sum{t.calls + q.Calls, t.time + q.TimeNs, t.bytes + q.Bytes}
+	}
 	for _, s := range p.Sites {
+		if len(p.Paths) > 0 {
+			break
+		}
 		smp := &profile.Sample{
 			Location: append([]*profile.Location{b.leaf(s.Func)}, b.stack(s)...),
 			Value:    []int64{s.Calls, s.TimeNs, s.Bytes},
@@ -212,11 +230,19 @@ func (b *builder) leaf(name string) *profile.Location {
 }
 
 // stack is the frames above the MPI function at a site, innermost first:
-// today its callsite only.
+// its callsite only (a path's are frames).
 func (b *builder) stack(s mps.Site) []*profile.Location {
-	l := s.Loc
-	k := locKey{module: l.Module, offset: l.Offset, fn: l.Function, file: l.File, line: max(l.Line, 0)}
-	return []*profile.Location{b.location(k, b.mapping(l.Module, l.Offset))}
+	return b.frames([]mps.Loc{s.Loc})
+}
+
+// frames is the locations of frames, innermost first.
+func (b *builder) frames(fr []mps.Loc) []*profile.Location {
+	out := make([]*profile.Location, 0, len(fr))
+	for _, l := range fr {
+		k := locKey{module: l.Module, offset: l.Offset, fn: l.Function, file: l.File, line: max(l.Line, 0)}
+		out = append(out, b.location(k, b.mapping(l.Module, l.Offset)))
+	}
+	return out
 }
 
 // mapping is the module's mapping: addresses are offsets in the module

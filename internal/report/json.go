@@ -32,6 +32,7 @@ type jsonDoc struct {
 	RecordingOff *jsonOff      `json:"recording_off,omitempty"` // busy.go
 	WaitStates   []jsonWait    `json:"wait_states,omitempty"`   // wait.go
 	Analysis     *jsonAnalysis `json:"analysis,omitempty"`      // analysis.go
+	CallPaths    []jsonPath    `json:"call_paths,omitempty"`    // paths.go
 }
 
 type jsonSetting struct {
@@ -336,6 +337,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 	addBusyJSON(&d, p)
 	d.WaitStates = waitsJSON(p)
 	d.Analysis = analysisJSON(p)
+	d.CallPaths = pathsJSON(p, tot)
 	return d
 }
 

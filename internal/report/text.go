@@ -43,6 +43,7 @@ func text(p *profile.Profile, o Options) string {
 	textRanks(&b, p, o, tot)
 	textFuncs(&b, p, o, tot)
 	textSites(&b, p, o, tot)
+	textPaths(&b, p, o, tot) // paths.go
 	textHists(&b, p, o)
 	textComms(&b, p, o, tot)
 	textPeers(&b, p, o)

@@ -420,7 +420,7 @@ func (fp *FPlan) GenerateFortran(cmdline string) []byte {
 	w("// Fortran entry points for %s %s: %d converted, %d relayed, %d timed, %d special.\n",
 		h.Family, h.Version, count[FConvert], count[FRelay], count[FTimed], count[FSpecial])
 	w("// Fortran libraries: %s\n\n", strings.Join(fp.Syms.LDFlags, " "))
-	w("#include \"fortran.h\"\n\n")
+	w("#include \"fortran.h\"\n#include \"callpath.h\"\n\n")
 	// Sentinels.
 	for _, s := range sentinels {
 		done := false
@@ -539,10 +539,12 @@ func (fp *FPlan) genEntry(b *bytes.Buffer, e *FEntry) {
 			w("\tms_f_pcontrol(*(MPI_Fint *)f0);\n\tms_chain_f_pcontrol((int)*(MPI_Fint *)f0);\n")
 		}
 	case FTimed:
+		w("\tMS_PATH_NOTE(MS_PN_F);\n")
 		w("\tms_thread *ms_t = ms_enter();\n\tif (ms_t == NULL) {\n\t\t%s\n\t\treturn;\n\t}\n", call)
 		w("\tuint64_t ms_t0 = ms_now();\n\t%s\n\tuint64_t ms_t1 = ms_now();\n", call)
-		w("\tms_leave(ms_t, %d, __builtin_return_address(0), ms_t1 - ms_t0, -1, NULL);\n", e.Func.ID)
+		w("\tms_leave(ms_t, %d, ms_path_key(ms_t, __builtin_return_address(0)), ms_t1 - ms_t0, -1, NULL);\n", e.Func.ID)
 	case FRelay:
+		w("\tMS_PATH_NOTE(MS_PN_F);\n")
 		w("\tvoid *ms_pc = __builtin_return_address(0);\n\tuint64_t ms_t0 = ms_now();\n")
 		w("\tms_f_relay_begin(ms_pc);\n\t%s\n", call)
 		w("\tif (__builtin_expect(ms_f_relay_end(), 0))\n\t\tms_f_record(%d, ms_pc, ms_t0);\n", e.Func.ID)
@@ -554,6 +556,8 @@ func (fp *FPlan) genEntry(b *bytes.Buffer, e *FEntry) {
 
 func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	// Call paths (callpath.h): this entry's caller is the application.
+	w("\tMS_PATH_NOTE(MS_PN_F);\n")
 	pr := e.Func.Proto
 	f08 := map[bool]string{true: "MS_F08_", false: "MS_F_"}[e.F08]
 	arrays := fArrays[pr.Name]
@@ -564,7 +568,7 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 		// Arrays live on the stack: counts beyond MS_FMAXA take the timed path.
 		w("\tint ms_n = *(MPI_Fint *)f0;\n\tif (ms_n < 0 || ms_n > MS_FMAXA) {\n")
 		w("\t\tms_thread *ms_t = ms_enter();\n\t\tuint64_t ms_t0 = ms_now();\n\t\t%s(%s);\n", e.Target, fargs(c))
-		w("\t\tif (ms_t)\n\t\t\tms_leave(ms_t, %d, __builtin_return_address(0), ms_now() - ms_t0, -1, NULL);\n\t\treturn;\n\t}\n", e.Func.ID)
+		w("\t\tif (ms_t)\n\t\t\tms_leave(ms_t, %d, ms_path_key(ms_t, __builtin_return_address(0)), ms_now() - ms_t0, -1, NULL);\n\t\treturn;\n\t}\n", e.Func.ID)
 	}
 	for i, raw := range pr.Params {
 		f := fmt.Sprintf("f%d", i)

@@ -12,8 +12,14 @@
  * free of data races (TSan exits non-zero otherwise) and count exactly
  * THREADS x ITERS sends. The control thread also reads every thread's
  * call in progress, as a snapshot does (ms_busy_read), and checks it.
+ * With an argument N > 1 it runs at call-path depth N (callpath.h): every
+ * call then goes through ms_path_X and interns its path, and each send
+ * must hold one (none in the "other paths" bucket, no walk cut short).
  */
 #include "api.h"
+#include "callpath.h"
+
+#include <stdlib.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -113,9 +119,12 @@ static void *control(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int depth = argc > 1 ? atoi(argv[1]) : 1;
 	ms_comm_init();
+	if (depth > 1)
+		ms_path_setup(depth);
 	for (int i = 0; i < ms_nfuncs; i++)
 		if (strcmp(ms_fn_names[i], "MPI_Send") == 0)
 			fn_send = i;
@@ -136,7 +145,7 @@ int main(void)
 		if (strcmp(ms_fn_names[i], "MPI_Barrier") == 0)
 			barrier = i;
 	}
-	unsigned long long sends = 0, bytes = 0, barriers = 0, peer0 = 0;
+	unsigned long long sends = 0, bytes = 0, barriers = 0, peer0 = 0, tagged = 0;
 	int threads = 0;
 	for (ms_thread *t = ms_threads; t; t = t->next) {
 		threads++;
@@ -144,6 +153,8 @@ int main(void)
 			if ((t->sites[i].key & 0xffff) == (uint64_t)send && t->sites[i].calls) {
 				sends += t->sites[i].calls;
 				bytes += (unsigned long long)t->sites[i].bytes;
+				if ((t->sites[i].pc & (MS_PATH_TAG | MS_PATH_OTHER)) == MS_PATH_TAG)
+					tagged += t->sites[i].calls;
 			}
 			if ((t->sites[i].key & 0xffff) == (uint64_t)barrier)
 				barriers += t->sites[i].calls;
@@ -152,6 +163,16 @@ int main(void)
 	}
 	printf("threads=%d sends=%llu bytes=%llu barriers=%llu peer0=%llu\n", threads, sends, bytes, barriers, peer0);
 	printf("busybad=%lu (of %lu calls in progress read)\n", busy_bad, busy_seen);
+	unsigned long long npaths = 0, other = 0, wshort = 0, deepest = 0;
+	for (ms_paths *p = ms_paths_head(); p; p = p->next) {
+		npaths += p->npaths;
+		other += p->other;
+		wshort += p->walks_short;
+		for (uint32_t i = 0; i < (1u << MS_PATH_BITS); i++)
+			if (p->slot[i].n > deepest)
+				deepest = p->slot[i].n;
+	}
+	printf("depth=%d tagged=%llu paths=%llu deepest=%llu other=%llu short=%llu\n", depth, tagged, npaths, deepest, other, wshort);
 	/* Bindings of PMPI_ pointers that dlsym found (MS_PMPI): none unless the
 	 * executable exports this file's PMPI_ functions (-rdynamic). */
 	printf("bound=%d\n", __atomic_load_n(&ms_bound, __ATOMIC_RELAXED));

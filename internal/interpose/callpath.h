@@ -1,0 +1,97 @@
+/*
+ * callpath.h: call paths (MPISCOPE_DEPTH > 1). A recorded call's site
+ * record is keyed, instead of by its return address alone, by its call
+ * path: up to MPISCOPE_DEPTH return addresses, the callsite first, then
+ * the return address of each frame above it. Each thread interns its paths
+ * in a table of its own (ms_paths, callpath.c), and the site record's pc
+ * field holds MS_PATH_TAG | the path's index in that table: the site
+ * table, the deferred record and the collection stay as they are.
+ *
+ * How a call reaches the capture, at depth > 1 only (ms_gate's MS_G_PATH
+ * bit; at depth 1 nothing here runs and every wrapper keeps its fast path
+ * unchanged):
+ *   - MPI_X sees MS_G_PATH in the gate word it already tests and tail-calls
+ *     ms_path_X (generated), whose frame is forced (frame pointer): it
+ *     notes the application's stack pointer just after the call returns
+ *     and its frame pointer (MS_PATH_NOTE, slot MS_PN_C), then calls the
+ *     slow path ms_slow_X;
+ *   - a Fortran entry notes its own caller's the same way (slot MS_PN_F)
+ *     before it calls ms_slow_X or relays the call;
+ *   - ms_slow_X, once the call is known to be recorded, asks ms_path_key
+ *     for the key: ms_path_take checks a note against the callsite (the
+ *     return address slot just below the noted stack pointer must hold
+ *     it), walks up from there and interns the path.
+ * So neither our wrappers' frames nor the MPI library's ever appear in a
+ * path, and a note that does not match its callsite (a stale one, a
+ * relayed call) only shortens the path to the callsite alone.
+ *
+ * Per call at depth > 1: the slow path's checks, the walk (a few loads
+ * per frame), a hash and one probe of the thread's table. No malloc, lock
+ * or call into Go (the table is mapped at a thread's first path).
+ */
+#ifndef MS_CALLPATH_H
+#define MS_CALLPATH_H
+
+#include "ms.h"
+
+#define MS_PATH_MAXDEPTH 32
+#define MS_PATH_BITS 12                 /* 4096 paths per thread */
+#define MS_PATH_FRAMES (1u << 16)       /* return addresses per thread, all paths */
+#define MS_PATH_TAG (1ull << 63)        /* a site's pc: a path index of its thread */
+#define MS_PATH_OTHER (1ull << 62)      /* with MS_PATH_TAG: the "other paths" bucket, the callsite in the low bits */
+
+/* One interned path: frames[off .. off+n) of its table. n == 0: empty. */
+typedef struct ms_path {
+	uint64_t hash;
+	uint32_t off, n;
+} ms_path;
+
+/* A thread's path table: written by its thread only; read by the Go side at
+ * collection (slots whose n is set, published with release). */
+typedef struct ms_paths {
+	const ms_thread *owner;
+	struct ms_paths *next;
+	uintptr_t stack_hi;     /* the thread's stack top (pthread_getattr_np), 0: unknown */
+	uint32_t npaths, nframes;
+	uint64_t other;         /* calls that went to the "other paths" bucket */
+	uint64_t walks_short;   /* calls whose note did not match: path of the callsite alone */
+	ms_path slot[1u << MS_PATH_BITS];
+	uintptr_t frames[MS_PATH_FRAMES];
+} ms_paths;
+
+/* The application frame a wrapper of ours was entered from. */
+typedef struct { uintptr_t sp, fp; } ms_pnote_t;
+#define MS_PN_C 0 /* noted by ms_path_X (C entry) */
+#define MS_PN_F 1 /* noted by a Fortran entry */
+extern __thread ms_pnote_t ms_pnote[2] __attribute__((tls_model("initial-exec")));
+
+MS_HIDDEN extern int ms_path_depth; /* MPISCOPE_DEPTH, set at start: 1 = off */
+
+/* MS_PATH_NOTE records, in the function that uses it, where its caller's
+ * frame is: its own frame (forced) holds the caller's frame pointer and,
+ * above it, the return address. Only at depth > 1. */
+#define MS_PATH_NOTE(slot) do {                                                   \
+	if (__builtin_expect(MS_LOAD(ms_gate) & MS_G_PATH, 0)) {                  \
+		uintptr_t *ms_fa_ = (uintptr_t *)__builtin_frame_address(0);      \
+		ms_pnote[slot].sp = (uintptr_t)(ms_fa_ + 2);                      \
+		ms_pnote[slot].fp = ms_fa_[0];                                    \
+	}                                                                         \
+} while (0)
+
+MS_HIDDEN uint64_t ms_path_take(ms_thread *t, void *pc);
+
+/* ms_path_key is the pc a wrapper's slow path records: the callsite, or at
+ * depth > 1 its path (MS_PATH_TAG | index). */
+MS_INLINE void *ms_path_key(ms_thread *t, void *pc)
+{
+	if (__builtin_expect(MS_LOAD(ms_gate) & MS_G_PATH, 0))
+		return (void *)(uintptr_t)ms_path_take(t, pc);
+	return pc;
+}
+
+/* For Go (callpath_cgo.go). */
+void ms_path_setup(int depth);
+ms_paths *ms_paths_head(void);
+const uintptr_t *ms_path_frames(const ms_paths *p, uint32_t i, uint32_t *n);
+
+#endif
