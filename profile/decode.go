@@ -279,6 +279,7 @@ var sectionNames = [...]string{
 	secBusy:    "calls-in-progress section",
 	secRankOff: "rank time-off section",
 	secWaits:   "wait-states section",
+	secComp:    "compensation section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -386,6 +387,8 @@ func (d *decoder) profile(p *Profile) bool {
 			d.rankOff(p.Ranks)
 		case secWaits:
 			p.Waits = d.waits(spare.Waits)
+		case secComp:
+			d.comp(p)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

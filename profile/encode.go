@@ -25,6 +25,7 @@ const (
 	secBusy    = 11 // calls in progress; written only when there are some
 	secRankOff = 12 // Rank.OffNs; written only when some rank has time off
 	secWaits   = 13 // wait states (wait.go); written only when there are some
+	secComp    = 14 // overhead compensation (compensate.go); written only with MPISCOPE_COMPENSATE=1
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -287,6 +288,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if len(p.Waits) > 0 {
 		section(secWaits, func() { e.waits(p.Waits) })
+	}
+	if len(p.CompRanks) > 0 || len(p.CompFuncs) > 0 {
+		section(secComp, func() { e.comp(p) })
 	}
 	return out
 }

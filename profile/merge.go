@@ -98,6 +98,7 @@ func (p *Profile) Sort() {
 	sortStable(p.Events, func(a, b Event) int { return strings.Compare(a.Text, b.Text) })
 	sortStable(p.Busy, cmpCallKey)
 	sortStable(p.Waits, cmpWaitKey)
+	sortComp(p) // compensate.go
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -230,6 +231,10 @@ type merger struct {
 	busy      map[[2]int]Call // (Rank, Thread)
 	waitIdx   map[waitKey]int // wait.go
 	waits     []Wait
+	compSeen  map[int]bool // compensate.go
+	compRanks []CompRank
+	compIdx   map[string]int
+	compFuncs []CompFunc
 }
 
 func newMerger() *merger {
@@ -483,6 +488,7 @@ func (m *merger) add(q *Profile) {
 	}
 	m.addBusy(q.Busy)
 	m.addWaits(q.Waits)
+	m.addComp(q)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -549,6 +555,8 @@ func (m *merger) result() *Profile {
 		p.Busy = append(p.Busy, c)
 	}
 	p.Waits = nilIfEmpty(m.waits)
+	p.CompRanks = nilIfEmpty(m.compRanks)
+	p.CompFuncs = nilIfEmpty(m.compFuncs)
 	p.Sort()
 	return p
 }

@@ -23,6 +23,10 @@ type Profile struct {
 	Events  []Event  // Pcontrol user events, sorted by Text
 	Busy    []Call   // MPI calls in progress when the data was written, sorted by (Rank, Thread)
 	Waits   []Wait   // wait states measured online (MPISCOPE_PIGGYBACK=1), sorted by key (wait.go)
+	// Overhead compensation (MPISCOPE_COMPENSATE=1, compensate.go): the
+	// compensated figures beside the measured ones, sorted by Rank and Name.
+	CompRanks []CompRank
+	CompFuncs []CompFunc
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the

@@ -197,6 +197,7 @@ func csvTables(p *profile.Profile, o Options) []*csvTable {
 				itoa(w.WaitNs), itoa(w.MaxNs), fi(w.MaxRank), fi(w.MaxPeer)}, spreadFields(w.RankWait)...)...)
 		}
 	}
+	compCSV(d.Compensation, table) // compensate.go: only with compensation
 	return ts
 }
 

@@ -31,6 +31,7 @@ type jsonDoc struct {
 	InProgress   []jsonBusy `json:"in_progress,omitempty"`   // busy.go
 	RecordingOff *jsonOff   `json:"recording_off,omitempty"` // busy.go
 	WaitStates   []jsonWait `json:"wait_states,omitempty"`   // wait.go
+	Compensation *jsonComp  `json:"compensation,omitempty"`  // compensate.go
 }
 
 type jsonSetting struct {
@@ -334,6 +335,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 	}
 	addBusyJSON(&d, p)
 	d.WaitStates = waitsJSON(p)
+	d.Compensation = compJSON(p)
 	return d
 }
 
