@@ -19,6 +19,7 @@
 //	tracesynth mpiscope convert and analyze on a synthetic trace of
 //	          -trace-events events (events per second, per CPU second)
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
+//	channel   the piggyback channel per message over profile mode (channel.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -74,7 +75,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, callgrind")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, callgrind, channel")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
@@ -141,7 +142,7 @@ func run(opt *options) error {
 	}
 	res.md("# mpiscope benchmark results\n\n%s\n\n", machine())
 	perFamily := false // sections that run MPI programs
-	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale"} {
+	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale", "channel"} {
 		perFamily = perFamily || sections[s]
 	}
 	if !perFamily {
@@ -155,7 +156,7 @@ func run(opt *options) error {
 		for _, s := range []struct {
 			name string
 			fn   func() error
-		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}} {
+		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}} {
 			if !sections[s.name] {
 				continue
 			}
