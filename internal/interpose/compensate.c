@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ms_comp_on;
-int ms_comp_active;
+int ms_comp_active; /* (ms_comp_on, ms.h, is defined in core.c) */
 double ms_comp_out_ns, ms_comp_in_ns, ms_comp_coll_ns;
 static uint64_t ms_comp_busy_ns; /* MPISCOPE_TEST_DELAY_NS on this rank, 0 none */
 
