@@ -281,6 +281,7 @@ var sectionNames = [...]string{
 	secWaits:    "wait-states section",
 	secAnalysis: "analysis section",
 	secPaths:    "call-paths section",
+	secComp:     "compensation section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -392,6 +393,8 @@ func (d *decoder) profile(p *Profile) bool {
 			p.Analysis = d.analysis()
 		case secPaths:
 			p.Paths = d.paths(spare.Paths)
+		case secComp:
+			d.comp(p)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

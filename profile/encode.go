@@ -27,6 +27,7 @@ const (
 	secWaits    = 13 // wait states (wait.go); written only when there are some
 	secAnalysis = 14 // the trace analysis made in the job (analysis.go); written only when there is one
 	secPaths    = 15 // call paths (paths.go); written only when there are some
+	secComp     = 16 // overhead compensation (compensate.go); written only with MPISCOPE_COMPENSATE=1
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -295,6 +296,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if len(p.Paths) > 0 {
 		section(secPaths, func() { e.paths(p.Paths) })
+	}
+	if len(p.CompRanks) > 0 || len(p.CompFuncs) > 0 {
+		section(secComp, func() { e.comp(p) })
 	}
 	return out
 }

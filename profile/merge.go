@@ -99,6 +99,7 @@ func (p *Profile) Sort() {
 	sortStable(p.Busy, cmpCallKey)
 	sortStable(p.Waits, cmpWaitKey)
 	sortStable(p.Paths, cmpPathKey)
+	sortComp(p) // compensate.go
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -234,6 +235,10 @@ type merger struct {
 	waits     []Wait
 	pathIdx   map[string]int // paths.go
 	paths     []Path
+	compSeen  map[int]bool // compensate.go
+	compRanks []CompRank
+	compIdx   map[string]int
+	compFuncs []CompFunc
 }
 
 func newMerger() *merger {
@@ -491,6 +496,7 @@ func (m *merger) add(q *Profile) {
 		m.analysis = q.Analysis
 	}
 	m.addPaths(q.Paths)
+	m.addComp(q)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -559,6 +565,8 @@ func (m *merger) result() *Profile {
 	p.Waits = nilIfEmpty(m.waits)
 	p.Analysis = cloneAnalysis(m.analysis)
 	p.Paths = nilIfEmpty(m.paths)
+	p.CompRanks = nilIfEmpty(m.compRanks)
+	p.CompFuncs = nilIfEmpty(m.compFuncs)
 	p.Sort()
 	return p
 }

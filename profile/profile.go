@@ -27,6 +27,10 @@ type Profile struct {
 	// analysis.go); nil when none.
 	Analysis *Analysis
 	Paths    []Path // call paths (MPISCOPE_DEPTH > 1), sorted by key (paths.go)
+	// Overhead compensation (MPISCOPE_COMPENSATE=1, compensate.go): the
+	// compensated figures beside the measured ones, sorted by Rank and Name.
+	CompRanks []CompRank
+	CompFuncs []CompFunc
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the

@@ -73,6 +73,12 @@ void ms_trace_wake(void);
 ms_thand *ms_trace_pop(void);
 void ms_trace_hand_all(void);
 
+/* compensate.c (compensate.h): overhead compensation, the test delay */
+void ms_comp_setup(int comp, int64_t busy_ns); /* at MPI_Init (compensate.go) */
+MS_HIDDEN void ms_comp_start(void);            /* after msgoStart: calibration (lifecycle.c) */
+void ms_comp_read(double *v);                  /* the figures compensate.go reads (compensate.c) */
+extern int64_t ms_comp_sub[MS_MAXFUNCS];       /* ns subtracted from each function's MPI time */
+
 /* core.c: calls in progress (ms.h, MS_TIMED_BUSY) */
 /* ms_busy_t is a call in progress as ms_busy_read reads it for Go. */
 typedef struct {

@@ -467,6 +467,7 @@ func rankProfile(st string) *profile.Profile {
 	}
 	p := buildProfile(raw, raw.meta(), resolve)
 	pbWaits(p, resolve) // wait states measured online (piggyback.go)
+	compProfile(p)      // compensated figures (compensate.go)
 	return p
 }
 

@@ -30,6 +30,11 @@ type Config struct {
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
 	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
 	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; callpath.h)
+	Compensate  bool   // MPISCOPE_COMPENSATE: overhead compensation, implies Piggyback (compensate.go)
+	TestDelayNs int64  // MPISCOPE_TEST_DELAY_NS: testing, a busy delay in every recorded call
+	// TestDelayRanks is MPISCOPE_TEST_DELAY_RANKS: the ranks TestDelayNs
+	// applies to, nil for all.
+	TestDelayRanks []int
 	// TraceExclude is MPISCOPE_TRACE_EXCLUDE: functions left out of the
 	// trace, "default" standing for the built-in list (trace_cgo.go).
 	TraceExclude []string
@@ -188,6 +193,26 @@ var Settings = []setting{
 			c.Depth = n
 			return nil
 		}},
+	{"MPISCOPE_COMPENSATE", "0", "1: subtract mpiscope's own overhead from the times it reports, carrying each rank's delay to the ranks it talks to (implies MPISCOPE_PIGGYBACK; docs/compensation.md)",
+		func(c *Config, v string) (err error) { c.Compensate, err = parseBool(v); return }},
+	{"MPISCOPE_TEST_DELAY_NS", "0", "testing only: busy-wait this many ns in every recorded MPI call on the ranks of MPISCOPE_TEST_DELAY_RANKS (an expensive tool, to check compensation)",
+		func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 || n > int64(time.Second) {
+				return fmt.Errorf("want a number of ns from 0 to 1000000000")
+			}
+			c.TestDelayNs = n
+			return nil
+		}},
+	{"MPISCOPE_TEST_DELAY_RANKS", "all", "testing only: the ranks MPISCOPE_TEST_DELAY_NS applies to: all, or ranks and ranges such as 0,2-3",
+		func(c *Config, v string) error {
+			r, err := parseRanks(v)
+			if err != nil {
+				return err
+			}
+			c.TestDelayRanks = r
+			return nil
+		}},
 	{"MPISCOPE_SNAPSHOT_EVERY", "0", "write a snapshot this often (a Go duration, e.g. 10m); 0 = never",
 		func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
@@ -219,6 +244,34 @@ var Settings = []setting{
 			}
 			return fmt.Errorf("want one of %s, or none", strings.Join(snapshotSignals, ", "))
 		}},
+}
+
+// parseRanks reads "all" (nil) or a comma-separated list of ranks and
+// ranges (0,2-3).
+func parseRanks(v string) ([]int, error) {
+	v = strings.TrimSpace(v)
+	if strings.EqualFold(v, "all") {
+		return nil, nil
+	}
+	bad := fmt.Errorf("want all, or ranks and ranges such as 0,2-3")
+	out := []int{}
+	for _, f := range strings.Split(v, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(f), "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil || a < 0 {
+			return nil, bad
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || b < a || b-a > 1<<20 {
+				return nil, bad
+			}
+		}
+		for r := a; r <= b; r++ {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // validFnName tells whether f looks like a C MPI function name.

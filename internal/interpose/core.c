@@ -24,6 +24,7 @@
 
 volatile uint32_t ms_gate = MS_G_OFF;
 int ms_use_tsc;
+int ms_comp_on; /* ms_enter's test (ms.h): set by compensate.c */
 __thread ms_thread *ms_tls __attribute__((tls_model("initial-exec")));
 ms_thread *volatile ms_threads;
 

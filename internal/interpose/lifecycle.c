@@ -324,6 +324,7 @@ static void ms_start_mode(int level, int session)
 #if defined(__x86_64__) || defined(__i386__)
 	ms_gate_set(MS_G_NOTSC, !ms_use_tsc); /* the wrappers' fast path reads the TSC */
 #endif
+	ms_comp_start(); /* compensation's calibration, the test delay (compensate.c) */
 	ms_pcontrol_ipm = (flags & 4) != 0;
 	ms_quiet = (flags & 8) != 0;
 	ms_clock_pair(&ms_cal_tsc0, &ms_cal_ns0);

@@ -153,6 +153,9 @@ extern const char *const ms_fn_classes[];
  *                       after finalize or an internal error);
  *   bit 1 (MS_G_NOTSC)  timestamps come from clock_gettime, not the TSC
  *                       (x86 only: elsewhere the fast path reads ms_now);
+ *                       also set while overhead compensation or the test
+ *                       delay is on (compensate.h), so that every wrapper
+ *                       takes its slow path, whose ms_enter applies them;
  *   bit 2 (MS_G_PB)     the piggyback channel is on (piggyback.h): the
  *                       wrappers with a handler take their slow path. Set
  *                       once at MPI_Init; part of the epoch value that a
@@ -301,6 +304,11 @@ MS_INLINE void ms_busy_args(ms_thread *t, void *pc, uintptr_t comm)
 #define MS_TIMED_FAST_BUSY(t, fn, t0, t1, stmt) MS_TIMED_BUSY(t, fn, t0, t1, stmt)
 #endif
 
+/* compensate.c: compensation or the test delay is on (ms_comp_enter: the
+ * delay of a recorded call; MS_G_NOTSC then sends every wrapper here). */
+MS_HIDDEN extern int ms_comp_on;
+MS_HIDDEN void ms_comp_enter(void);
+
 /* ms_enter returns this thread's state when the call is to be recorded, or
  * NULL: profiling off, not initialized, or nested inside a recorded call. */
 static inline ms_thread *ms_enter(void)
@@ -316,6 +324,8 @@ static inline ms_thread *ms_enter(void)
 	if (t->depth > 0)
 		return NULL;
 	MS_STORE(t->depth, 1);
+	if (__builtin_expect(ms_comp_on, 0))
+		ms_comp_enter();
 	return t;
 }
 

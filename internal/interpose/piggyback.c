@@ -20,6 +20,7 @@
  * No lock: the request table is claimed with compare-and-swap.
  */
 #include "piggyback.h"
+#include "compensate.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -65,6 +66,7 @@ static __attribute__((cold, noinline)) ms_pb_wtab *ms_pb_wtab_new(void)
 	ms_pb_wtab *w = calloc(1, sizeof *w);
 	if (w == NULL)
 		return NULL;
+	w->epoch = MS_EPOCH();
 	pthread_mutex_lock(&ms_pb_wlock);
 	w->next = ms_pb_wtabs;
 	__atomic_store_n(&ms_pb_wtabs, w, __ATOMIC_RELEASE);
@@ -73,11 +75,24 @@ static __attribute__((cold, noinline)) ms_pb_wtab *ms_pb_wtab_new(void)
 	return w;
 }
 
+/* ms_pb_wclear empties this thread's wait-state table. */
+MS_HIDDEN void ms_pb_wclear(void)
+{
+	ms_pb_wtab *w = ms_pb_wt;
+	if (w == NULL)
+		return;
+	memset(w->rows, 0, sizeof w->rows);
+	w->dropped = 0;
+	w->epoch = MS_EPOCH();
+}
+
 static void ms_pb_note(int kind, unsigned fn, void *pc, int comm, int64_t wait, int peer)
 {
 	ms_pb_wtab *w = ms_pb_wt;
 	if (w == NULL && (w = ms_pb_wtab_new()) == NULL)
 		return;
+	if (__builtin_expect(w->epoch != MS_EPOCH(), 0))
+		ms_pb_wclear(); /* Pcontrol(3) since this thread's last wait (Go skips a table of an older epoch) */
 	if (wait < 0)
 		wait = 0;
 	const uint64_t k = (uint64_t)(uintptr_t)pc, mask = (1u << MS_PB_WBITS) - 1;
@@ -110,11 +125,18 @@ static inline int ms_pb_comm_id(MPI_Comm c)
 	return cm ? cm->id : -1;
 }
 
-/* ms_pb_got: a receive completed with header h, entered at te. */
+/* ms_pb_got: a receive completed with header h, entered at te. With
+ * compensation on, the delay moves (ms_comp_recv) and the wait noted is
+ * the one the uninstrumented run would have had. */
 static inline void ms_pb_got(const ms_pb_hdr *h, int64_t te, unsigned fn, void *pc, int comm)
 {
-	if (pc != NULL && h->rank >= 0)
-		ms_pb_note(MS_PB_LATE_SENDER, fn, pc, comm, h->t - te, h->rank);
+	if (h->rank < 0)
+		return;
+	int64_t w = h->t - te;
+	if (ms_comp_active)
+		w = (int64_t)ms_comp_recv(h->t, h->delay, te, fn, pc);
+	if (pc != NULL)
+		ms_pb_note(MS_PB_LATE_SENDER, fn, pc, comm, w, h->rank);
 }
 
 void ms_pb_coll(MPI_Comm comm, int kind, int root, unsigned fn, void *pc)
@@ -124,34 +146,53 @@ void ms_pb_coll(MPI_Comm comm, int kind, int root, unsigned fn, void *pc)
 	    PMPI_Comm_rank(comm, &me) != MPI_SUCCESS)
 		return;
 	const int64_t te = ms_pb_gnow();
-	struct { double t; int r; } in[2], out[2];
+	/* (entry, rank) and (the root's entry, rank); with compensation, the
+	 * same for the entries less the delays: the uninstrumented ones. */
+	const double d = ms_pb_delay, ne = -1e300;
+	struct { double t; int r; } in[4], out[4];
 	in[0].t = (double)te;
-	in[0].r = ms_world_rank;
-	in[1].t = me == root ? (double)te : -1e300;
-	in[1].r = ms_world_rank;
-	if (PMPI_Allreduce(in, out, 2, MPI_DOUBLE_INT, MPI_MAXLOC, comm) != MPI_SUCCESS || pc == NULL)
+	in[1].t = me == root ? (double)te : ne;
+	in[2].t = (double)te - d;
+	in[3].t = me == root ? (double)te - d : ne;
+	for (int i = 0; i < 4; i++)
+		in[i].r = ms_world_rank;
+	const int comp = ms_comp_active;
+	if (PMPI_Allreduce(in, out, comp ? 4 : 2, MPI_DOUBLE_INT, MPI_MAXLOC, comm) != MPI_SUCCESS)
 		return;
 	int64_t w = 0;
-	int peer = out[0].r;
+	int peer = out[0].r, note = 1;
+	/* u: when this member would have left the collective uninstrumented
+	 * (less the collective's own time, the same in both runs). */
+	double u = out[2].t, w0 = out[2].t - in[2].t;
 	switch (kind) {
 	case MS_PB_WAIT_NXN:
 		w = (int64_t)(out[0].t - in[0].t);
 		break;
 	case MS_PB_LATE_BCAST:
-		if (me == root)
-			return;
+		note = me != root;
 		w = (int64_t)(out[1].t - in[0].t);
 		peer = out[1].r;
+		u = me == root ? in[2].t : (out[3].t > in[2].t ? out[3].t : in[2].t);
+		w0 = u - in[2].t;
 		break;
 	case MS_PB_EARLY_REDUCE:
-		if (me != root)
-			return;
+		note = me == root;
 		w = (int64_t)(out[0].t - in[0].t);
+		if (me != root)
+			u = in[2].t, w0 = 0;
 		break;
 	default:
 		return;
 	}
-	ms_pb_note(kind, fn, pc, ms_pb_comm_id(comm), w, peer);
+	if (comp) {
+		/* Now, instrumented, against u uninstrumented: the new delay,
+		 * our reduction's own cost (after the last member entered)
+		 * included, as measured in this call. */
+		ms_comp_add(fn, pc, (double)ms_pb_gnow() - u - d);
+		w = (int64_t)w0;
+	}
+	if (pc != NULL && note)
+		ms_pb_note(kind, fn, pc, ms_pb_comm_id(comm), w, peer);
 }
 
 /* ---- the datatype cache ---- */
@@ -469,7 +510,16 @@ static void ms_pb_done(ms_pb_req *q, MPI_Status *st, int64_t te, unsigned fn, vo
 typedef int (*ms_pb_sendfn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
 typedef int (*ms_pb_isendfn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
-static int ms_pb_send(ms_pb_sendfn f, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+/* ms_pb_sent: a call sent a header (compensation: its cost inside the
+ * call). */
+static inline void ms_pb_sent(unsigned fn, void *pc)
+{
+	if (ms_comp_active)
+		ms_comp_add(fn, pc, ms_comp_in_ns);
+}
+
+static int ms_pb_send(ms_pb_sendfn f, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		      unsigned fn, void *pc)
 {
 	ms_pb_hdr sh;
 	ms_pb_use u;
@@ -479,11 +529,12 @@ static int ms_pb_send(ms_pb_sendfn f, const void *buf, MPI_Count count, MPI_Data
 	ms_pb_stamp(u.hdr, te);
 	int rc = f(MPI_BOTTOM, 1, u.type, dest, tag, comm);
 	ms_pb_put(&u);
+	ms_pb_sent(fn, pc);
 	return rc;
 }
 
 static int ms_pb_isend(ms_pb_isendfn f, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-		       MPI_Request *req, int persist)
+		       MPI_Request *req, int persist, unsigned fn, void *pc)
 {
 	ms_pb_use u;
 	const int64_t te = ms_pb_gnow();
@@ -491,6 +542,7 @@ static int ms_pb_isend(ms_pb_isendfn f, const void *buf, MPI_Count count, MPI_Da
 		return -1;
 	ms_pb_stamp(u.hdr, te);
 	int rc = f(MPI_BOTTOM, 1, u.type, dest, tag, comm, req);
+	ms_pb_sent(fn, pc);
 	if (rc != MPI_SUCCESS)
 		ms_pb_put(&u);
 	else
@@ -571,17 +623,13 @@ int ms_pb_MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int 
 	int ms_pb_MPI_##X(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, unsigned fn,       \
 			  void *pc)                                                                                         \
 	{                                                                                                                \
-		(void)fn;                                                                                                \
-		(void)pc;                                                                                                \
-		int rc = ms_pb_send(ms_pb_do_##X, buf, count, dt, dest, tag, comm);                                          \
+		int rc = ms_pb_send(ms_pb_do_##X, buf, count, dt, dest, tag, comm, fn, pc);                                  \
 		return rc == -1 ? PMPI_##X(buf, count, dt, dest, tag, comm) : rc;                                        \
 	}                                                                                                                \
 	int ms_pb_MPI_##IX(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request *r, \
 			   unsigned fn, void *pc)                                                                        \
 	{                                                                                                                \
-		(void)fn;                                                                                                \
-		(void)pc;                                                                                                \
-		int rc = ms_pb_isend(ms_pb_do_##IX, buf, count, dt, dest, tag, comm, r, 0);                                  \
+		int rc = ms_pb_isend(ms_pb_do_##IX, buf, count, dt, dest, tag, comm, r, 0, fn, pc);                          \
 		return rc == -1 ? PMPI_##IX(buf, count, dt, dest, tag, comm, r) : rc;                                    \
 	}
 
@@ -593,9 +641,7 @@ int ms_pb_MPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int 
 	int ms_pb_MPI_##X##_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,          \
 				 MPI_Request *r, unsigned fn, void *pc)                                                 \
 	{                                                                                                                \
-		(void)fn;                                                                                                \
-		(void)pc;                                                                                                \
-		int rc = ms_pb_isend(ms_pb_do_##X##_init, buf, count, dt, dest, tag, comm, r, 1);                            \
+		int rc = ms_pb_isend(ms_pb_do_##X##_init, buf, count, dt, dest, tag, comm, r, 1, fn, pc);                    \
 		return rc == -1 ? PMPI_##X##_init(buf, count, dt, dest, tag, comm, r) : rc;                              \
 	}
 
@@ -721,6 +767,8 @@ int ms_pb_MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest,
 		rb = MPI_BOTTOM, rc_ = 1, rt_ = r.type;
 	}
 	int rc = PMPI_Sendrecv(sb, sc, st_, dest, stag, rb, rc_, rt_, src, rtag, comm, st);
+	if (dest != MPI_PROC_NULL)
+		ms_pb_sent(fn, pc);
 	if (src != MPI_PROC_NULL) {
 		ms_pb_fix(st);
 		if (rc == MPI_SUCCESS)
@@ -743,6 +791,8 @@ int ms_pb_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, 
 		return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st);
 	ms_pb_stamp(u.hdr, te);
 	int rc = PMPI_Sendrecv_replace(MPI_BOTTOM, 1, u.type, dest, stag, src, rtag, comm, st);
+	if (dest != MPI_PROC_NULL)
+		ms_pb_sent(fn, pc);
 	if (src != MPI_PROC_NULL) {
 		ms_pb_fix(st);
 		if (rc == MPI_SUCCESS)

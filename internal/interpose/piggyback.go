@@ -23,6 +23,7 @@ import (
 var pb struct {
 	on     bool
 	offset int64 // clock offset to rank 0 (ns), from the init-time samples
+	comp   bool  // overhead compensation is on (compensate.go)
 }
 
 // pbInit decides at MPI_Init, with every rank (msgoStart), whether the
@@ -31,17 +32,19 @@ var pb struct {
 // samples the clocks against rank 0 (the traces' ping-pong) for the wait
 // states, and opens the gate.
 func pbInit() {
+	defer compSetup() // compensate.go: the test delay, and compensation once the channel is decided
+	want := state.cfg.Piggyback || state.cfg.Compensate
 	if state.session {
-		if state.cfg.Piggyback {
+		if want {
 			warn("sessions model: MPISCOPE_PIGGYBACK is off (there is no MPI_COMM_WORLD on which the ranks could agree on it)")
 		}
 		return
 	}
 	var any C.int
-	all := C.ms_pb_agree(boolInt(state.cfg.Piggyback), &any) != 0
+	all := C.ms_pb_agree(boolInt(want), &any) != 0
 	if !all {
 		if any != 0 {
-			warn("MPISCOPE_PIGGYBACK: not every rank asked for it: off on all ranks")
+			warn("MPISCOPE_PIGGYBACK (or MPISCOPE_COMPENSATE): not every rank asked for it: off on all ranks")
 		}
 		return
 	}
@@ -68,6 +71,7 @@ func pbInit() {
 	pb.on = true
 	pb.offset = int64(off)
 	C.ms_pb_enable(off)
+	pb.comp = compAgree()
 }
 
 // pbFini frees the channel's datatypes at MPI_Finalize (msgoFinalize).
@@ -108,7 +112,11 @@ func pbWaits(p *profile.Profile, resolve resolver) {
 	}
 	acc := map[key]*profile.Wait{}
 	var dropped uint64
+	epoch := C.ms_epoch_now()
 	for w := C.ms_pb_wtabs; w != nil; w = w.next {
+		if w.epoch != epoch {
+			continue // rows of before a reset (Pcontrol(3)) this thread has not cleared yet
+		}
 		dropped += uint64(w.dropped)
 		for _, r := range unsafe.Slice(&w.rows[0], 1<<C.MS_PB_WBITS) {
 			if r.n == 0 {

@@ -62,6 +62,7 @@ typedef struct ms_pb_wrow {
 typedef struct ms_pb_wtab {
 	struct ms_pb_wtab *next;
 	uint64_t dropped;
+	uint32_t epoch; /* the reset epoch its rows belong to (Pcontrol(3): ms_pb_note clears them) */
 	ms_pb_wrow rows[1 << MS_PB_WBITS];
 } ms_pb_wtab;
 

@@ -198,6 +198,7 @@ func csvTables(p *profile.Profile, o Options) []*csvTable {
 		}
 	}
 	analysisCSV(d.Analysis, table) // analysis.go: only with an analysis
+	compCSV(d.Compensation, table) // compensate.go: only with compensation
 	return ts
 }
 

@@ -33,6 +33,7 @@ type jsonDoc struct {
 	WaitStates   []jsonWait    `json:"wait_states,omitempty"`   // wait.go
 	Analysis     *jsonAnalysis `json:"analysis,omitempty"`      // analysis.go
 	CallPaths    []jsonPath    `json:"call_paths,omitempty"`    // paths.go
+	Compensation *jsonComp     `json:"compensation,omitempty"`  // compensate.go
 }
 
 type jsonSetting struct {
@@ -338,6 +339,7 @@ func buildDoc(p *profile.Profile, o Options) jsonDoc {
 	d.WaitStates = waitsJSON(p)
 	d.Analysis = analysisJSON(p)
 	d.CallPaths = pathsJSON(p, tot)
+	d.Compensation = compJSON(p)
 	return d
 }
 

@@ -38,6 +38,7 @@ func text(p *profile.Profile, o Options) string {
 	var b strings.Builder
 	tot := computeTotals(p)
 	textHeader(&b, p, o, tot)
+	textComp(&b, p, o) // compensate.go
 	textOff(&b, p)
 	textBusy(&b, p, o)
 	textRanks(&b, p, o, tot)

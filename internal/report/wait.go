@@ -44,7 +44,8 @@ func textWaits(b *strings.Builder, p *profile.Profile, o Options) {
 			strconv.Itoa(w.MaxRank), strconv.Itoa(w.MaxPeer), u.i(mean))
 	}
 	more(t, n, len(idx))
-	t.render(b, "Rank: the rank that waited longest in one call; Waited for: the rank it waited for then (the sender, the last to arrive, or the root)")
+	t.note("Rank: the rank that waited longest in one call; Waited for: the rank it waited for then (the sender, the last to arrive, or the root)")
+	t.render(b, "")
 }
 
 type jsonWait struct {

@@ -21,6 +21,7 @@
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
 //	unwind    the call-path unwinder: ms_unwind at depths 1-16 with and
 //	          without frame pointers (bench/unwind; no MPI; unwind.go)
+//	channel   the piggyback channel per message over profile mode (channel.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -76,7 +77,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, channel")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
@@ -143,7 +144,7 @@ func run(opt *options) error {
 	}
 	res.md("# mpiscope benchmark results\n\n%s\n\n", machine())
 	perFamily := false // sections that run MPI programs
-	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale"} {
+	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale", "channel"} {
 		perFamily = perFamily || sections[s]
 	}
 	if !perFamily {
@@ -157,7 +158,7 @@ func run(opt *options) error {
 		for _, s := range []struct {
 			name string
 			fn   func() error
-		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}} {
+		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}} {
 			if !sections[s.name] {
 				continue
 			}
