@@ -266,19 +266,21 @@ func (d *decoder) spread() Spread {
 }
 
 var sectionNames = [...]string{
-	secStrings: "string table",
-	secMeta:    "meta section",
-	secRanks:   "ranks section",
-	secFuncs:   "funcs section",
-	secSites:   "sites section",
-	secHists:   "hists section",
-	secComms:   "comms section",
-	secPeers:   "peers section",
-	secRegions: "regions section",
-	secEvents:  "events section",
-	secBusy:    "calls-in-progress section",
-	secRankOff: "rank time-off section",
-	secWaits:   "wait-states section",
+	secStrings:   "string table",
+	secMeta:      "meta section",
+	secRanks:     "ranks section",
+	secFuncs:     "funcs section",
+	secSites:     "sites section",
+	secHists:     "hists section",
+	secComms:     "comms section",
+	secPeers:     "peers section",
+	secRegions:   "regions section",
+	secEvents:    "events section",
+	secBusy:      "calls-in-progress section",
+	secRankOff:   "rank time-off section",
+	secWaits:     "wait-states section",
+	secRankFuncs: "rank-functions section",
+	secCommPeers: "communicator-peers section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -386,6 +388,10 @@ func (d *decoder) profile(p *Profile) bool {
 			d.rankOff(p.Ranks)
 		case secWaits:
 			p.Waits = d.waits(spare.Waits)
+		case secRankFuncs:
+			p.RankFuncs = d.rankFuncs(spare.RankFuncs)
+		case secCommPeers:
+			p.CommPeers = d.commPeers(spare.CommPeers)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

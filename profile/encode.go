@@ -288,6 +288,12 @@ func (e *encoder) body(p *Profile) []byte {
 	if len(p.Waits) > 0 {
 		section(secWaits, func() { e.waits(p.Waits) })
 	}
+	if len(p.RankFuncs) > 0 {
+		section(secRankFuncs, func() { e.rankFuncs(p.RankFuncs) })
+	}
+	if len(p.CommPeers) > 0 {
+		section(secCommPeers, func() { e.commPeers(p.CommPeers) })
+	}
 	return out
 }
 

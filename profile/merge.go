@@ -98,6 +98,8 @@ func (p *Profile) Sort() {
 	sortStable(p.Events, func(a, b Event) int { return strings.Compare(a.Text, b.Text) })
 	sortStable(p.Busy, cmpCallKey)
 	sortStable(p.Waits, cmpWaitKey)
+	sortStable(p.RankFuncs, func(a, b RankFunc) int { return cmpRankFunc(&a, &b) })
+	sortStable(p.CommPeers, func(a, b CommPeer) int { return cmpCommPeer(&a, &b) })
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -230,6 +232,8 @@ type merger struct {
 	busy      map[[2]int]Call // (Rank, Thread)
 	waitIdx   map[waitKey]int // wait.go
 	waits     []Wait
+	rankFuncs rankList[RankFunc] // ranked.go
+	commPeers rankList[CommPeer]
 }
 
 func newMerger() *merger {
@@ -483,6 +487,8 @@ func (m *merger) add(q *Profile) {
 	}
 	m.addBusy(q.Busy)
 	m.addWaits(q.Waits)
+	m.rankFuncs.add(q.RankFuncs, cmpRankFunc)
+	m.commPeers.add(q.CommPeers, cmpCommPeer)
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -549,6 +555,8 @@ func (m *merger) result() *Profile {
 		p.Busy = append(p.Busy, c)
 	}
 	p.Waits = nilIfEmpty(m.waits)
+	p.RankFuncs = m.rankFuncs.result(cmpRankFunc, addRankFunc)
+	p.CommPeers = m.commPeers.result(cmpCommPeer, addCommPeer)
 	p.Sort()
 	return p
 }

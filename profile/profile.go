@@ -23,6 +23,9 @@ type Profile struct {
 	Events  []Event  // Pcontrol user events, sorted by Text
 	Busy    []Call   // MPI calls in progress when the data was written, sorted by (Rank, Thread)
 	Waits   []Wait   // wait states measured online (MPISCOPE_PIGGYBACK=1), sorted by key (wait.go)
+
+	RankFuncs []RankFunc // each rank's calls per function and communicator, sorted by (Rank, Func, Comm) (ranked.go)
+	CommPeers []CommPeer // point-to-point traffic per communicator other than MPI_COMM_WORLD, sorted by (Rank, Comm, Peer) (ranked.go)
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the
