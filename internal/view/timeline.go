@@ -39,9 +39,9 @@ const (
 // tcall is one MPI call on the timeline.
 type tcall struct {
 	t0, t1 int64 // ns since the job's origin
-	fn     uint16
 	bytes  int64
 	peer   int32
+	fn     uint16 // last: 32 bytes a call, no padding between fields
 }
 
 // tmsg is one message: sent at t0 by from, received at t1 by to.
@@ -78,11 +78,12 @@ type collector struct {
 	full  bool
 }
 
-// flowEnd is one end of a message: its flow id, time and bytes.
+// flowEnd is one end of a message: its flow id, time, bytes and rank.
 type flowEnd struct {
 	flow  uint64
 	t     int64
 	bytes int64
+	rank  int32
 }
 
 // errFull ends a rank's walk when it holds its share of the calls.
@@ -126,13 +127,13 @@ func (c *collector) Call(k *trace.Call) error {
 
 func (c *collector) send(m *trace.Msg, t int64) {
 	if m.Flow != 0 {
-		c.sends = append(c.sends, flowEnd{m.Flow, t, m.Bytes})
+		c.sends = append(c.sends, flowEnd{m.Flow, t, m.Bytes, int32(c.rank)})
 	}
 }
 
 func (c *collector) recv(m *trace.Msg, t int64) {
 	if m.Flow != 0 {
-		c.recvs = append(c.recvs, flowEnd{m.Flow, t, m.Bytes})
+		c.recvs = append(c.recvs, flowEnd{m.Flow, t, m.Bytes, int32(c.rank)})
 	}
 }
 
@@ -165,6 +166,9 @@ func loadTimeline(dir string) (*timeline, error) {
 					return
 				}
 				c := &collector{rank: job.Ranks[i].Header.Rank, quota: max(maxCalls/n, 1), fnID: map[string]uint16{}}
+				// Room for the calls at once (a rank's file counts its
+				// events): no copies as the list grows.
+				c.calls = make([]tcall, 0, min(uint64(c.quota), job.Ranks[i].Events))
 				cols[i] = c
 				if err := w.WalkRank(i, c); err != nil && !errors.Is(err, errFull) {
 					errs[i] = err
@@ -186,7 +190,11 @@ func loadTimeline(dir string) (*timeline, error) {
 	// (threads interleaved) by time; messages matched by flow.
 	slices.SortFunc(cols, func(a, b *collector) int { return cmp.Compare(a.rank, b.rank) })
 	fnID := map[string]uint16{}
-	sends := map[uint64]tmsg{}
+	ns, nr := 0, 0
+	for _, c := range cols {
+		ns, nr = ns+len(c.sends), nr+len(c.recvs)
+	}
+	sends, recvs := make([]flowEnd, 0, ns), make([]flowEnd, 0, nr)
 	var cutAt int64 = math.MaxInt64
 	for _, c := range cols {
 		remap := make([]uint16, len(c.fns))
@@ -210,20 +218,32 @@ func loadTimeline(dir string) (*timeline, error) {
 			tl.cut = true
 			cutAt = min(cutAt, c.end)
 		}
-		for _, e := range c.sends {
-			sends[e.flow] = tmsg{from: int32(c.rank), t0: e.t, bytes: e.bytes}
-		}
+		sends, recvs = append(sends, c.sends...), append(recvs, c.recvs...)
+		c.sends, c.recvs = nil, nil
 	}
-	for _, c := range cols {
-		for _, e := range c.recvs {
-			if s, ok := sends[e.flow]; ok && len(tl.msgs) < maxMsgs {
-				s.to, s.t1 = int32(c.rank), e.t
-				tl.msgs = append(tl.msgs, s)
-			} else if ok {
+	// Messages: the two ends of a flow, joined by sorting both lists by
+	// flow (a map of millions of open sends took more time and memory).
+	byFlow := func(a, b flowEnd) int { return cmp.Compare(a.flow, b.flow) }
+	slices.SortFunc(sends, byFlow)
+	slices.SortFunc(recvs, byFlow)
+	for i, j := 0, 0; i < len(sends) && j < len(recvs); {
+		switch s, r := sends[i], recvs[j]; {
+		case s.flow < r.flow:
+			i++
+		case s.flow > r.flow:
+			j++
+		default:
+			if len(tl.msgs) >= maxMsgs {
 				tl.cut = true
+				i, j = len(sends), len(recvs)
+				break
 			}
+			tl.msgs = append(tl.msgs, tmsg{from: s.rank, to: r.rank, t0: s.t, t1: r.t, bytes: s.bytes})
+			i++
+			j++
 		}
 	}
+	sends, recvs = nil, nil
 	slices.SortStableFunc(tl.msgs, func(a, b tmsg) int { return cmp.Compare(a.t0, b.t0) })
 	if tl.cut {
 		if cutAt != math.MaxInt64 {

@@ -127,6 +127,18 @@ func viewTimeline(opt *options, res *results) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("synth: %v", err)
 		}
+		// The view needs a profile too: the ranks' files of a synthetic
+		// job of as many ranks, made beside and moved in.
+		prof := dir + "-profile"
+		cmd = exec.Command("go", "run", "./bench/cmd/synth", "-ranks", strconv.Itoa(opt.traceRanks), "-o", prof)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("synth: %v", err)
+		}
+		if err := os.Rename(filepath.Join(prof, "ranks"), filepath.Join(dir, "ranks")); err != nil {
+			return err
+		}
+		os.RemoveAll(prof)
 	}
 	size, err := dirBytes(filepath.Join(dir, "trace"))
 	if err != nil {

@@ -185,7 +185,12 @@ drawFuncs();
 // Communication matrix: blocks of ranks, colour on a log scale.
 var mc = document.getElementById("matrix-comm");
 if (mc && D.comm_matrices) {
-  D.comm_matrices.forEach(function (m, i) { el("option", {value: String(i)}, mc, m.label); });
+  D.comm_matrices.forEach(function (m, i) {
+    var o = document.createElement("option"); // an HTML element (el makes SVG ones)
+    o.value = String(i);
+    o.textContent = m.label;
+    mc.appendChild(o);
+  });
   mc.addEventListener("change", drawMatrix);
 }
 function drawMatrix() {
