@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mpiscope/mpiscope/profile"
@@ -67,5 +68,27 @@ func TestCommMatrices(t *testing.T) {
 	// World: 7 bytes and 2 messages per pair; ranks 0-2 are block 0.
 	if c := m[1].Cells; len(c) != 7 || c[0] != [4]int64{0, 50, 21, 6} {
 		t.Errorf("world: %v", c)
+	}
+}
+
+// TestHTMLRankedSections: the bars by function and the communicator
+// selector are on the page only when the profile has the split.
+func TestHTMLRankedSections(t *testing.T) {
+	p := &profile.Profile{Meta: profile.Meta{NumRanks: 2},
+		Ranks: []profile.Rank{{Rank: 0, AppNs: 10, MPINs: 5}, {Rank: 1, AppNs: 10, MPINs: 5}},
+		Funcs: []profile.Func{{Name: "MPI_Send", Calls: 1, TimeNs: 5, Bytes: 8}},
+		Peers: []profile.Peer{{Rank: 0, Peer: 1, SentMsgs: 1, SentBytes: 8}, {Rank: 1, Peer: 0, RecvMsgs: 1, RecvBytes: 8}}}
+	page := htmlPage(p, Options{}, nil)
+	if strings.Contains(page, `id="plot-rankfuncs"`) || strings.Contains(page, `id="matrix-comm"`) || strings.Contains(page, `"comm_matrices"`) {
+		t.Errorf("a profile without the split has its plots")
+	}
+	p.RankFuncs = []profile.RankFunc{{Rank: 0, Func: "MPI_Send", Comm: "c", Calls: 1, TimeNs: 5, Bytes: 8}}
+	p.CommPeers = []profile.CommPeer{{Rank: 0, Comm: "c", Peer: 1, SentMsgs: 1, SentBytes: 8}}
+	page = htmlPage(p, Options{}, nil)
+	for _, want := range []string{`id="plot-rankfuncs"`, `id="matrix-comm"`, `"comm_matrices":[{"comm":"","label":"all communicators"`,
+		`"rank_funcs":{"funcs":["MPI_Send"],"bin":1,"order":[[0,0,1,5]]`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
 	}
 }
