@@ -389,9 +389,9 @@ func (d *decoder) profile(p *Profile) bool {
 		case secWaits:
 			p.Waits = d.waits(spare.Waits)
 		case secRankFuncs:
-			p.RankFuncs = d.rankFuncs(spare.RankFuncs)
+			p.RankFuncBlock, p.RankFuncs = d.rankFuncs(spare.RankFuncs)
 		case secCommPeers:
-			p.CommPeers = d.commPeers(spare.CommPeers)
+			p.CommPeerBlock, p.CommPeers = d.commPeers(spare.CommPeers)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

@@ -289,10 +289,10 @@ func (e *encoder) body(p *Profile) []byte {
 		section(secWaits, func() { e.waits(p.Waits) })
 	}
 	if len(p.RankFuncs) > 0 {
-		section(secRankFuncs, func() { e.rankFuncs(p.RankFuncs) })
+		section(secRankFuncs, func() { e.rankFuncs(p.RankFuncBlock, p.RankFuncs) })
 	}
 	if len(p.CommPeers) > 0 {
-		section(secCommPeers, func() { e.commPeers(p.CommPeers) })
+		section(secCommPeers, func() { e.commPeers(p.CommPeerBlock, p.CommPeers) })
 	}
 	return out
 }

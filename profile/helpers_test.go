@@ -57,7 +57,9 @@ func sample() *Profile {
 			{Path: "solve", Visits: 2, WallNs: 900, MPINs: 30, Ranks: 1, RankMPI: SpreadOf(0, 30)},
 			{Path: "solve/inner"},
 		},
-		Events: []Event{{Text: "converged", Count: 1, Ranks: 1}},
+		Events:        []Event{{Text: "converged", Count: 1, Ranks: 1}},
+		RankFuncBlock: 1,
+		CommPeerBlock: 1,
 		RankFuncs: []RankFunc{
 			{Rank: 0, Func: "MPI_Allreduce", Comm: "world", Calls: 2, TimeNs: 200, Bytes: 16},
 			{Rank: 0, Func: "MPI_Send", Comm: "MPI_Comm_split:4@0", Calls: 3, TimeNs: 30, Bytes: 3 << 20},
@@ -118,7 +120,9 @@ func rankProfile(r, numRanks, nFuncs, nSites, nPeers int) *Profile {
 		f := &p.Funcs[i]
 		p.RankFuncs = append(p.RankFuncs, RankFunc{Rank: r, Func: f.Name, Comm: "world", Calls: f.Calls, TimeNs: f.TimeNs, Bytes: f.Bytes})
 	}
+	p.RankFuncBlock = 1
 	if nPeers > 0 && numRanks > 1 {
+		p.CommPeerBlock = 1
 		p.CommPeers = append(p.CommPeers, CommPeer{Rank: r, Comm: "MPI_Comm_split:2@0", Peer: r ^ 1, SentMsgs: 1, SentBytes: 8, RecvMsgs: 1, RecvBytes: 8})
 	}
 	if r%5 == 0 {

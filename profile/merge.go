@@ -234,6 +234,8 @@ type merger struct {
 	waits     []Wait
 	rankFuncs rankList[RankFunc] // ranked.go
 	commPeers rankList[CommPeer]
+	rfBlock   int
+	cpBlock   int
 }
 
 func newMerger() *merger {
@@ -489,6 +491,12 @@ func (m *merger) add(q *Profile) {
 	m.addWaits(q.Waits)
 	m.rankFuncs.add(q.RankFuncs, cmpRankFunc)
 	m.commPeers.add(q.CommPeers, cmpCommPeer)
+	if len(q.RankFuncs) > 0 {
+		m.rfBlock = max(m.rfBlock, q.RankFuncBlock, 1)
+	}
+	if len(q.CommPeers) > 0 {
+		m.cpBlock = max(m.cpBlock, q.CommPeerBlock, 1)
+	}
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -557,6 +565,7 @@ func (m *merger) result() *Profile {
 	p.Waits = nilIfEmpty(m.waits)
 	p.RankFuncs = m.rankFuncs.result(cmpRankFunc, addRankFunc)
 	p.CommPeers = m.commPeers.result(cmpCommPeer, addCommPeer)
+	p.RankFuncBlock, p.CommPeerBlock = m.rfBlock, m.cpBlock
 	p.Sort()
 	return p
 }

@@ -34,6 +34,22 @@ type CommPeer struct {
 	RecvBytes int64
 }
 
+// SplitRanks is the largest job whose split is kept per rank; beyond it
+// ranks are summed in blocks (SplitBlocks), so that the split's size does
+// not grow with the ranks: at most about 1,024 blocks x functions x
+// communicators, and 128 x 128 blocks per communicator.
+const SplitRanks = 4096
+
+// SplitBlocks returns the ranks per RankFunc and per CommPeer entry of a
+// job of numRanks ranks: 1 up to SplitRanks, else ceil(numRanks/1024)
+// and ceil(numRanks/128) (the HTML report's heat-map blocks).
+func SplitBlocks(numRanks int) (funcBlock, peerBlock int) {
+	if numRanks <= SplitRanks {
+		return 1, 1
+	}
+	return (numRanks + 1023) / 1024, (numRanks + 127) / 128
+}
+
 // Section tags of the per-rank splits (docs/format.md). They leave room
 // below for sections other branches of the format add.
 const (
@@ -103,7 +119,8 @@ func (r *rankList[T]) result(cmpf func(a, b *T) int, merge func(a, b *T)) []T {
 	return out
 }
 
-func (e *encoder) rankFuncs(l []RankFunc) {
+func (e *encoder) rankFuncs(block int, l []RankFunc) {
+	e.uvarint(uint64(max(block, 1)))
 	e.uvarint(uint64(len(l)))
 	prev := int64(0)
 	for i := range l {
@@ -118,7 +135,8 @@ func (e *encoder) rankFuncs(l []RankFunc) {
 	}
 }
 
-func (e *encoder) commPeers(l []CommPeer) {
+func (e *encoder) commPeers(block int, l []CommPeer) {
+	e.uvarint(uint64(max(block, 1)))
 	e.uvarint(uint64(len(l)))
 	prev := int64(0)
 	for i := range l {
@@ -145,10 +163,21 @@ func (d *decoder) deltaRank(prev int64) (int64, bool) {
 	return r, true
 }
 
-func (d *decoder) rankFuncs(dst []RankFunc) []RankFunc {
+// block reads a section's ranks per entry (at least 1).
+func (d *decoder) block() int {
+	off := d.pos
+	b := d.uvarint()
+	if d.err == nil && (b == 0 || b > 1<<31) {
+		d.fail(off, "ranks per entry %d out of range in %s", b, d.ctx)
+	}
+	return int(b)
+}
+
+func (d *decoder) rankFuncs(dst []RankFunc) (int, []RankFunc) {
+	block := d.block()
 	n := d.count("rank function", 6)
 	if n == 0 {
-		return nil
+		return block, nil
 	}
 	l := reuse(dst, n)
 	prev := int64(0)
@@ -166,13 +195,14 @@ func (d *decoder) rankFuncs(dst []RankFunc) []RankFunc {
 		f.TimeNs = d.varint()
 		f.Bytes = d.varint()
 	}
-	return l
+	return block, l
 }
 
-func (d *decoder) commPeers(dst []CommPeer) []CommPeer {
+func (d *decoder) commPeers(dst []CommPeer) (int, []CommPeer) {
+	block := d.block()
 	n := d.count("communicator peer", 7)
 	if n == 0 {
-		return nil
+		return block, nil
 	}
 	l := reuse(dst, n)
 	prev := int64(0)
@@ -195,12 +225,15 @@ func (d *decoder) commPeers(dst []CommPeer) []CommPeer {
 		q.RecvMsgs = d.varint()
 		q.RecvBytes = d.varint()
 	}
-	return l
+	return block, l
 }
 
 // RankFuncsOf returns the entries of rank in p.RankFuncs (sorted), a
-// subslice of it.
+// subslice of it: those of its block when entries are blocks of ranks.
 func (p *Profile) RankFuncsOf(rank int) []RankFunc {
+	if b := p.RankFuncBlock; b > 1 {
+		rank = rank / b * b
+	}
 	lo, _ := slices.BinarySearchFunc(p.RankFuncs, rank, func(f RankFunc, r int) int { return cmp.Compare(f.Rank, r) })
 	hi := lo
 	for hi < len(p.RankFuncs) && p.RankFuncs[hi].Rank == rank {

@@ -35,6 +35,8 @@ var rankedWant = &Profile{
 		{Rank: 0, Comm: "MPI_Comm_split:4@0", Peer: 1, SentMsgs: 10, SentBytes: 80},
 		{Rank: 1, Comm: "MPI_Comm_split:4@0", Peer: 0, RecvMsgs: 10, RecvBytes: 80},
 	},
+	RankFuncBlock: 1,
+	CommPeerBlock: 1,
 }
 
 func TestRankedPinned(t *testing.T) {
@@ -61,7 +63,7 @@ func TestRankedPinned(t *testing.T) {
 	// The sections are after every other one: a file without them (as
 	// older writers made) reads as having none.
 	old := *rankedWant
-	old.RankFuncs, old.CommPeers = nil, nil
+	old.RankFuncs, old.CommPeers, old.RankFuncBlock, old.CommPeerBlock = nil, nil, 0, 0
 	got, err = Unmarshal(Marshal(&old), "old")
 	if err != nil || got.RankFuncs != nil || got.CommPeers != nil {
 		t.Errorf("without the sections: %v %+v", err, got)
@@ -78,13 +80,23 @@ func TestRankedPinned(t *testing.T) {
 // before anything is allocated.
 func TestRankedHostile(t *testing.T) {
 	// A count of 100 records in a 3-byte section.
-	bad := frame(1, section(secCommPeers, cat(uv(100), []byte{0, 0, 0})))
+	bad := frame(1, section(secCommPeers, cat(uv(1), uv(100), []byte{0, 0, 0})))
 	if _, err := Unmarshal(bad, "x"); err == nil || !strings.Contains(err.Error(), "communicator peer count 100 exceeds") {
 		t.Errorf("bad count: %v", err)
 	}
-	bad = frame(1, section(secRankFuncs, cat(uv(100), []byte{0, 0, 0})))
+	bad = frame(1, section(secRankFuncs, cat(uv(1), uv(100), []byte{0, 0, 0})))
 	if _, err := Unmarshal(bad, "x"); err == nil || !strings.Contains(err.Error(), "rank function count 100 exceeds") {
 		t.Errorf("bad count: %v", err)
+	}
+	bad = frame(1, section(secRankFuncs, cat(uv(0), uv(0))))
+	if _, err := Unmarshal(bad, "x"); err == nil || !strings.Contains(err.Error(), "ranks per entry 0 out of range") {
+		t.Errorf("block 0: %v", err)
+	}
+	if a, b := SplitBlocks(4096); a != 1 || b != 1 {
+		t.Errorf("SplitBlocks(4096) = %d, %d", a, b)
+	}
+	if a, b := SplitBlocks(100000); a != 98 || b != 782 {
+		t.Errorf("SplitBlocks(100000) = %d, %d", a, b)
 	}
 }
 

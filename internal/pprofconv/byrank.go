@@ -2,6 +2,7 @@ package pprofconv
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -35,7 +36,19 @@ func ConvertByRank(p *mps.Profile) (*profile.Profile, error) {
 	b := builder{out: out, funcs: map[funcKey]*profile.Function{}, locs: map[locKey]*profile.Location{},
 		maps: map[string]*profile.Mapping{}, leaves: map[string]*profile.Location{}}
 	out.Comments = append(out.Comments, "samples per rank, MPI function and communicator (labels rank, comm)")
+	block := max(p.RankFuncBlock, 1)
+	if block > 1 {
+		out.Comments = append(out.Comments, fmt.Sprintf("the job's %d ranks are in blocks of %d: a rank label names a block (\"first-last\")", p.Meta.NumRanks, block))
+	}
 	for _, f := range p.RankFuncs {
+		rank := strconv.Itoa(f.Rank)
+		if block > 1 {
+			last := f.Rank + block - 1
+			if p.Meta.NumRanks > 0 {
+				last = min(last, p.Meta.NumRanks-1)
+			}
+			rank += "-" + strconv.Itoa(last)
+		}
 		comm := f.Comm
 		if comm == "" {
 			comm = NoComm
@@ -43,7 +56,7 @@ func ConvertByRank(p *mps.Profile) (*profile.Profile, error) {
 		out.Sample = append(out.Sample, &profile.Sample{
 			Location: []*profile.Location{b.leaf(f.Func)},
 			Value:    []int64{f.Calls, f.TimeNs, f.Bytes},
-			Label:    map[string][]string{LabelRank: {strconv.Itoa(f.Rank)}, LabelComm: {comm}},
+			Label:    map[string][]string{LabelRank: {rank}, LabelComm: {comm}},
 		})
 	}
 	return out, nil

@@ -117,7 +117,8 @@ func (c *cellSet) add(rank, peer int, bytes, msgs int64) {
 // Sorted bars of Bin ranks taken in order of their MPI time. A bar is
 // [first, last, ranks, ns per function in Funcs' order...], sums over its
 // ranks; first and last are its lowest and highest rank in Order, and in
-// Sorted the ranks with its least and most MPI time.
+// Sorted the ranks with its least and most MPI time (the first ranks of
+// those blocks when the profile keeps blocks of ranks).
 type rankFuncPlot struct {
 	Funcs  []string  `json:"funcs"`
 	Bin    int       `json:"bin"`
@@ -151,10 +152,18 @@ func rankFuncPlots(p *profile.Profile) *rankFuncPlot {
 		col[n] = i
 		rp.Funcs = append(rp.Funcs, clean(n))
 	}
-	// One row per rank present, in rank order.
+	// One row per rank present (per block of ranks in a profile that
+	// keeps blocks: RankFuncBlock), in rank order.
 	nf := len(rp.Funcs)
 	var ranks []int
 	var rows [][]int64
+	block := max(p.RankFuncBlock, 1)
+	count := func(i int) int64 { // ranks in row i
+		if block == 1 || p.Meta.NumRanks <= 0 {
+			return 1
+		}
+		return int64(max(min(block, p.Meta.NumRanks-ranks[i]), 1))
+	}
 	for _, f := range p.RankFuncs {
 		if len(ranks) == 0 || ranks[len(ranks)-1] != f.Rank {
 			ranks = append(ranks, f.Rank)
@@ -165,8 +174,9 @@ func rankFuncPlots(p *profile.Profile) *rankFuncPlot {
 	rp.Bin = (len(ranks) + htmlRankBars - 1) / htmlRankBars
 	sum := func(idx []int, first, last int) []int64 {
 		bar := make([]int64, 3+nf)
-		bar[0], bar[1], bar[2] = int64(first), int64(last), int64(len(idx))
+		bar[0], bar[1] = int64(first), int64(last)
 		for _, i := range idx {
+			bar[2] += count(i)
 			for j, v := range rows[i] {
 				bar[3+j] += v
 			}
@@ -179,7 +189,7 @@ func rankFuncPlots(p *profile.Profile) *rankFuncPlot {
 	}
 	for lo := 0; lo < len(ranks); lo += rp.Bin {
 		hi := min(lo+rp.Bin, len(ranks))
-		rp.Order = append(rp.Order, sum(all[lo:hi], ranks[lo], ranks[hi-1]))
+		rp.Order = append(rp.Order, sum(all[lo:hi], ranks[lo], ranks[hi-1]+int(count(hi-1))-1))
 	}
 	mpi := make([]int64, len(ranks))
 	for i, r := range rows {

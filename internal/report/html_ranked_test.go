@@ -92,3 +92,23 @@ func TestHTMLRankedSections(t *testing.T) {
 		}
 	}
 }
+
+// TestRankFuncPlotBlocks: a 10,005-rank profile that keeps its split in
+// blocks of 10 ranks: 1,001 blocks, two to a bar, each bar saying its 20
+// ranks (the last: 5) and their range.
+func TestRankFuncPlotBlocks(t *testing.T) {
+	p := &profile.Profile{Meta: profile.Meta{NumRanks: 10005}, RankFuncBlock: 10}
+	for b := 0; b < 10005; b += 10 {
+		p.RankFuncs = append(p.RankFuncs, profile.RankFunc{Rank: b, Func: "MPI_Send", Comm: "world", Calls: 10, TimeNs: 100})
+	}
+	rp := rankFuncPlots(p)
+	if rp.Bin != 2 || len(rp.Order) != 501 {
+		t.Fatalf("bin %d, %d bars", rp.Bin, len(rp.Order))
+	}
+	if b := rp.Order[1]; b[0] != 20 || b[1] != 39 || b[2] != 20 || b[3] != 200 {
+		t.Errorf("bar 1: %v", b)
+	}
+	if b := rp.Order[500]; b[0] != 10000 || b[1] != 10004 || b[2] != 5 {
+		t.Errorf("last bar: %v", b)
+	}
+}

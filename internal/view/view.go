@@ -605,9 +605,13 @@ func (s *Server) rankAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.SortStableFunc(funcs, func(a, b rankFuncJSON) int { return cmp.Compare(b.TimeNs, a.TimeNs) })
 	comms := []commPartnerJSON{}
-	lo, _ = slices.BinarySearchFunc(l.p.CommPeers, rank, func(x profile.CommPeer, n int) int { return cmp.Compare(x.Rank, n) })
+	cr := rank
+	if b := l.p.CommPeerBlock; b > 1 {
+		cr = rank / b * b // the rank's block
+	}
+	lo, _ = slices.BinarySearchFunc(l.p.CommPeers, cr, func(x profile.CommPeer, n int) int { return cmp.Compare(x.Rank, n) })
 	for _, c := range l.p.CommPeers[lo:] {
-		if c.Rank != rank {
+		if c.Rank != cr {
 			break
 		}
 		comms = append(comms, commPartnerJSON{Comm: c.Comm, partnerJSON: partnerJSON{Peer: c.Peer, SentMsgs: c.SentMsgs, SentBytes: c.SentBytes,
