@@ -180,14 +180,14 @@ func TestTraceMax(t *testing.T) {
 	})
 }
 
-// TestTraceExclude: MPI_Wtime is left out of the trace by default and
+// TestTraceExclude: MPI_Query_thread is left out of the trace by default and
 // still profiled; MPISCOPE_TRACE_EXCLUDE=none traces it, a list of names
 // replaces the default one.
 func TestTraceExclude(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		for _, tc := range []struct {
 			exclude       string
-			rank, wtime   int
+			rank, local   int
 			warnedUnknown bool
 		}{
 			{"", 100, 0, false},
@@ -203,9 +203,9 @@ func TestTraceExclude(t *testing.T) {
 			job, res := run(t, f, "poll.c", 2, env, "100", "50")
 			c, _ := walkAny(t, job)
 			for r := 0; r < 2; r++ {
-				if k, w, b := c.calls[[2]any{r, "MPI_Comm_rank"}], c.calls[[2]any{r, "MPI_Wtime"}], c.calls[[2]any{r, "MPI_Barrier"}]; k != tc.rank || w != tc.wtime || b != 1 {
-					t.Errorf("MPISCOPE_TRACE_EXCLUDE=%s: rank %d: %d MPI_Comm_rank, %d MPI_Wtime, %d MPI_Barrier traced; want %d, %d, 1",
-						tc.exclude, r, k, w, b, tc.rank, tc.wtime)
+				if k, w, b := c.calls[[2]any{r, "MPI_Comm_rank"}], c.calls[[2]any{r, "MPI_Query_thread"}], c.calls[[2]any{r, "MPI_Barrier"}]; k != tc.rank || w != tc.local || b != 1 {
+					t.Errorf("MPISCOPE_TRACE_EXCLUDE=%s: rank %d: %d MPI_Comm_rank, %d MPI_Query_thread, %d MPI_Barrier traced; want %d, %d, 1",
+						tc.exclude, r, k, w, b, tc.rank, tc.local)
 				}
 			}
 			if w := strings.Contains(res.Stderr, "MPI_No_such_function: not a function of this MPI library"); w != tc.warnedUnknown {
@@ -215,7 +215,7 @@ func TestTraceExclude(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mpitest.Want(t, p, map[string][2]int64{"MPI_Wtime": {100, 0}, "MPI_Comm_rank": {200, 0}})
+			mpitest.Want(t, p, map[string][2]int64{"MPI_Query_thread": {100, 0}, "MPI_Comm_rank": {200, 0}})
 		}
 	})
 }

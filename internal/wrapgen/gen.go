@@ -218,6 +218,14 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 			continue
 		}
 		genBind(&b, f)
+		if _, ok := untimed[f.Proto.Name]; ok && !p.Passthrough {
+			// Not recorded at all: the wrapper is the off path's tail
+			// call through the pointer, without even the gate's test.
+			pr := f.Proto
+			w("/* %s: %s */\n", pr.Name, untimed[pr.Name])
+			w("%s %s(%s)\n{\n\treturn %s;\n}\n\n", pr.Ret, pr.Name, params(pr, ""), pmpiCall(pr))
+			continue
+		}
 		if p.Passthrough {
 			// The slow path too, which the Fortran entries call.
 			pr := f.Proto
@@ -239,6 +247,18 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 	w("}\n")
 	genChainBind(&b, p) // shim.go
 	return b.Bytes()
+}
+
+// untimed functions are passed on and never recorded (not timed, not
+// counted, not traced): clocks that applications read in tight timing
+// loops. Recording a call, even only counting it, needs the thread's
+// state (a TLS load, a test, an increment): more than the off path's
+// tail call, and a count of clock reads tells nothing about where MPI
+// time goes. The wrapper stays (through its pointer, MS_PMPI), so a
+// stack of tools below (chain.c) still sees every call.
+var untimed = map[string]string{
+	"MPI_Wtime": "the clock, read in timing loops: never recorded (gen.go, untimed)",
+	"MPI_Wtick": "the clock's resolution: never recorded (gen.go, untimed)",
 }
 
 // pmpiCall is a wrapper's call of PMPI_: through its pointer (ms.h, MS_PMPI).

@@ -25,25 +25,48 @@ func (p *Plan) GenerateShim(cmdline string) []byte {
 		w("\t\"%s\",\n", f.Proto.Name)
 	}
 	w("};\n\n")
-	w("static void *ms_shim_next[MS_SHIM_N];\n\n")
-	w(`/* ms_shim_get returns the next level's MPI_X for function i: the pointer
- * mpiscope set, else the MPI library's PMPI_X (dlsym RTLD_DEFAULT: the
- * global scope, which holds the MPI library and not the shim). */
-static void *ms_shim_get(int i)
+	// Each slot first holds its function's cold stub, which looks the MPI
+	// library's PMPI_X up at the first call: a level's PMPI_X is then one
+	// load and one indirect jump, with no test and no frame (a tool level
+	// that only passes calls on costs that much; bench: stack1-off).
+	for _, f := range p.Funcs {
+		if !f.Proto.Variadic {
+			w("static %s ms_shim_cold_%s(%s);\n", f.Proto.Ret, f.Proto.Name, params(f.Proto, ""))
+		}
+	}
+	w("\nstatic void *ms_shim_next[MS_SHIM_N] = {\n")
+	for _, f := range p.Funcs {
+		if !f.Proto.Variadic {
+			w("\t[%d] = (void *)ms_shim_cold_%s,\n", f.ID, f.Proto.Name)
+		}
+	}
+	w("};\n\n")
+	w(`/* ms_shim_lookup finds the MPI library's PMPI_X for function i (dlsym
+ * RTLD_DEFAULT: the global scope, which holds the MPI library and not the
+ * shim) and keeps it in the slot, unless mpiscope has set it meanwhile. */
+static __attribute__((noinline, cold)) void *ms_shim_lookup(int i)
 {
-	void *p = __atomic_load_n(&ms_shim_next[i], __ATOMIC_RELAXED);
-	if (__builtin_expect(p != NULL, 1))
-		return p;
 	char name[128] = "P";
 	const char *s = ms_shim_names[i];
 	size_t n = 1;
 	for (; *s && n < sizeof name - 1; s++)
 		name[n++] = *s;
 	name[n] = 0;
-	p = dlsym(RTLD_DEFAULT, name);
+	void *p = dlsym(RTLD_DEFAULT, name);
 	if (p != NULL)
 		__atomic_store_n(&ms_shim_next[i], p, __ATOMIC_RELAXED);
 	return p;
+}
+
+/* ms_shim_get returns the next level's MPI_X for a function without a
+ * cold stub (MPI_Pcontrol): the pointer mpiscope set, else the MPI
+ * library's PMPI_X (ms_shim_lookup). */
+static void *ms_shim_get(int i)
+{
+	void *p = __atomic_load_n(&ms_shim_next[i], __ATOMIC_RELAXED);
+	if (__builtin_expect(p != NULL, 1))
+		return p;
+	return ms_shim_lookup(i);
 }
 
 /* mpiscope_shim_bind sets every function's next level: next(name, ctx)
@@ -89,7 +112,9 @@ __attribute__((visibility("default"))) int mpiscope_shim_count(void) { return MS
 			ret = ""
 		}
 		w("__attribute__((visibility(\"default\"))) %s P%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
-		w("\t%s((%s (*)(%s))ms_shim_get(%d))(%s);\n}\n\n", ret, pr.Ret, params(pr, ""), f.ID, args(pr))
+		w("\t%s((%s (*)(%s))__atomic_load_n(&ms_shim_next[%d], __ATOMIC_RELAXED))(%s);\n}\n\n", ret, pr.Ret, params(pr, ""), f.ID, args(pr))
+		w("static __attribute__((noinline, cold)) %s ms_shim_cold_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
+		w("\t%s((%s (*)(%s))ms_shim_lookup(%d))(%s);\n}\n\n", ret, pr.Ret, params(pr, ""), f.ID, args(pr))
 	}
 	return b.Bytes()
 }

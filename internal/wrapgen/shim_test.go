@@ -20,7 +20,7 @@ func TestShim(t *testing.T) {
 			t.Errorf("%s: %d PMPI_ definitions, want %d", name, defs, len(p.Funcs))
 		}
 		for _, want := range []string{
-			"int PMPI_Send(const void *a0, int a1, MPI_Datatype a2, int a3, int a4, MPI_Comm a5)\n{\n\treturn ((int (*)(const void *a0, int a1, MPI_Datatype a2, int a3, int a4, MPI_Comm a5))ms_shim_get(",
+			"int PMPI_Send(const void *a0, int a1, MPI_Datatype a2, int a3, int a4, MPI_Comm a5)\n{\n\treturn ((int (*)(const void *a0, int a1, MPI_Datatype a2, int a3, int a4, MPI_Comm a5))__atomic_load_n(&ms_shim_next[",
 			"int PMPI_Pcontrol(const int a0, ...)\n{\n\tva_list ap;\n\tva_start(ap, a0);\n\tvoid *arg = va_arg(ap, void *);",
 			"void mpiscope_shim_bind(",
 		} {

@@ -39,6 +39,7 @@ type bench struct {
 	lib    string   // the normal libmpiscope.so
 	ptLib  string   // the pass-through build
 	ptArch string   // the pass-through build as a static archive
+	refLib string   // the reference wrapper (bench/progs/refwrap.c), preloaded alone
 	jobs   string   // job directories (scratch)
 	traceN string   // why trace is not available, "" if it is
 	jobSeq int      // job directories made so far
@@ -114,10 +115,27 @@ func prepare(f family, opt *options, res *results) (*bench, error) {
 	}
 	for _, p := range []struct {
 		name, opt string
-	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
+	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"bandwidth", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
 		if err := sh(f.MPICC, p.opt, "-g", "-o", filepath.Join(b.bin, p.name), filepath.Join("bench/progs", p.name+".c")); err != nil {
 			return nil, err
 		}
+	}
+	// The reference wrapper: alone (refwrap.so) and as the two levels of
+	// the stack configurations (ref1.so, ref2.so: a stack holds each
+	// library once). libmpiscope finds the stacking shims beside itself:
+	// the private copy gets the build's.
+	b.refLib = filepath.Join(b.dir, "refwrap.so")
+	for _, name := range append([]string{"refwrap.so"}, refLevels...) {
+		out := filepath.Join(b.dir, name)
+		err := replaceFile(out, func(tmp string) error {
+			return sh(f.MPICC, "-O2", "-shared", "-fPIC", fmt.Sprintf("-DREFWRAP_NAME=%q", strings.TrimSuffix(name, ".so")), "-o", tmp, "bench/progs/refwrap.c")
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := copyDir(filepath.Join(filepath.Dir(lib), "stack"), filepath.Join(filepath.Dir(b.lib), "stack")); err != nil {
+		return nil, fmt.Errorf("the stacking shims: %v (run make lib)", err)
 	}
 	// The overhead and ab sections' programs at the other layouts, and at
 	// every layout with the pass-through wrappers linked in, as
@@ -145,6 +163,31 @@ func prepare(f family, opt *options, res *results) (*bench, error) {
 		}
 	}
 	return b, nil
+}
+
+// copyDir copies the regular files of directory src into dst (made if
+// missing), each by replaceFile.
+func copyDir(src, dst string) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o777); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := replaceFile(filepath.Join(dst, e.Name()), func(tmp string) error { return os.WriteFile(tmp, data, 0o755) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replaceFile makes path anew by rename: write (given a temporary name in

@@ -32,7 +32,7 @@ func (b *bench) callgrind() error {
 	}
 	b.res.mdHead(append(append([]string{"loop"}, names(cgConfigs)...), "profile - none", "trace - none"))
 	res := map[string]map[string]float64{}
-	for _, loop := range []string{"comm_rank", "iprobe", "allreduce_1", "test_done"} {
+	for _, loop := range []string{"comm_rank", "iprobe", "allreduce_1", "test_done", "wtime"} {
 		res[loop] = map[string]float64{}
 		b.res.md("| %s |", loop)
 		for _, c := range cgConfigs {
@@ -45,7 +45,7 @@ func (b *bench) callgrind() error {
 					"MPISCOPE_OUT="+filepath.Join(b.jobs, "callgrind"), "MPISCOPE_SUMMARY=0",
 					// Go's preemption signals upset callgrind.
 					"GODEBUG=asyncpreemptoff=1")
-				for k, v := range c.Env {
+				for k, v := range c.env(b) {
 					cmd.Env = append(cmd.Env, k+"="+v)
 				}
 				if c.Env["MPISCOPE_TRACE"] != "" {

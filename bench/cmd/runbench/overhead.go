@@ -23,7 +23,7 @@ type progRun struct {
 // not with another overhead, and is dropped.
 const phaseFactor = 1.5
 
-var progs = []progRun{{"cheap", 1, "400000"}, {"pingpong", 2, "20000"}, {"allreduce", 2, "20000"}}
+var progs = []progRun{{"cheap", 1, "400000"}, {"pingpong", 2, "20000"}, {"allreduce", 2, "20000"}, {"bandwidth", 2, "20000"}}
 
 // variant is an extra build of the library given with -variants.
 type variant struct{ name, lib string }
@@ -60,7 +60,7 @@ func (b *bench) overhead() error {
 		cfgs = append([]config(nil), cfgs...)
 		for _, v := range vars {
 			lib := v.lib
-			cfgs = append(cfgs, config{v.name, func(*bench) string { return lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, false})
+			cfgs = append(cfgs, config{Name: v.name, Lib: func(*bench) string { return lib }, Env: map[string]string{"MPISCOPE_ENABLE": "1"}})
 		}
 	}
 	// Table columns: every configuration (trace as n/a when missing), then variants.
@@ -81,11 +81,14 @@ func (b *bench) overhead() error {
 	for r := 0; r < b.opt.rounds; r++ {
 		for _, p := range progs {
 			for _, c := range cfgs {
-				res, err := b.mpirun(p.np, c.Lib(b), c.Env, c.prog(b, p.prog, r%len(b.bins)), p.arg)
+				res, err := b.mpirun(p.np, c.Lib(b), c.env(b), c.prog(b, p.prog, r%len(b.bins)), p.arg)
 				if err != nil {
 					return err
 				}
 				os.RemoveAll(res.Job)
+				if err := c.checkLevels(res.Stderr); err != nil {
+					return fmt.Errorf("%s under %s: %v\n%s", p.prog, c.Name, err, res.Stderr)
+				}
 				bm, names, tm := parse(res.Stdout)
 				if len(bm) == 0 || tm["tsc"] == 0 {
 					return fmt.Errorf("%s under %s: no results in\n%s%s", p.prog, c.Name, res.Stdout, res.Stderr)
@@ -262,6 +265,43 @@ func (b *bench) overhead() error {
 	if b.traceN != "" {
 		b.res.md("\nTrace mode: not available (%s).\n", b.traceN)
 	}
+	// Side by side: what each way of timing a call adds, and profile
+	// mode's bookkeeping beyond its two reads.
+	b.res.md("\nSide by side, ns per call added over no library (median over rounds) and / two rdtsc reads of the same run: "+
+		"`refwrap` is a minimal PMPI wrapper doing two clock_gettime reads and one counter update per call (bench/progs/refwrap.c); "+
+		"bookkeeping = profile - two rdtsc reads (%.1f ns):\n\n", 2*T.Med)
+	b.res.mdHead([]string{"benchmark", "pcontrol0 (off)", "refwrap", "profile", "profile / 2 reads", "bookkeeping (ns)"})
+	for _, n := range benchOrder {
+		if strings.HasSuffix(n, "_timer") {
+			continue
+		}
+		m := func(c string) float64 { return summarize(over[c][n]).Med }
+		b.res.md("| %s | %.1f | %.1f (%.2f) | %.1f | %.2f | %.1f |\n", n, m("pcontrol0"), m("refwrap"), summarize(ratio["refwrap"][n]).Med,
+			m("profile"), summarize(ratio["profile"][n]).Med, m("profile")-2*T.Med)
+	}
+	// Stacked levels (MPISCOPE_STACK, docs/stacking.md): each round's
+	// difference between configurations run in the same round.
+	diff := func(a, c, n string) []float64 {
+		var d []float64
+		for r := range ns[a][n] {
+			if r < len(ns[c][n]) && kept(a, n, r) && kept(c, n, r) {
+				d = append(d, (ns[a][n][r]-ns[c][n][r])/calls[n])
+			}
+		}
+		return d
+	}
+	stack := map[string]map[string][]float64{}
+	b.res.md("\nStacked levels below profile mode (MPISCOPE_STACK with the reference wrapper as the tool), ns per call, median [min, max] over rounds: " +
+		"first level = stack1 - profile, second level = stack2 - stack1, a level that is off = stack1-off - profile (REFWRAP=off: the tool only calls PMPI_):\n\n")
+	b.res.mdHead([]string{"benchmark", "first level", "second level", "level off"})
+	for _, n := range benchOrder {
+		if strings.HasSuffix(n, "_timer") {
+			continue
+		}
+		stack[n] = map[string][]float64{"first": diff("stack1", "profile", n), "second": diff("stack2", "stack1", n), "off": diff("stack1-off", "profile", n)}
+		b.res.md("| %s | %s | %s | %s |\n", n, summarize(stack[n]["first"]), summarize(stack[n]["second"]), summarize(stack[n]["off"]))
+	}
+	b.res.raw[b.f.Name+"/stack"] = stack
 	// By layout: the medians above pool the layouts; this shows how far
 	// each configuration's cost moves with the program's layout.
 	byLayout := map[string]map[string][]*float64{} // [config][bench][layout], nil: every round dropped
@@ -317,6 +357,11 @@ func (b *bench) overhead() error {
 			continue
 		}
 		row := n + " (single-rank runs)"
+		if n == "wtime" {
+			// Not recorded: judged against the off path, not the reads.
+			b.res.t.clock.add(b.f.Name, row, summarize(diff("profile", "pcontrol0", n)).Med, fmt.Sprintf("profile %.1f, off %.1f ns over none", summarize(over["profile"][n]).Med, summarize(over["pcontrol0"][n]).Med))
+			continue
+		}
 		p := summarize(over["profile"][n]).Med
 		b.res.t.profile.add(b.f.Name, row, summarize(ratio["profile"][n]).Med, fmt.Sprintf("%.1f ns", p))
 		if b.traceN == "" {
@@ -337,6 +382,11 @@ func (b *bench) overhead() error {
 			} else {
 				t.tg.skip(b.f.Name, row, fmt.Sprintf("no library measures %.1f ns against itself (none2 - none)", aa))
 			}
+		}
+		b.res.t.book.add(b.f.Name, row, p-2*T.Med, fmt.Sprintf("%.1f - 2 x %.1f ns", p, T.Med))
+		b.res.t.stackOff.Rows = append(b.res.t.stackOff.Rows, tRow{Family: b.f.Name, Row: row, Value: summarize(stack[n]["off"]).Med, Limit: passNoise, Abs: true})
+		for _, l := range []string{"first", "second"} {
+			b.res.t.stackLevel.add(b.f.Name, row+", "+l+" level", summarize(stack[n][l]).Med, "")
 		}
 		if ip := inPlace[n]; ip > 0 {
 			b.res.t.inPlace.add(b.f.Name, row, p/ip, fmt.Sprintf("%.1f over %.1f ns", p, ip))

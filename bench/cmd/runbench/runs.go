@@ -24,6 +24,27 @@ type config struct {
 	Lib    func(b *bench) string
 	Env    map[string]string
 	Linked bool // the programs linked with the pass-through archive
+	// Stack: the tools stacked below libmpiscope (MPISCOPE_STACK), files
+	// of the family's bench directory (the reference wrapper's builds).
+	Stack []string
+}
+
+// env is the configuration's environment for a run: Env, and
+// MPISCOPE_STACK when it stacks tools.
+func (c config) env(b *bench) map[string]string {
+	if len(c.Stack) == 0 {
+		return c.Env
+	}
+	e := map[string]string{}
+	for k, v := range c.Env {
+		e[k] = v
+	}
+	var paths []string
+	for _, t := range c.Stack {
+		paths = append(paths, filepath.Join(b.dir, t))
+	}
+	e["MPISCOPE_STACK"] = strings.Join(paths, ":")
+	return e
 }
 
 // prog is the path of program name under c at layout lay.
@@ -39,18 +60,64 @@ func (c config) prog(b *bench, name string, lay int) string {
 // difference from none is the method's own noise on each row (a control).
 // passthrough is the pass-through build preloaded; pt-linked the same
 // wrappers linked into the program (its static archive).
+//
+// refwrap is the reference wrapper (bench/progs/refwrap.c: two
+// clock_gettime reads and a counter per call) preloaded alone: what a
+// plain timing wrapper costs. stack1 and stack2 are profile mode with one
+// and two builds of it stacked below (MPISCOPE_STACK, docs/stacking.md),
+// stack1-off with the one level off (REFWRAP=off: it only calls PMPI_).
 var configs = []config{
-	{"none", func(*bench) string { return "" }, nil, false},
-	{"none2", func(*bench) string { return "" }, nil, false},
-	{"passthrough", func(b *bench) string { return b.ptLib }, nil, false},
-	{"pt-linked", func(*bench) string { return "" }, nil, true},
-	{"profile", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "1"}, false},
-	{"pcontrol0", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_ENABLE": "0"}, false},
-	{"trace", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1"}, false},
-	{"trace-run", func(b *bench) string { return b.lib }, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}, false},
+	{Name: "none", Lib: func(*bench) string { return "" }},
+	{Name: "none2", Lib: func(*bench) string { return "" }},
+	{Name: "passthrough", Lib: func(b *bench) string { return b.ptLib }},
+	{Name: "pt-linked", Lib: func(*bench) string { return "" }, Linked: true},
+	{Name: "profile", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_ENABLE": "1"}},
+	{Name: "pcontrol0", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_ENABLE": "0"}},
+	{Name: "refwrap", Lib: func(b *bench) string { return b.refLib }},
+	{Name: "stack1", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_ENABLE": "1"}, Stack: []string{refLevels[0]}},
+	{Name: "stack2", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_ENABLE": "1"}, Stack: refLevels},
+	{Name: "stack1-off", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_ENABLE": "1", "REFWRAP": "off"}, Stack: []string{refLevels[0]}},
+	{Name: "trace", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_TRACE": "1"}},
+	{Name: "trace-run", Lib: func(b *bench) string { return b.lib }, Env: map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "run"}},
 }
 
-const nNoTrace = 6
+const nNoTrace = 10
+
+// checkLevels checks, from a run's stderr, that every reference wrapper
+// of the configuration was there and counted the calls that reached it
+// (bench/progs/refwrap.c prints "REFWRAP <name> <calls>" at MPI_Finalize),
+// or none when it was off: a stack that did not load would otherwise
+// measure profile mode alone.
+func (c config) checkLevels(stderr string) error {
+	want := map[string]bool{} // name -> calls expected
+	if c.Name == "refwrap" {
+		want["refwrap"] = true
+	}
+	for _, t := range c.Stack {
+		want[strings.TrimSuffix(t, ".so")] = c.Env["REFWRAP"] != "off"
+	}
+	for name, counted := range want {
+		var n int64 = -1
+		for _, l := range strings.Split(stderr, "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "REFWRAP" && f[1] == name {
+				n, _ = strconv.ParseInt(f[2], 10, 64)
+			}
+		}
+		switch {
+		case n < 0:
+			return fmt.Errorf("the reference wrapper %s did not run (no REFWRAP line)", name)
+		case counted && n == 0:
+			return fmt.Errorf("the reference wrapper %s counted no calls", name)
+		case !counted && n != 0:
+			return fmt.Errorf("the reference wrapper %s, off, counted %d calls", name, n)
+		}
+	}
+	return nil
+}
+
+// refLevels are the two builds of the reference wrapper stacked in the
+// stack configurations (two files: a stack holds each library once).
+var refLevels = []string{"ref1.so", "ref2.so"}
 
 // configNamed is the configuration called name.
 func configNamed(name string) config {
