@@ -74,7 +74,7 @@ func (res *Result) critical(w *trace.Walker, job *trace.Job, passes []*rankPass,
 		_ = job.Ranks[i].Scan(func(_ int, evs []trace.Event) error {
 			for e := range evs {
 				ev := &evs[e]
-				if ev.Kind != trace.KCall {
+				if !ev.IsCall() {
 					continue
 				}
 				t0, t1 := w.Ns(i, ev.T0), w.Ns(i, ev.T1)

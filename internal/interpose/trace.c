@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,6 +29,7 @@ ms_tbuf *volatile ms_tbufs;
 MS_HIDDEN ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 static __thread ms_tbuf *ms_ttls __attribute__((tls_model("initial-exec")));
 static volatile int ms_trace_nomem;
+MS_HIDDEN uint64_t ms_trole[1u << MS_TROLE_BITS]; /* roles of nonblocking requests (trace.h) */
 
 /* The writer's queue: full buffers pushed by the threads (a lock-free
  * stack, popped whole by the writer) and a semaphore that wakes it. */
@@ -238,25 +240,63 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 	return n;
 }
 
+/* ms_tcancelled tells whether a completed request's status says it was
+ * cancelled (read where the implementation's layout is known, as
+ * MPI_Test_cancelled does). */
+static int ms_tcancelled(const MPI_Status *st)
+{
+#if defined(OPEN_MPI) && OPEN_MPI
+	return st->_cancelled != 0;
+#elif defined(MPICH)
+	return (st->count_hi_and_cancelled & 1) != 0;
+#else
+	int flag = 0;
+	return PMPI_Test_cancelled(st, &flag) == MPI_SUCCESS && flag;
+#endif
+}
+
 /* ms_trace_cplh records the completion of request h, found done by a
- * completion call: with the status's source, tag and size (MS_TF_RECV),
- * but for a persistent send or collective, whose role MPI_Start knew
- * (ms_preq_done): their status describes no message received, and their
- * completion carries no status (MS_TF_SEND, MS_TF_COLL). */
+ * completion call, with the role of its post: a persistent request's as
+ * MPI_Start knew it (ms_preq_done), another's as its post noted it
+ * (ms_trole_get). A send or a collective (MS_TF_SEND, MS_TF_COLL) carries
+ * no status: it describes no message received. A receive (MS_TF_RECV), a
+ * request whose role is not known (written as a receive's, as it may be
+ * one), or MPI_Isendrecv's (MS_TF_SEND | MS_TF_RECV) carry the status's
+ * source, tag and size. */
 static void ms_trace_cplh(ms_tbuf *tb, unsigned fn, uint64_t now, uintptr_t h, const MPI_Status *st)
 {
 	/* MPI_REQUEST_NULL, or an inactive persistent request: nothing completed. */
 	int role = h == (uintptr_t)MPI_REQUEST_NULL ? 0 : ms_preq_done(h);
 	if (!role)
 		return;
+	if (role == MS_TF_RECV) {
+		/* Not persistent, or a persistent receive (ms_trace_post took
+		 * its handle out of the table). */
+		unsigned r = ms_trole_get(h);
+		if (r)
+			role = (int)r;
+	}
 	ms_troom(tb);
-	if (role != MS_TF_RECV) {
-		ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)(role << 11) << 16, 1, h, 0, 0,
-			-1, -1, -1, -1);
+	if ((role & (MS_TF_SEND | MS_TF_RECV)) && ms_tcancelled(st)) {
+		/* Cancelled: marked, matched to no message. */
+		ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((MS_TF_RECV | MS_TF_LOCAL) << 11) << 16, 1, h,
+			0, 0, -1, -1, MS_TCANCELLED, -1);
+		return;
+	}
+	if (role == MS_TR_IO) {
+		/* An MPI-IO operation: the bytes its status tells. */
+		ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)(MS_TF_LOCAL << 11) << 16, 1, h, 0,
+			ms_status_bytes(st), -1, -1, -1, -1);
+		return;
+	}
+	if (!(role & MS_TF_RECV)) {
+		/* A send, a collective, a one-sided operation (no flag). */
+		ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((role & MS_TF_ALLMSG) << 11) << 16, 1, h, 0,
+			0, -1, -1, -1, -1);
 		return;
 	}
 	int32_t src = st->MPI_SOURCE >= 0 ? st->MPI_SOURCE : -1;
-	ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((MS_TF_RECV | MS_TF_LOCAL) << 11) << 16, 1, h,
+	ms_tput(tb, now, 0, 0, fn | MS_TK_COMPLETE << 10 | (unsigned)((role | MS_TF_LOCAL) << 11) << 16, 1, h,
 		0, src >= 0 ? ms_status_bytes(st) : 0, -1, -1, src, st->MPI_TAG);
 }
 
@@ -320,6 +360,10 @@ void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, i
 	if (tb == NULL)
 		return;
 	ms_troom(tb);
+	/* A persistent request's completion takes its role from the
+	 * persistent table: no stale role of a freed request that had its
+	 * handle. */
+	ms_trole_note(req, 0);
 	unsigned c = ms_tcomm(cm);
 	uint32_t k = fn | MS_TK_POST << 10 | (c | (kind | MS_TF_REQ) << 11) << 16;
 	if (kind == MS_TF_COLL) {
@@ -333,7 +377,204 @@ void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, i
 		ms_tput(tb, t0, 0, 0, k, 1, req, 0, bytes, -1, -1, w, tag);
 }
 
+/* ---- windows and files (one-sided and MPI-IO calls) ---- */
+
+#define MS_TWIN_BITS 10
+#define MS_TFILES_MAX 1024 /* files named per rank (ms_tfile_name) */
+static ms_twin ms_twins[1u << MS_TWIN_BITS], ms_tfiles[1u << MS_TWIN_BITS];
+static int ms_twin_next, ms_tfile_next;
+static char *ms_tfile_names[MS_TFILES_MAX];
+static pthread_mutex_t ms_twin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned ms_twin_slot(uintptr_t h) { return (unsigned)((uint64_t)h * 0x9E3779B97F4A7C15ull >> (64 - MS_TWIN_BITS)); }
+
+/* ms_tobj_add enters handle h in table tab (open addressing; a freed
+ * entry is reused) with the next id; NULL when the table is full. */
+static ms_twin *ms_tobj_add(ms_twin *tab, int *next, uintptr_t h, const ms_comm *cm)
+{
+	if (h <= 1)
+		return NULL;
+	ms_twin *e = NULL;
+	pthread_mutex_lock(&ms_twin_lock);
+	unsigned i = ms_twin_slot(h);
+	for (unsigned n = 0; n < (1u << MS_TWIN_BITS); n++, i = (i + 1) & ((1u << MS_TWIN_BITS) - 1)) {
+		if (tab[i].h <= 1 || tab[i].h == h) {
+			e = &tab[i];
+			e->id = (*next)++;
+			e->cm = cm;
+			e->grp = MPI_GROUP_NULL;
+			__atomic_store_n(&e->h, h, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ms_twin_lock);
+	return e;
+}
+
+static ms_twin *ms_tobj_of(ms_twin *tab, uintptr_t h)
+{
+	unsigned i = ms_twin_slot(h);
+	for (unsigned n = 0; n < (1u << MS_TWIN_BITS); n++, i = (i + 1) & ((1u << MS_TWIN_BITS) - 1)) {
+		uintptr_t x = __atomic_load_n(&tab[i].h, __ATOMIC_ACQUIRE);
+		if (x == 0)
+			return NULL;
+		if (x == h)
+			return &tab[i];
+	}
+	return NULL;
+}
+
+ms_twin *ms_twin_created(MPI_Win w, const ms_comm *cm)
+{
+	ms_twin *e = ms_tobj_add(ms_twins, &ms_twin_next, (uintptr_t)w, cm);
+	if (e && cm) {
+		MPI_Group g;
+		if (PMPI_Win_get_group(w, &g) == MPI_SUCCESS)
+			e->grp = g;
+	}
+	return e;
+}
+
+ms_twin *ms_twin_of(MPI_Win w) { return w == MPI_WIN_NULL ? NULL : ms_tobj_of(ms_twins, (uintptr_t)w); }
+
+void ms_twin_freed(ms_twin *e)
+{
+	if (e == NULL)
+		return;
+	if (e->grp != MPI_GROUP_NULL)
+		PMPI_Group_free(&e->grp);
+	__atomic_store_n(&e->h, 1, __ATOMIC_RELEASE);
+}
+
+ms_twin *ms_tfile_opened(MPI_File f, const ms_comm *cm, const char *name, int amode)
+{
+	(void)amode;
+	ms_twin *e = ms_tobj_add(ms_tfiles, &ms_tfile_next, (uintptr_t)f, cm);
+	if (e && e->id < MS_TFILES_MAX && name && ms_tfile_names[e->id] == NULL)
+		ms_tfile_names[e->id] = strdup(name);
+	return e;
+}
+
+ms_twin *ms_tfile_of(MPI_File f) { return f == MPI_FILE_NULL ? NULL : ms_tobj_of(ms_tfiles, (uintptr_t)f); }
+
+void ms_tfile_closed(ms_twin *e)
+{
+	if (e)
+		__atomic_store_n(&e->h, 1, __ATOMIC_RELEASE);
+}
+
+/* ms_tgroup_mask sets the bits of group g's members, as ranks of window
+ * w's communicator (0-63 in lo, 64-127 in hi), and returns g's size (-1:
+ * not known). */
+static int ms_tgroup_mask(const ms_twin *w, MPI_Group g, int64_t *lo, int64_t *hi)
+{
+	int n = 0;
+	*lo = *hi = 0;
+	if (g == MPI_GROUP_NULL || w == NULL || w->grp == MPI_GROUP_NULL || PMPI_Group_size(g, &n) != MPI_SUCCESS)
+		return -1;
+	int in[128], out[128];
+	int k = n < 128 ? n : 128;
+	for (int i = 0; i < k; i++)
+		in[i] = i;
+	if (k > 0 && PMPI_Group_translate_ranks(g, k, in, w->grp, out) != MPI_SUCCESS)
+		return -1;
+	for (int i = 0; i < k; i++) {
+		if (out[i] >= 0 && out[i] < 64)
+			*lo |= (int64_t)((uint64_t)1 << out[i]);
+		else if (out[i] >= 64 && out[i] < 128)
+			*hi |= (int64_t)((uint64_t)1 << (out[i] - 64));
+	}
+	return n;
+}
+
+/* ms_trace_obj stores a one-sided or I/O call's event (kind MS_TK_RMA,
+ * MS_TK_IO): stag the object's id, comm its communicator; a request a
+ * nonblocking operation creates is noted with role (ms_trole_note). A
+ * failed call is a plain call. */
+static void ms_trace_obj(ms_thread *t, unsigned kind, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok,
+			 const ms_twin *o, int32_t speer, int64_t sbytes, int64_t rbytes, int32_t rtag,
+			 const MPI_Request *req, unsigned role)
+{
+	ms_tbuf *tb = t->tb;
+	if (__builtin_expect(tb == NULL || ms_tfull(tb) || tb->dfn, 0)) {
+		tb = ms_trace_slow(t);
+		if (tb == NULL)
+			return;
+	}
+	if (tb->dfn)
+		ms_tdef_write(tb);
+	if (!ok || o == NULL) {
+		ms_trace_ev(tb, fn, pc, t0, t1, 0, NULL, 0, -1, -1, -1, -1, 0, NULL, NULL);
+		return;
+	}
+	unsigned c = ms_tcomm(o->cm);
+	int hasreq = req != NULL;
+	uint64_t rq = hasreq ? (uint64_t)(uintptr_t)*req : 0;
+	if (hasreq)
+		ms_trole_note((uintptr_t)rq, role);
+	ms_tput(tb, t0, t1 - t0, (uint64_t)(uintptr_t)pc, fn | kind << 10 | (c | (unsigned)(hasreq ? MS_TF_REQ : 0) << 11) << 16,
+		hasreq, rq, sbytes, rbytes, speer, o->id, -1, rtag);
+}
+
+/* ms_trace_rma records a one-sided call on window w: target (a rank of
+ * the window's communicator, -1 none), bytes sent and received, info (the
+ * lock type of MPI_Win_lock, else -1), grp (MPI_Win_post/start: its
+ * members as bits, its size as info), the request of MPI_Rput... */
+void ms_trace_rma(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *w, int target,
+		  int64_t sbytes, int64_t rbytes, int info, MPI_Group grp, const MPI_Request *req)
+{
+	int32_t peer = -1;
+	if (w && target >= 0 && target != MPI_PROC_NULL)
+		peer = w->cm ? ms_tworld(w->cm, target) : target;
+	if (grp != MPI_GROUP_NULL)
+		info = ms_tgroup_mask(w, grp, &sbytes, &rbytes);
+	ms_trace_obj(t, MS_TK_RMA, fn, pc, t0, t1, ok, w, peer, sbytes, rbytes, info, req, MS_TR_RMA);
+}
+
+/* ms_trace_io records an MPI-IO call on file f: bytes written and read
+ * (as requested), info (MPI_File_open: its access mode), the request of
+ * MPI_File_iread... */
+void ms_trace_io(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *f,
+		 int64_t sbytes, int64_t rbytes, int info, const MPI_Request *req)
+{
+	ms_trace_obj(t, MS_TK_IO, fn, pc, t0, t1, ok, f, -1, sbytes, rbytes, info, req, MS_TR_IO);
+}
+
+/* ms_tmsg_note keeps the communicator of message m (MPI_Mprobe,
+ * MPI_Improbe) for its MPI_Mrecv/MPI_Imrecv on this thread. */
+void ms_tmsg_note(ms_thread *t, MPI_Message m, const ms_comm *cm)
+{
+	ms_tbuf *tb = t->tb;
+	if (tb == NULL && (tb = ms_trace_slow(t)) == NULL)
+		return;
+	unsigned i = tb->nmsg++ % MS_TMSGS;
+	tb->mh[i] = (uintptr_t)m;
+	tb->mcm[i] = cm;
+}
+
+/* ms_tmsg_comm returns the communicator of message m, NULL when this
+ * thread did not probe it while tracing. */
+const ms_comm *ms_tmsg_comm(ms_thread *t, MPI_Message m)
+{
+	ms_tbuf *tb = t->tb;
+	if (tb == NULL)
+		return NULL;
+	for (unsigned k = 0; k < MS_TMSGS && k < tb->nmsg; k++) {
+		unsigned i = (tb->nmsg - 1 - k) % MS_TMSGS;
+		if (tb->mh[i] == (uintptr_t)m)
+			return tb->mcm[i];
+	}
+	return NULL;
+}
+
 /* ---- for Go ---- */
+
+int ms_tfile_count(void)
+{
+	int n = __atomic_load_n(&ms_tfile_next, __ATOMIC_ACQUIRE);
+	return n < MS_TFILES_MAX ? n : MS_TFILES_MAX;
+}
+const char *ms_tfile_name(int i) { return i >= 0 && i < MS_TFILES_MAX && ms_tfile_names[i] ? ms_tfile_names[i] : ""; }
 
 ms_tbuf *ms_tbufs_head(void) { return __atomic_load_n(&ms_tbufs, __ATOMIC_ACQUIRE); }
 void ms_trace_release(ms_tbuf *tb, int i) { __atomic_store_n(&tb->busy[i], 0, __ATOMIC_RELEASE); }

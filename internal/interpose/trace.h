@@ -36,6 +36,8 @@
 
 #define MS_TSAVE 256 /* requests followed per completion call */
 #define MS_TK_POST 6 /* a persistent request started by the call that follows */
+#define MS_TK_RMA 7  /* a one-sided call (ms_trace_rma): window, target, bytes */
+#define MS_TK_IO 8   /* an MPI-IO call (ms_trace_io): file, bytes */
 
 /* Events are variable-size little-endian records in the thread's byte
  * buffer, written to the file as they are (W blocks; trace.DecodeRaw reads
@@ -48,12 +50,17 @@
  *
  *  short (12 bytes, 20 with R): u32 h = 1 | R << 1 | slot << 2 | dt << 12
  *      (dt < 2^20 ticks), u64 t0, [u64 request when R];
- *  full (32 bytes, 72 with L): u32 h = 0 | L << 1 | slot << 2 | kind << 12,
+ *  full (32 bytes, 72 with L): u32 h = 0 | L << 1 | slot << 2 | kind << 12
+ *      (6 bits),
  *      u16 fn (or region/text id), u16 w2 = communicator id + 1 (11 bits,
  *      0: none) | flags << 11, u64 t0, u64 dt, u64 call site; with L the
  *      tail: u64 request, i64 sbytes, i64 rbytes, i32 speer, stag, rpeer,
  *      rtag (messages, collectives, completions, posts; a collective's
- *      stag is its root in the communicator, -1 none). */
+ *      stag is its root in the communicator, -1 none; a one-sided or I/O
+ *      call's stag is its window's or file's id, speer its target, rtag
+ *      MPI_Win_lock's lock type (0 exclusive, 1 shared) or the size of an MPI_Win_post/start
+ *      group, whose members, ranks of the window's communicator, are bits
+ *      of sbytes (0-63) and rbytes (64-127)). */
 #define MS_TDICT_BITS 10
 #define MS_TDICT (1u << MS_TDICT_BITS)
 #define MS_TSHORT_DT (1u << 20)
@@ -104,6 +111,11 @@ typedef struct ms_tdef {
 	int ok, flags, speer, stag, rpeer, rtag;
 } ms_tdef;
 
+#define MS_TMSGS 16
+/* A completion record's receive peer when the request was cancelled
+ * (MPI_Cancel): marked, not matched. */
+#define MS_TCANCELLED (-3)
+
 typedef struct ms_tbuf {
 	/* hot: read by every traced call */
 	char *cur_ev; /* ev[cur] */
@@ -127,6 +139,12 @@ typedef struct ms_tbuf {
 	int tid;
 	uint64_t dropped;
 	struct ms_tbuf *next;
+	/* Matched probes: the communicators of the last messages
+	 * MPI_Mprobe/MPI_Improbe returned on this thread, for their
+	 * MPI_Mrecv/MPI_Imrecv (which name no communicator). */
+	unsigned nmsg;
+	uintptr_t mh[MS_TMSGS];
+	const ms_comm *mcm[MS_TMSGS];
 	/* Completion calls: requests before the call, lent statuses. */
 	int nsave;
 	uintptr_t save[MS_TSAVE];
@@ -142,6 +160,44 @@ MS_HIDDEN extern volatile unsigned char ms_trace_fn[MS_MAXFUNCS];
 #define MS_TRACING(fn) MS_LOAD(ms_trace_fn[fn])
 extern volatile uint32_t ms_trace_fgen;
 extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
+
+/* Roles a request's post notes besides the message flags (ms_trole_note):
+ * a one-sided operation (MPI_Rput...) or an MPI-IO operation
+ * (MPI_File_iread...). Their completions are written with no message
+ * flag: an I/O completion with MS_TF_LOCAL and the bytes its status
+ * tells. */
+#define MS_TR_RMA 32
+#define MS_TR_IO 64
+
+/* Windows and files of traced one-sided and I/O calls: a window's or
+ * file's local id (in creation order), its communicator, and (a window)
+ * its communicator's group for MPI_Win_post/start groups. Registered at
+ * creation whether or not tracing is on (a cold call), looked up by
+ * traced calls, removed at MPI_Win_free/MPI_File_close. */
+typedef struct ms_twin {
+	uintptr_t h; /* 0 empty, 1 freed */
+	int id;
+	const ms_comm *cm;
+	MPI_Group grp;
+} ms_twin;
+
+MS_HIDDEN ms_twin *ms_twin_created(MPI_Win w, const ms_comm *cm);
+MS_HIDDEN ms_twin *ms_twin_of(MPI_Win w);
+MS_HIDDEN void ms_twin_freed(ms_twin *e);
+MS_HIDDEN ms_twin *ms_tfile_opened(MPI_File f, const ms_comm *cm, const char *name, int amode);
+MS_HIDDEN ms_twin *ms_tfile_of(MPI_File f);
+MS_HIDDEN void ms_tfile_closed(ms_twin *e);
+MS_HIDDEN void ms_trace_rma(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *w,
+			    int target, int64_t sbytes, int64_t rbytes, int info, MPI_Group grp, const MPI_Request *req);
+MS_HIDDEN void ms_trace_io(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *f,
+			   int64_t sbytes, int64_t rbytes, int info, const MPI_Request *req);
+
+MS_HIDDEN void ms_tmsg_note(ms_thread *t, MPI_Message m, const ms_comm *cm);
+MS_HIDDEN const ms_comm *ms_tmsg_comm(ms_thread *t, MPI_Message m);
+
+/* For Go: the names of the files opened, by id (BFile blocks). */
+int ms_tfile_count(void);
+const char *ms_tfile_name(int i);
 
 MS_HIDDEN ms_tbuf *ms_trace_slow(ms_thread *t);
 MS_HIDDEN void ms_tdef_write(ms_tbuf *tb);
@@ -165,6 +221,53 @@ MS_INLINE int64_t ms_status_bytes(const MPI_Status *st)
 #else
 	return ms_trace_get_count(st);
 #endif
+}
+
+/* Roles of nonblocking requests, for their completion records: the post
+ * (MPI_Isend, MPI_Irecv, MPI_Isendrecv, MPI_I<coll>...) notes its handle
+ * with its role (MS_TF_SEND, MS_TF_RECV, both, MS_TF_COLL) in a
+ * direct-mapped table, one relaxed 64-bit store: the handle in the low 56
+ * bits, the role above. The Wait/Test that completes the handle reads it
+ * back (ms_trace_cplh). The table is shared by the threads (a request may
+ * complete on another thread than its post's) and lossy: a handle whose
+ * slot a later post took, or a handle that does not fit in 56 bits, finds
+ * no role and its completion is written as a receive's, with its status,
+ * as before; a handle shared by several requests (Open MPI's
+ * ompi_request_empty, MPICH's complete lightweight request) has the role of
+ * its latest post. The converter takes each completion's role from the
+ * post it matches. */
+#define MS_TROLE_BITS 13
+#define MS_TROLE_SHIFT 56
+MS_HIDDEN extern uint64_t ms_trole[1u << MS_TROLE_BITS];
+
+/* ms_trole_key is handle h as the table keeps it: an integer handle
+ * (MPICH's MPI_Request is an int, sign-extended on its way to uintptr_t)
+ * to its 32 bits. */
+MS_INLINE uint64_t ms_trole_key(uintptr_t h)
+{
+	return sizeof(MPI_Request) < sizeof(uint64_t) ? (uint64_t)(uint32_t)h : (uint64_t)h;
+}
+
+MS_INLINE unsigned ms_trole_slot(uint64_t k)
+{
+	return (unsigned)(k * 0x9E3779B97F4A7C15ull >> (64 - MS_TROLE_BITS));
+}
+
+MS_INLINE void ms_trole_note(uintptr_t h, unsigned role)
+{
+	uint64_t k = ms_trole_key(h);
+	if (k >> MS_TROLE_SHIFT == 0)
+		MS_STORE(ms_trole[ms_trole_slot(k)], k | (uint64_t)role << MS_TROLE_SHIFT);
+}
+
+/* ms_trole_get returns the role noted for handle h, 0 when unknown. */
+MS_INLINE unsigned ms_trole_get(uintptr_t h)
+{
+	uint64_t k = ms_trole_key(h);
+	uint64_t e = MS_LOAD(ms_trole[ms_trole_slot(k)]);
+	if ((e & ((1ull << MS_TROLE_SHIFT) - 1)) != k)
+		return 0;
+	return (unsigned)(e >> MS_TROLE_SHIFT);
 }
 
 MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
@@ -305,7 +408,7 @@ static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, u
 	d->rbytes = rbytes;
 	unsigned w2 = w >> 16;
 	int lng = hasreq || w2 >> 11 != 0 || speer != -1 || stag != -1 || rpeer != -1 || rtag != -1 || sbytes || rbytes;
-	ms_tfull_rec f = {(unsigned)lng << 1 | slot << 2 | (w >> 10 & 7) << 12, (uint16_t)(w & 0x3ff), (uint16_t)w2, t0, dt, pc};
+	ms_tfull_rec f = {(unsigned)lng << 1 | slot << 2 | (w >> 10 & 0x3f) << 12, (uint16_t)(w & 0x3ff), (uint16_t)w2, t0, dt, pc};
 	__builtin_memcpy(p, &f, sizeof f);
 	if (!lng) {
 		tb->n += sizeof f;
@@ -358,6 +461,8 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
 		return;
 	}
+	if ((flags & MS_TF_REQ) && req)
+		ms_trole_note((uintptr_t)*req, (unsigned)flags & MS_TF_ALLMSG);
 	uint64_t dt = t1 - t0;
 	if (__builtin_expect(dt < MS_TSHORT_DT, 1)) {
 		/* flags is a constant in most wrappers: what a kind does not

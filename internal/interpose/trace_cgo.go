@@ -65,6 +65,7 @@ var tr struct {
 	comms    map[int]bool
 	nregions int
 	ntexts   int
+	nfiles   int
 	cal      trace.Calib
 	written  uint64
 	err      error
@@ -448,6 +449,9 @@ func traceDefs() {
 	}
 	for nt := int(C.ms_event_count()); tr.ntexts < nt; tr.ntexts++ {
 		tr.bw.Block(trace.BText, trace.EncodeName(tr.ntexts, C.GoString(C.ms_event_text(C.int(tr.ntexts)))))
+	}
+	for nf := int(C.ms_tfile_count()); tr.nfiles < nf; tr.nfiles++ {
+		tr.bw.Block(trace.BFile, trace.EncodeName(tr.nfiles, C.GoString(C.ms_tfile_name(C.int(tr.nfiles)))))
 	}
 	if c, ok := traceCalib(); ok && c != tr.cal {
 		tr.cal = c

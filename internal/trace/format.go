@@ -29,6 +29,8 @@ const (
 	KLeave    = 4 // region leave (Pcontrol -4): Fn = region id
 	KMark     = 5 // user event (Pcontrol 5): Fn = text id
 	KPost     = 6 // a persistent request started inside the call that follows (MPI_Start, MPI_Startall): FSend or FRecv, FReq; or FColl|FReq, a persistent collective: Fn its _init function, STag its root, SBytes its bytes
+	KRma      = 7 // a one-sided call: STag its window's id (per rank, in creation order), Comm the window's communicator, SPeer the target (world rank, -1 none), SBytes/RBytes the bytes sent/received, RTag MPI_Win_lock's lock type (0 exclusive, 1 shared) or an MPI_Win_post/start group's size, whose members (ranks of the window's communicator) are bits of SBytes (0-63) and RBytes (64-127); FReq: Req the request of MPI_Rput...
+	KIo       = 8 // an MPI-IO call: STag its file's id (per rank, in opening order), Comm the file's communicator, SBytes/RBytes the bytes written/read as requested, RTag MPI_File_open's access mode; FReq: Req the request of MPI_File_iread...
 )
 
 // Event flags.
@@ -37,7 +39,7 @@ const (
 	FRecv  = 2  // RPeer, RTag, RBytes describe a message received (or posted)
 	FReq   = 4  // nonblocking: Req is the request handle the post created
 	FColl  = 8  // collective: SBytes is the call's byte count, STag its root (-1 none); with FReq nonblocking
-	FLocal = 16 // KComplete: RPeer is a rank of the posting communicator, not of MPI_COMM_WORLD
+	FLocal = 16 // KComplete: RPeer is a rank of the posting communicator, not of MPI_COMM_WORLD; without FRecv, an MPI-IO request's completion with the bytes its status tells in RBytes
 )
 
 // Event is one record. Times are the rank's timer ticks; peers are
@@ -59,6 +61,27 @@ type Event struct {
 	RBytes int64
 }
 
+// IsCall tells whether the event is an MPI call (KCall, and the one-sided
+// and MPI-IO calls KRma and KIo).
+func (v *Event) IsCall() bool { return v.Kind == KCall || v.Kind == KRma || v.Kind == KIo }
+
+// sendFields tells whether the event's SPeer, STag and SBytes say
+// something: a message sent, a collective, a one-sided or I/O call.
+func (v *Event) sendFields() bool {
+	return v.Flags&(FSend|FColl) != 0 || v.Kind == KRma || v.Kind == KIo
+}
+
+// recvFields tells whether the event's RPeer, RTag and RBytes say
+// something: a message received, a one-sided or I/O call, an I/O
+// completion (FLocal alone).
+func (v *Event) recvFields() bool {
+	return v.Flags&FRecv != 0 || v.Kind == KRma || v.Kind == KIo || (v.Kind == KComplete && v.Flags&FLocal != 0)
+}
+
+// Cancelled is a completion's RPeer when its request was cancelled
+// (MPI_Cancel): the request is marked, matched to no message.
+const Cancelled = -3
+
 // Block kinds.
 const (
 	BHeader = 'H'
@@ -67,6 +90,7 @@ const (
 	BComm   = 'C' // communicator definition
 	BRegion = 'R' // region definition
 	BText   = 'M' // user-event text definition
+	BFile   = 'I' // a file's name, by its id (MPI_File_open)
 	BEvents = 'E' // compressed events of one thread
 	BRaw    = 'W' // one thread's buffer as recorded (12- to 72-byte records, raw.go), packed into E at finalize
 	BGap    = 'G' // events dropped on one thread (writer behind)
@@ -398,12 +422,12 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 		if v.Flags&FReq != 0 || v.Kind == KComplete {
 			e.u(v.Req)
 		}
-		if v.Flags&(FSend|FColl) != 0 {
+		if v.sendFields() {
 			e.i(int64(v.SPeer))
 			e.i(int64(v.STag))
 			e.i(v.SBytes)
 		}
-		if v.Flags&FRecv != 0 {
+		if v.recvFields() {
 			e.i(int64(v.RPeer))
 			e.i(int64(v.RTag))
 			e.i(v.RBytes)
@@ -523,7 +547,7 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 		}
 		v := Event{Kind: b[0], Flags: b[1]}
 		b = b[2:]
-		if v.Kind < KCall || v.Kind > KPost {
+		if v.Kind < KCall || v.Kind > KIo {
 			return 0, evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
 		}
 		fn := uv()
@@ -540,10 +564,10 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 		if v.Flags&FReq != 0 || v.Kind == KComplete {
 			v.Req = uv()
 		}
-		if v.Flags&(FSend|FColl) != 0 {
+		if v.sendFields() {
 			v.SPeer, v.STag, v.SBytes = int32(sv()), int32(sv()), sv()
 		}
-		if v.Flags&FRecv != 0 {
+		if v.recvFields() {
 			v.RPeer, v.RTag, v.RBytes = int32(sv()), int32(sv()), sv()
 		}
 		if bad {

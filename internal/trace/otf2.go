@@ -37,6 +37,7 @@ const (
 	otf2MpiIrecvRequest = 0x11
 	otf2MpiRecv         = 0x12
 	otf2MpiIrecv        = 0x13
+	otf2MpiCancelled    = 0x15 // MpiRequestCancelled
 	otf2CollBegin       = 0x16
 	otf2CollEnd         = 0x17
 	otf2NBCRequest      = 0x55 // NonBlockingCollectiveRequest (OTF2 3.0)
@@ -229,6 +230,7 @@ type OTF2Writer struct {
 		op byte
 		ok bool
 	}
+	obj otf2Obj // of a root: windows, groups, files (otf2obj.go)
 }
 
 type otf2CtxKey struct {
@@ -290,6 +292,15 @@ func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
 			d.b = c.World
 		}
 		o.defs = append(o.defs, d)
+	}
+	// Group 0 is MPI_COMM_WORLD's locations; each communicator has one
+	// group, an intercommunicator two; RMA synchronization groups follow.
+	o.obj.groupBase = 1
+	for _, d := range o.defs {
+		o.obj.groupBase++
+		if d.b != nil {
+			o.obj.groupBase++
+		}
 	}
 	return o, nil
 }
@@ -378,6 +389,9 @@ func collName(fn string) string {
 func fnRole(fn, class string) byte {
 	if class == "p2p" {
 		return roleP2P
+	}
+	if r, ok := objRole(class); ok {
+		return r
 	}
 	if class != "coll" {
 		return roleFunction
@@ -479,6 +493,8 @@ func (o *OTF2Writer) Call(c *Call) error {
 	if c.CollReq != 0 {
 		o.ev(l, otf2NBCRequest, t0, true, cu64(o.d[:0], c.CollReq))
 	}
+	o.rmaBegin(l, c, t0)
+	o.ioBegin(l, c, t0)
 	for i := range c.StartColl {
 		o.ev(l, otf2NBCRequest, t0, true, cu64(o.d[:0], c.StartColl[i].Req))
 	}
@@ -520,6 +536,9 @@ func (o *OTF2Writer) Call(c *Call) error {
 			o.ev(l, otf2MpiRecv, t1, true, o.msgData(m, peer, comm, false))
 		}
 	}
+	for _, id := range c.Cancelled {
+		o.ev(l, otf2MpiCancelled, t1, false, cu64(o.d[:0], id))
+	}
 	for i := range c.CollDone {
 		x := &c.CollDone[i]
 		if op, ok := o.collOp(x.Fn); ok && x.Comm != nil && !x.Comm.Inter {
@@ -529,6 +548,8 @@ func (o *OTF2Writer) Call(c *Call) error {
 	if isColl {
 		o.ev(l, otf2CollEnd, t1, true, o.collData(op, c.Comm, c.Root, c.CollBytes))
 	}
+	o.rmaEnd(l, c, t1)
+	o.ioEnd(l, c, t1)
 	if cc != otf2Undef32 {
 		o.ev(l, otf2CCLeave, t1, true, cu32(o.d[:0], cc))
 	} else {
@@ -791,6 +812,7 @@ func (o *OTF2Writer) Close() error {
 		d = cu32(d, 0)           // flags
 		def(otf2DefComm, d)
 	}
+	o.objDefs(def, str, group)
 	if err := g.close(); err != nil {
 		return err
 	}

@@ -252,6 +252,47 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	for i, x := range c.CollDone {
 		a.quoted("completed_coll_"+strconv.Itoa(i), jq(collDesc(&x)))
 	}
+	if r := c.Rma; r != nil {
+		a.quoted("window", p.quote(winName(r.Win)))
+		if r.Target >= 0 {
+			a.int("target", int64(r.Target))
+		}
+		if r.SBytes > 0 && r.Kind.IsComm() {
+			a.int("bytes", r.SBytes)
+		}
+		if r.RBytes > 0 && r.Kind.IsComm() {
+			a.int("recv_bytes", r.RBytes)
+		}
+		if r.ID != 0 {
+			a.int("rma_op", int64(r.ID))
+		}
+		if r.Kind == RmaLock {
+			a.quoted("lock", map[bool]string{true: `"shared"`, false: `"exclusive"`}[r.Shared])
+		}
+		if r.Kind == RmaPost || r.Kind == RmaStart || r.Kind == RmaComplete || r.Kind == RmaWait {
+			a.quoted("group", jq(fmt.Sprint(r.Group)))
+		}
+	}
+	for i, id := range c.Cancelled {
+		a.int("cancelled_request_"+strconv.Itoa(i), int64(id))
+	}
+	for i, x := range c.RmaDone {
+		a.int("completed_rma_op_"+strconv.Itoa(i), int64(x.ID))
+	}
+	if x := c.Io; x != nil {
+		a.quoted("file", p.quote(x.File.Name))
+		if x.Kind == IoRead || x.Kind == IoWrite {
+			if !x.End {
+				a.int("bytes", x.Bytes)
+			}
+			if x.ID != 0 {
+				a.int("io_op", int64(x.ID))
+			}
+		}
+	}
+	for i, x := range c.IoDone {
+		a.quoted("completed_io_op_"+strconv.Itoa(i), jq(fmt.Sprintf("%d: %d bytes", x.ID, x.Bytes)))
+	}
 	a.key("callsite")
 	if c.Src != nil {
 		a.b = append(a.b, p.quote(c.Src.String())...)

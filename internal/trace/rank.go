@@ -29,8 +29,9 @@ type Rank struct {
 	Comms    map[int]*CommDef
 	Regions  map[int]string
 	Texts    map[int]string
-	Maps     []Mapping // the process's file mappings (the last block), sorted by address
-	Threads  []int     // thread ids: the main thread first, then in order of first appearance
+	Files    map[int]string // names of the files MPI_File_open opened, by id (KIo events' STag)
+	Maps     []Mapping      // the process's file mappings (the last block), sorted by address
+	Threads  []int          // thread ids: the main thread first, then in order of first appearance
 	Events   uint64
 	Dropped  uint64
 	Complete bool   // the final block was read
@@ -45,7 +46,7 @@ func OpenRank(path string) (*Rank, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := &Rank{Path: path, Comms: map[int]*CommDef{}, Regions: map[int]string{}, Texts: map[int]string{}}
+	r := &Rank{Path: path, Comms: map[int]*CommDef{}, Regions: map[int]string{}, Texts: map[int]string{}, Files: map[int]string{}}
 	err = r.scan(f, nil)
 	if err != nil {
 		return nil, err
@@ -139,15 +140,18 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 			if r.Maps, err = decodeMaps(p); err != nil {
 				return bad(err)
 			}
-		case BRegion, BText:
+		case BRegion, BText, BFile:
 			id, s, err := decodeName(p)
 			if err != nil {
 				return bad(err)
 			}
-			if kind == BRegion {
+			switch kind {
+			case BRegion:
 				r.Regions[id] = s
-			} else {
+			case BText:
 				r.Texts[id] = s
+			default:
+				r.Files[id] = s
 			}
 		case BEvents, BRaw:
 			d := dec{b: p}

@@ -19,7 +19,7 @@ import (
 //
 //	short (12 bytes, 20 with R): 0 h u32 = 1 | R << 1 | slot << 2 | dt << 12 |
 //	    4 t0 u64 | [12 req u64]: the event in the slot, at these times
-//	full (32 bytes, 72 with L): 0 h u32 = 0 | L << 1 | slot << 2 | kind << 12 |
+//	full (32 bytes, 72 with L): 0 h u32 = 0 | L << 1 | slot << 2 | kind (6 bits) << 12 |
 //	    4 fn u16 | 6 w2 u16 = communicator id + 1 (11 bits, 0: none) | flags << 11 |
 //	    8 t0 u64 | 16 dt u64 | 24 pc u64 | with L a tail: 32 req u64 |
 //	    40 sbytes i64 | 48 rbytes i64 | 56 speer i32 | 60 stag i32 |
@@ -107,9 +107,9 @@ func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
 			return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, errShort)
 		}
 		w2 := le.Uint16(r[6:])
-		v := Event{Kind: uint8(h>>12) & 7, Fn: le.Uint16(r[4:]) & 0x3ff, Comm: int32(w2&0x7ff) - 1, Flags: uint8(w2 >> 11),
+		v := Event{Kind: uint8(h>>12) & 0x3f, Fn: le.Uint16(r[4:]) & 0x3ff, Comm: int32(w2&0x7ff) - 1, Flags: uint8(w2 >> 11),
 			T0: le.Uint64(r[8:]), PC: le.Uint64(r[24:]), SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
-		if v.Kind < KCall || v.Kind > KPost {
+		if v.Kind < KCall || v.Kind > KIo {
 			return evs, fmt.Errorf("event %d of %d at byte %d: unknown kind %d", i, n, off, v.Kind)
 		}
 		dt := le.Uint64(r[16:])
@@ -144,10 +144,10 @@ func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
 // recorder's defaults.
 func rawShape(v Event) Event {
 	s := Event{Kind: v.Kind, Flags: v.Flags, Fn: v.Fn, Comm: v.Comm, PC: v.PC, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
-	if v.Flags&(FSend|FColl) != 0 {
+	if v.sendFields() {
 		s.SPeer, s.STag, s.SBytes = v.SPeer, v.STag, v.SBytes
 	}
-	if v.Flags&FRecv != 0 {
+	if v.recvFields() {
 		s.RPeer, s.RTag, s.RBytes = v.RPeer, v.RTag, v.RBytes
 	}
 	return s
@@ -195,7 +195,7 @@ func AppendRaw(dst []byte, tid int, evs []Event) []byte {
 		}
 		long := hasReq || shape.Flags != 0 || shape.SPeer != -1 || shape.STag != -1 || shape.RPeer != -1 ||
 			shape.RTag != -1 || shape.SBytes != 0 || shape.RBytes != 0
-		h := slot<<2 | uint32(v.Kind&7)<<12
+		h := slot<<2 | uint32(v.Kind&0x3f)<<12
 		if long {
 			h |= 2
 		}

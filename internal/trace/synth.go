@@ -183,7 +183,9 @@ func writeSynthRank(dir string, s SynthSpec, r, iters int) error {
 				SPeer: -1, STag: -1, RPeer: peer, RTag: 1, RBytes: 4096})
 		}
 		for i := 2; i < 4; i++ {
-			evs = append(evs, Event{Kind: KComplete, Fn: synWaitall, T0: x.w[r], T1: x.w[r], Req: reqs[i], SPeer: -1, STag: -1, RPeer: -1, RTag: -1})
+			// A send's completion, as the recorder writes it: the send
+			// flag, no status.
+			evs = append(evs, Event{Kind: KComplete, Fn: synWaitall, Flags: FSend, T0: x.w[r], T1: x.w[r], Req: reqs[i], SPeer: -1, STag: -1, RPeer: -1, RTag: -1})
 		}
 		evs = append(evs, ev(synWaitall, t, x.w[r]))
 		e := ev(synAllreduce, x.c[r], x.cEnd)

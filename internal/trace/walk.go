@@ -131,10 +131,15 @@ type Call struct {
 	RecvDone     []Msg // nonblocking receives completed in this call
 	Coll         bool
 	CollBytes    int64
-	Root         int      // a rooted collective's root in Comm; -1 none
-	CollReq      uint64   // a nonblocking collective's request id (0: blocking)
-	StartColl    []CollOp // persistent collectives started in this call
-	CollDone     []CollOp // nonblocking and persistent collectives completed in this call
+	Root         int       // a rooted collective's root in Comm; -1 none
+	CollReq      uint64    // a nonblocking collective's request id (0: blocking)
+	StartColl    []CollOp  // persistent collectives started in this call
+	CollDone     []CollOp  // nonblocking and persistent collectives completed in this call
+	Rma          *RmaOp    // a one-sided call: window, epoch or communication (nil: not one)
+	RmaDone      []RmaDone // one-sided communications completed in this call
+	Cancelled    []uint64  // requests (ids) found cancelled in this call: marked, not matched
+	Io           *IoOp     // an MPI-IO call: open, close, read, write (nil: not one)
+	IoDone       []IoDone  // MPI-IO operations completed in this call
 }
 
 // Source is a callsite resolved to source code.
@@ -301,6 +306,10 @@ type post struct {
 	send, recv *Msg
 	coll       *CollOp
 	sbuf, rbuf Msg // what send and recv point to (one allocation a post)
+	isRma      bool
+	rma        RmaDone // a one-sided operation's request (MPI_Rput...)
+	isIo       bool
+	io         IoDone // an MPI-IO operation's request (MPI_File_iread...)
 }
 
 // posts recycles a walk's posts once their completion is handled.
@@ -506,6 +515,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		nextReq++
 		op.Req = nextReq
 	}
+	newID := func() uint64 {
+		nextReq++
+		return nextReq
+	}
+	obj := newObjState()
+	var rmaBuf RmaOp
+	var ioBuf IoOp
 	type match struct {
 		e  *Event
 		po *post
@@ -560,12 +576,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if err := v.Mark(me, th, text, t(e.T0)); err != nil {
 					return err
 				}
-			case KCall:
+			case KCall, KRma, KIo:
 				c := &cb
 				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)), FnID: int(e.Fn),
 					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1,
 					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
-					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0]}
+					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0],
+					RmaDone: cb.RmaDone[:0], IoDone: cb.IoDone[:0], Cancelled: cb.Cancelled[:0]}
 				if c.T1 > end {
 					end = c.T1
 				}
@@ -612,6 +629,24 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					} else if m.Peer >= 0 {
 						m.Flow = recvFlow(c.Comm, m.Peer, m.Tag, 0)
 						c.Recv = m
+					}
+				}
+				switch e.Kind {
+				case KRma:
+					var ok bool
+					if c.RmaDone, ok = obj.rma(r, e, c.Comm, &rmaBuf, c.RmaDone, newID); ok {
+						c.Rma = &rmaBuf
+						if nb && rmaBuf.Kind.IsComm() {
+							po.isRma, po.rma = true, RmaDone{Win: rmaBuf.Win, ID: rmaBuf.ID}
+						}
+					}
+				case KIo:
+					var ok bool
+					if c.IoDone, ok = obj.io(r, e, c.Comm, &ioBuf, c.IoDone, newID); ok {
+						c.Io = &ioBuf
+						if nb && ioBuf.ID != 0 {
+							po.isIo, po.io = true, IoDone{File: ioBuf.File, ID: ioBuf.ID, Bytes: ioBuf.Bytes}
+						}
 					}
 				}
 				if nb {
@@ -676,6 +711,28 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 				for _, mt := range matched {
 					p, po := mt.e, mt.po
+					if p.Flags&FRecv != 0 && p.RPeer == Cancelled {
+						if po.send != nil {
+							c.Cancelled = append(c.Cancelled, po.send.Req)
+						}
+						if po.recv != nil {
+							ord.cancel(po.recv.pi)
+							c.Cancelled = append(c.Cancelled, po.recv.Req)
+						}
+						continue
+					}
+					if po.isRma {
+						c.RmaDone = append(c.RmaDone, po.rma)
+						continue
+					}
+					if po.isIo {
+						d := po.io
+						if p.Flags&(FLocal|FRecv) == FLocal {
+							d.Bytes = p.RBytes // what the status tells
+						}
+						c.IoDone = append(c.IoDone, d)
+						continue
+					}
 					if po.coll != nil {
 						c.CollDone = append(c.CollDone, *po.coll)
 						continue
@@ -748,6 +805,10 @@ func firstReq(p post) uint64 {
 		return p.recv.Req
 	case p.coll != nil:
 		return p.coll.Req
+	case p.isRma:
+		return p.rma.ID
+	case p.isIo:
+		return p.io.ID
 	}
 	return math.MaxUint64
 }

@@ -395,6 +395,15 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", pr.Name, a(s.CplReqs), cplN, a(s.Status))
 	}
 
+	// One-sided and MPI-IO calls: their window or file (traceobj.go).
+	obj, isObj := traceObj(pr, s)
+	if isObj {
+		genObjBefore(w, pr, obj)
+	}
+	msg, isMsg := traceMsg(pr, s)
+	if isMsg {
+		genMsgBefore(w, pr, msg)
+	}
 	w("\tuint64_t ms_t0, ms_t1;\n\t%s ms_rc;\n", pr.Ret)
 	if comm, peer, tag, ok := busyArgs(pr, s); ok {
 		// A call that may block shows in a snapshot taken meanwhile
@@ -452,6 +461,12 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 		if s.NewComm >= 0 {
 			w("\t\tms_comm_created(*%s, MS_FN_%s);\n", a(s.NewComm), pr.Name)
 		}
+		if isObj {
+			genObjCreated(w, obj)
+		}
+		if isMsg {
+			genMsgNote(w, pr, msg)
+		}
 		if s.TypeFree >= 0 {
 			w("\t\tms_types_changed();\n")
 		}
@@ -481,7 +496,16 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	if deferred[pr.Name] && !traceCpl && s.Req < 0 { // no request to record (traceArgs)
 		tcall = "ms_trace_defer"
 	}
-	w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, ms_cm, %s);\n", pr.Name, tcall, pr.Name, targs)
+	if isObj {
+		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s;\n", pr.Name, objTraceCall(pr, obj))
+		genObjAfter(w, obj)
+	} else {
+		cm := "ms_cm"
+		if isMsg && !msg.probe {
+			cm, targs = msgTraceArgs(msg)
+		}
+		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, %s, %s);\n", pr.Name, tcall, pr.Name, cm, targs)
+	}
 	w("\t%s(ms_t, MS_FN_%s, ms_pc, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leave, pr.Name)
 	w("\treturn ms_rc;\n}\n")
 }

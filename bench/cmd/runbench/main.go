@@ -19,6 +19,8 @@
 //	tracesynth mpiscope convert and analyze on a synthetic trace of
 //	          -trace-events events (events per second, per CPU second)
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
+//	unwind    the call-path unwinder: ms_unwind at depths 1-16 with and
+//	          without frame pointers (bench/unwind; no MPI; unwind.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -75,7 +77,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, callgrind, timeline (not by default: a 1 GB trace)")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")
@@ -147,7 +149,7 @@ func run(opt *options) error {
 		perFamily = perFamily || sections[s]
 	}
 	if !perFamily {
-		fams = nil // synth and tracesynth need no MPI build
+		fams = nil // synth, tracesynth and unwind need no MPI build
 	}
 	for _, f := range fams {
 		var b *bench
@@ -173,6 +175,11 @@ func run(opt *options) error {
 	}
 	if sections["tracesynth"] {
 		if err := timed("tracesynth", func() error { return traceSynth(opt, res) }); err != nil {
+			return err
+		}
+	}
+	if sections["unwind"] {
+		if err := timed("unwind", func() error { return unwindBench(opt, res) }); err != nil {
 			return err
 		}
 	}

@@ -88,7 +88,7 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.rounds != 10 || o.abRounds != 5 || o.abCycles != 13 || o.layouts != len(layoutPads) || o.synthRanks != 100000 ||
-		o.only != "overhead,ab,memory,scale,synth,tracesynth" || o.traceEvents != 10_000_000 || o.traceRanks != 8 || o.scaleSet {
+		o.only != "overhead,ab,memory,scale,synth,tracesynth,unwind" || o.traceEvents != 10_000_000 || o.traceRanks != 8 || o.scaleSet {
 		t.Errorf("defaults: %+v", *o)
 	}
 	o, err = parseOptions([]string{"-scale-np", "2,4", "-ab-cycles", "3"})

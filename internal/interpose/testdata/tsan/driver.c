@@ -36,6 +36,17 @@ void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st) 
 void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, int peer, int tag, int64_t bytes, uintptr_t req) {}
 void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes, const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes, const MPI_Status *st, const MPI_Request *req) {}
 void ms_tdef_write(ms_tbuf *tb) {}
+uint64_t ms_trole[1u << MS_TROLE_BITS];
+ms_twin *ms_twin_created(MPI_Win w, const ms_comm *cm) { return NULL; }
+ms_twin *ms_twin_of(MPI_Win w) { return NULL; }
+void ms_twin_freed(ms_twin *e) {}
+ms_twin *ms_tfile_opened(MPI_File f, const ms_comm *cm, const char *name, int amode) { return NULL; }
+ms_twin *ms_tfile_of(MPI_File f) { return NULL; }
+void ms_tfile_closed(ms_twin *e) {}
+void ms_trace_rma(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *w, int target, int64_t sbytes, int64_t rbytes, int info, MPI_Group grp, const MPI_Request *req) {}
+void ms_trace_io(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *f, int64_t sbytes, int64_t rbytes, int info, const MPI_Request *req) {}
+void ms_tmsg_note(ms_thread *t, MPI_Message m, const ms_comm *cm) {}
+const ms_comm *ms_tmsg_comm(ms_thread *t, MPI_Message m) { return NULL; }
 
 /* ---- a fake PMPI layer: just enough for the wrappers and the caches ---- */
 static int next_comm = 0x44000010;
