@@ -266,22 +266,24 @@ func (d *decoder) spread() Spread {
 }
 
 var sectionNames = [...]string{
-	secStrings:  "string table",
-	secMeta:     "meta section",
-	secRanks:    "ranks section",
-	secFuncs:    "funcs section",
-	secSites:    "sites section",
-	secHists:    "hists section",
-	secComms:    "comms section",
-	secPeers:    "peers section",
-	secRegions:  "regions section",
-	secEvents:   "events section",
-	secBusy:     "calls-in-progress section",
-	secRankOff:  "rank time-off section",
-	secWaits:    "wait-states section",
-	secAnalysis: "analysis section",
-	secPaths:    "call-paths section",
-	secComp:     "compensation section",
+	secStrings:   "string table",
+	secMeta:      "meta section",
+	secRanks:     "ranks section",
+	secFuncs:     "funcs section",
+	secSites:     "sites section",
+	secHists:     "hists section",
+	secComms:     "comms section",
+	secPeers:     "peers section",
+	secRegions:   "regions section",
+	secEvents:    "events section",
+	secBusy:      "calls-in-progress section",
+	secRankOff:   "rank time-off section",
+	secWaits:     "wait-states section",
+	secAnalysis:  "analysis section",
+	secPaths:     "call-paths section",
+	secComp:      "compensation section",
+	secRankFuncs: "rank-functions section",
+	secCommPeers: "communicator-peers section",
 }
 
 // profile decodes the profile into p, which it first resets; p's slices are
@@ -395,6 +397,10 @@ func (d *decoder) profile(p *Profile) bool {
 			p.Paths = d.paths(spare.Paths)
 		case secComp:
 			d.comp(p)
+		case secRankFuncs:
+			p.RankFuncBlock, p.RankFuncs = d.rankFuncs(spare.RankFuncs)
+		case secCommPeers:
+			p.CommPeerBlock, p.CommPeers = d.commPeers(spare.CommPeers)
 		default:
 			// A section added by a later revision of this version:
 			// readers skip what they do not know.

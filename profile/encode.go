@@ -300,6 +300,12 @@ func (e *encoder) body(p *Profile) []byte {
 	if len(p.CompRanks) > 0 || len(p.CompFuncs) > 0 {
 		section(secComp, func() { e.comp(p) })
 	}
+	if len(p.RankFuncs) > 0 {
+		section(secRankFuncs, func() { e.rankFuncs(p.RankFuncBlock, p.RankFuncs) })
+	}
+	if len(p.CommPeers) > 0 {
+		section(secCommPeers, func() { e.commPeers(p.CommPeerBlock, p.CommPeers) })
+	}
 	return out
 }
 

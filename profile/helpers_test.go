@@ -57,7 +57,20 @@ func sample() *Profile {
 			{Path: "solve", Visits: 2, WallNs: 900, MPINs: 30, Ranks: 1, RankMPI: SpreadOf(0, 30)},
 			{Path: "solve/inner"},
 		},
-		Events: []Event{{Text: "converged", Count: 1, Ranks: 1}},
+		Events:        []Event{{Text: "converged", Count: 1, Ranks: 1}},
+		RankFuncBlock: 1,
+		CommPeerBlock: 1,
+		RankFuncs: []RankFunc{
+			{Rank: 0, Func: "MPI_Allreduce", Comm: "world", Calls: 2, TimeNs: 200, Bytes: 16},
+			{Rank: 0, Func: "MPI_Send", Comm: "MPI_Comm_split:4@0", Calls: 3, TimeNs: 30, Bytes: 3 << 20},
+			{Rank: 3, Func: "MPI_Allreduce", Comm: "world", Calls: 3, TimeNs: 100, Bytes: 24},
+			{Rank: math.MaxInt64, Func: "MPI_Wait", Calls: -1, TimeNs: math.MinInt64},
+		},
+		CommPeers: []CommPeer{
+			{Rank: 0, Comm: "MPI_Comm_split:4@0", Peer: 3, SentMsgs: 3, SentBytes: 3 << 20},
+			{Rank: 3, Comm: "MPI_Comm_split:4@0", Peer: 0, RecvMsgs: 3, RecvBytes: 3 << 20},
+			{Rank: math.MaxInt64, Comm: "x", Peer: math.MinInt64, RecvMsgs: -1},
+		},
 	}
 }
 
@@ -103,6 +116,15 @@ func rankProfile(r, numRanks, nFuncs, nSites, nPeers int) *Profile {
 			RecvMsgs: int64(i), RecvBytes: int64(i * 90)})
 	}
 	p.Regions = []Region{{Path: "solve", Visits: 1, WallNs: 3000, MPINs: 50, Ranks: 1, RankMPI: SpreadOf(r, 50)}}
+	for i := 0; i < nFuncs; i++ {
+		f := &p.Funcs[i]
+		p.RankFuncs = append(p.RankFuncs, RankFunc{Rank: r, Func: f.Name, Comm: "world", Calls: f.Calls, TimeNs: f.TimeNs, Bytes: f.Bytes})
+	}
+	p.RankFuncBlock = 1
+	if nPeers > 0 && numRanks > 1 {
+		p.CommPeerBlock = 1
+		p.CommPeers = append(p.CommPeers, CommPeer{Rank: r, Comm: "MPI_Comm_split:2@0", Peer: r ^ 1, SentMsgs: 1, SentBytes: 8, RecvMsgs: 1, RecvBytes: 8})
+	}
 	if r%5 == 0 {
 		p.Events = []Event{{Text: "checkpoint", Count: 1, Ranks: 1}}
 	}

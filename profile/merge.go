@@ -100,6 +100,8 @@ func (p *Profile) Sort() {
 	sortStable(p.Waits, cmpWaitKey)
 	sortStable(p.Paths, cmpPathKey)
 	sortComp(p) // compensate.go
+	sortStable(p.RankFuncs, func(a, b RankFunc) int { return cmpRankFunc(&a, &b) })
+	sortStable(p.CommPeers, func(a, b CommPeer) int { return cmpCommPeer(&a, &b) })
 }
 
 func sortStable[T any](s []T, cmpf func(a, b T) int) {
@@ -239,6 +241,10 @@ type merger struct {
 	compRanks []CompRank
 	compIdx   map[string]int
 	compFuncs []CompFunc
+	rankFuncs rankList[RankFunc] // ranked.go
+	commPeers rankList[CommPeer]
+	rfBlock   int
+	cpBlock   int
 }
 
 func newMerger() *merger {
@@ -497,6 +503,14 @@ func (m *merger) add(q *Profile) {
 	}
 	m.addPaths(q.Paths)
 	m.addComp(q)
+	m.rankFuncs.add(q.RankFuncs, cmpRankFunc)
+	m.commPeers.add(q.CommPeers, cmpCommPeer)
+	if len(q.RankFuncs) > 0 {
+		m.rfBlock = max(m.rfBlock, q.RankFuncBlock, 1)
+	}
+	if len(q.CommPeers) > 0 {
+		m.cpBlock = max(m.cpBlock, q.CommPeerBlock, 1)
+	}
 }
 
 // maxReserve bounds the entries reserve makes room for in one table, so that
@@ -567,6 +581,9 @@ func (m *merger) result() *Profile {
 	p.Paths = nilIfEmpty(m.paths)
 	p.CompRanks = nilIfEmpty(m.compRanks)
 	p.CompFuncs = nilIfEmpty(m.compFuncs)
+	p.RankFuncs = m.rankFuncs.result(cmpRankFunc, addRankFunc)
+	p.CommPeers = m.commPeers.result(cmpCommPeer, addCommPeer)
+	p.RankFuncBlock, p.CommPeerBlock = m.rfBlock, m.cpBlock
 	p.Sort()
 	return p
 }

@@ -31,6 +31,12 @@ type Profile struct {
 	// compensated figures beside the measured ones, sorted by Rank and Name.
 	CompRanks []CompRank
 	CompFuncs []CompFunc
+
+	RankFuncs []RankFunc // each rank's calls per function and communicator, sorted by (Rank, Func, Comm) (ranked.go)
+	CommPeers []CommPeer // point-to-point traffic per communicator other than MPI_COMM_WORLD, sorted by (Rank, Comm, Peer) (ranked.go)
+	// Ranks per RankFunc and per CommPeer entry (0 or 1: one): blocks of
+	// consecutive ranks in jobs of more than SplitRanks ranks (SplitBlocks).
+	RankFuncBlock, CommPeerBlock int
 }
 
 // Meta describes the job. Fields that differ between merged profiles keep the

@@ -71,8 +71,14 @@ func TestView(t *testing.T) {
 			partners++
 		}
 	}
-	if got := eval[int](t, b, `document.querySelectorAll("#drill-body tbody tr").length`); got != partners || got == 0 {
+	if got := eval[int](t, b, `document.querySelectorAll("#drill-body table:first-of-type tbody tr").length`); got != partners || got == 0 {
 		t.Errorf("rank %d: %d partners shown, want %d", rank, got, partners)
+	}
+	// Then its functions per communicator (the profile's RankFuncs).
+	if n := len(p.RankFuncsOf(rank)); n > 0 {
+		if got := eval[int](t, b, `document.querySelectorAll("#drill-body table:last-of-type tbody tr").length`); got != n {
+			t.Errorf("rank %d: %d functions shown, want %d", rank, got, n)
+		}
 	}
 
 	// Timeline: the whole run aggregated, then zoomed in to single calls

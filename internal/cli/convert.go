@@ -17,12 +17,14 @@ import (
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto | --pprof) [-o out] [-no-clock] [-force] [-j N] jobdir
+const convertUsage = `usage: mpiscope convert (--otf2 | --perfetto | --pprof [-by-rank]) [-o out] [-no-clock] [-force] [-j N] jobdir
   --otf2      write an OTF2 archive (default out: <jobdir>/otf2/traces.otf2)
   --perfetto  write Chrome trace JSON for Perfetto (default out: <jobdir>/trace.json)
   --pprof     write the profile (no trace needed) for go tool pprof: MPI time, calls
               and bytes by callsite (default out: <jobdir>/profile.pb.gz; also a
               snapshot directory or a .mps file)
+  -by-rank    with --pprof: samples per rank, MPI function and communicator,
+              labelled rank and comm (go tool pprof -tagfocus rank=^1$), no callsites
   -force      convert even when the file system seems to lack room for the output
   -j N        ranks converted at once (default: one per CPU)
 `
@@ -33,6 +35,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	otf2 := fs.Bool("otf2", false, "write an OTF2 archive")
 	perfetto := fs.Bool("perfetto", false, "write Chrome trace JSON (Perfetto)")
 	pprof := fs.Bool("pprof", false, "write the profile in pprof's format (profile.pb.gz)")
+	byRank := fs.Bool("by-rank", false, "with --pprof: samples per rank, function and communicator (labels rank, comm)")
 	out := fs.String("o", "", "output `path` (OTF2: a new directory; Perfetto: a file, - for stdout)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
 	force := fs.Bool("force", false, "convert even when the file system seems to lack room for the output")
@@ -46,6 +49,9 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	if n := btoi(*otf2) + btoi(*perfetto) + btoi(*pprof); n != 1 {
 		return usageErr("convert", "give one of --otf2, --perfetto and --pprof")
 	}
+	if *byRank && !*pprof {
+		return usageErr("convert", "-by-rank goes with --pprof")
+	}
 	if *workers < 0 {
 		return usageErr("convert", "-j %d: want 0 (one per CPU) or more", *workers)
 	}
@@ -54,7 +60,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := fs.Arg(0)
 	if *pprof {
-		return convertPprof(dir, *out, stdout, stderr) // convert_pprof.go
+		return convertPprof(dir, *out, *byRank, stdout, stderr) // convert_pprof.go
 	}
 	job, err := trace.OpenJob(dir)
 	if err != nil {

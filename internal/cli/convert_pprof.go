@@ -21,7 +21,7 @@ func btoi(b bool) int {
 // convertPprof writes the profile at path (a job or snapshot directory, or
 // a .mps file) as a pprof profile: to out, "-" for stdout, or by default
 // profile.pb.gz in the directory (beside the file).
-func convertPprof(path, out string, stdout, stderr io.Writer) error {
+func convertPprof(path, out string, byRank bool, stdout, stderr io.Writer) error {
 	p, info, notes, err := loadInfo(path, stderr) // diff.go
 	if err != nil {
 		return err
@@ -30,7 +30,13 @@ func convertPprof(path, out string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mpiscope: %s\n", n)
 	}
 	ranks := rankFiles(path, info)
+	if byRank {
+		ranks = nil
+	}
 	conv := func(w io.Writer) error {
+		if byRank {
+			return pprofconv.WriteByRank(w, p)
+		}
 		if len(ranks) > 0 {
 			return pprofconv.WriteRanks(w, p, ranks)
 		}
@@ -67,6 +73,9 @@ func convertPprof(path, out string, stdout, stderr io.Writer) error {
 		return err
 	}
 	by := ""
+	if byRank {
+		by = fmt.Sprintf(" (%d samples by rank, function and communicator)", len(p.RankFuncs))
+	}
 	if len(ranks) > 0 {
 		by = fmt.Sprintf(" (labelled by rank, from %d rank files)", len(ranks))
 	}

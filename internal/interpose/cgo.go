@@ -277,7 +277,8 @@ func collect(st string) *rawRank {
 		Rank: state.rank, Size: state.size, Host: state.host, PID: os.Getpid(), State: st,
 		NsPerTick: nsPerTick(),
 		Hist:      map[[2]int]*rawBin{}, Peers: map[int]*rawPeer{}, Regions: map[int]*rawRegion{},
-		Events: map[string]uint64{},
+		CommPeers: map[[2]int]*rawPeer{},
+		Events:    map[string]uint64{},
 	}
 	nf := int(C.ms_nfuncs_get())
 	for i := 0; i < nf; i++ {
@@ -312,6 +313,7 @@ func collect(st string) *rawRank {
 		fn     int
 		pc     uint64
 		region int
+		comm   int
 	}
 	sites := map[sk]*rawSite{}
 	paths := newPathColl() // call paths (callpath_cgo.go)
@@ -320,10 +322,10 @@ func collect(st string) *rawRank {
 	// communicator totals are sums over the records.
 	add := func(pc, key, calls, ticks, mn, mx uint64, bytes int64) {
 		fn, region, comm, bin := int(key&0xffff), int(key>>16&0xffff), int(key>>32&0xffff)-1, int(key>>48&0xff)
-		k := sk{fn, pc, region}
+		k := sk{fn, pc, region, comm}
 		a := sites[k]
 		if a == nil {
-			a = &rawSite{Fn: k.fn, PC: k.pc, Region: k.region, Min: ^uint64(0)}
+			a = &rawSite{Fn: k.fn, PC: k.pc, Region: k.region, Comm: comm, Min: ^uint64(0)}
 			sites[k] = a
 		}
 		r.Calls += calls
@@ -375,6 +377,16 @@ func collect(st string) *rawRank {
 			a.SBytes += uint64(p.sbytes)
 			a.RMsgs += uint64(p.rmsgs)
 			a.RBytes += uint64(p.rbytes)
+		}
+		for _, c := range unsafe.Slice(t.cpeers, 1<<C.MS_CPEER_BITS) {
+			if c.key == 0 || c.s.smsgs == 0 && c.s.rmsgs == 0 {
+				continue
+			}
+			a := entry(r.CommPeers, [2]int{int(uint64(c.key)>>32) - 1, int(uint32(c.key))})
+			a.SMsgs += uint64(c.s.smsgs)
+			a.SBytes += uint64(c.s.sbytes)
+			a.RMsgs += uint64(c.s.rmsgs)
+			a.RBytes += uint64(c.s.rbytes)
 		}
 		regs := unsafe.Slice(t.regions, C.MS_MAXREGIONS)
 		for i := 1; i < nreg; i++ {

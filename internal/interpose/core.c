@@ -39,7 +39,8 @@ ms_thread *ms_thread_new(void)
 	size_t off_peers = off_sites + ms_align(nsites * sizeof(ms_site));
 	size_t off_regions = off_peers + ms_align((size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
 	size_t off_events = off_regions + ms_align(MS_MAXREGIONS * sizeof(ms_regstat));
-	size_t len = off_events + ms_align(MS_MAXEVENTS * sizeof(uint64_t));
+	size_t off_cpeers = off_events + ms_align(MS_MAXEVENTS * sizeof(uint64_t));
+	size_t len = off_cpeers + ms_align(((size_t)1 << MS_CPEER_BITS) * sizeof(ms_cpeer));
 	/* Zero pages from mmap: only the pages a thread touches cost memory. */
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -49,6 +50,7 @@ ms_thread *ms_thread_new(void)
 	t->peers = (ms_peerstat *)(m + off_peers);
 	t->regions = (ms_regstat *)(m + off_regions);
 	t->events = (uint64_t *)(m + off_events);
+	t->cpeers = (ms_cpeer *)(m + off_cpeers);
 	t->maplen = len;
 	t->cmemo = &ms_nocomm;
 	ms_last_clear(t);

@@ -71,6 +71,12 @@ typedef struct ms_site {
 _Static_assert(MS_MAXFUNCS <= 0x10000 && MS_MAXREGIONS <= 0x10000 && MS_MAXCOMMS < 0xffff && MS_NBINS < MS_NOBIN, "ms_site key fields");
 
 typedef struct { uint64_t smsgs, sbytes, rmsgs, rbytes; } ms_peerstat;
+/* Point-to-point traffic on communicators other than MPI_COMM_WORLD, per
+ * (communicator, world peer): an open-addressed table of 1 << MS_CPEER_BITS
+ * slots per thread, key (id + 1) << 32 | world peer, 0 empty. A message on
+ * MPI_COMM_WORLD never touches it; a full table counts in dropped. */
+#define MS_CPEER_BITS 12
+typedef struct { uint64_t key; ms_peerstat s; } ms_cpeer;
 typedef struct { uint64_t visits, ticks; } ms_regstat; /* a region's MPI time is summed from the site records (cgo.go) */
 
 /* A communicator as the hot path sees it. */
@@ -125,6 +131,7 @@ typedef struct ms_thread {
 	struct ms_site *last[MS_MAXFUNCS]; /* per function, the site it last recorded (&ms_nosite: none) */
 	ms_site *sites;        /* 1 << MS_SITE_BITS */
 	ms_peerstat *peers;    /* world size */
+	ms_cpeer *cpeers;      /* 1 << MS_CPEER_BITS (ms_cpeer_of, profile.h) */
 	ms_regstat *regions;   /* MS_MAXREGIONS */
 	uint64_t *events;      /* MS_MAXEVENTS */
 	struct ms_thread *next;

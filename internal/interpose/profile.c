@@ -35,12 +35,31 @@ void ms_last_clear(ms_thread *t)
 		t->last[i] = (ms_site *)&ms_nosite;
 }
 
+ms_peerstat *ms_cpeer_of(ms_thread *t, const ms_comm *cm, int w)
+{
+	const uint64_t key = cm->kbits | (uint32_t)w;
+	const uint64_t mask = ((uint64_t)1 << MS_CPEER_BITS) - 1;
+	uint64_t i = (key * 0x9E3779B97F4A7C15ull) >> (64 - MS_CPEER_BITS);
+	for (int n = 0; n < 16; n++, i = (i + 1) & mask) {
+		ms_cpeer *c = &t->cpeers[i];
+		if (c->key == key)
+			return &c->s;
+		if (c->key == 0) {
+			c->key = key;
+			return &c->s;
+		}
+	}
+	t->dropped++;
+	return NULL;
+}
+
 MS_HIDDEN void ms_thread_clear(ms_thread *t)
 {
 	memset(t->sites, 0, ((size_t)1 << MS_SITE_BITS) * sizeof(ms_site));
 	memset(t->peers, 0, (size_t)(ms_world_size > 0 ? ms_world_size : 1) * sizeof(ms_peerstat));
 	memset(t->regions, 0, MS_MAXREGIONS * sizeof(ms_regstat));
 	memset(t->events, 0, MS_MAXEVENTS * sizeof(uint64_t));
+	memset(t->cpeers, 0, ((size_t)1 << MS_CPEER_BITS) * sizeof(ms_cpeer));
 	t->dropped = t->nsites = 0;
 	t->pfn = 0;
 	ms_last_clear(t);

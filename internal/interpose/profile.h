@@ -141,6 +141,12 @@ MS_INLINE int64_t ms_tsize(ms_thread *t, MPI_Datatype d)
 	ms_s_;                                               \
 })
 
+/* ms_cpeer_of is the slot of (cm, world peer w) in the thread's table of
+ * traffic on communicators other than MPI_COMM_WORLD (ms.h), NULL when the
+ * table is full (counted in dropped). Out of line: only messages on such
+ * communicators reach it. */
+MS_HIDDEN ms_peerstat *ms_cpeer_of(ms_thread *t, const ms_comm *cm, int w);
+
 static inline void ms_peer_send(ms_thread *t, const ms_comm *cm, int peer, int64_t bytes)
 {
 	int w = ms_world_of(cm, peer);
@@ -148,6 +154,13 @@ static inline void ms_peer_send(ms_thread *t, const ms_comm *cm, int peer, int64
 		return;
 	t->peers[w].smsgs++;
 	t->peers[w].sbytes += (uint64_t)bytes;
+	if (cm != &ms_world_comm) {
+		ms_peerstat *c = ms_cpeer_of(t, cm, w);
+		if (c) {
+			c->smsgs++;
+			c->sbytes += (uint64_t)bytes;
+		}
+	}
 }
 
 static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64_t bytes)
@@ -157,6 +170,13 @@ static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64
 		return;
 	t->peers[w].rmsgs++;
 	t->peers[w].rbytes += (uint64_t)bytes;
+	if (cm != &ms_world_comm) {
+		ms_peerstat *c = ms_cpeer_of(t, cm, w);
+		if (c) {
+			c->rmsgs++;
+			c->rbytes += (uint64_t)bytes;
+		}
+	}
 }
 
 /* ms_record adds one call to the thread's tables. Inlined into every

@@ -33,6 +33,7 @@ type rawSite struct {
 	Fn     int
 	PC     uint64
 	Region int
+	Comm   int // communicator id (index into rawRank.Comms), -1 none
 	Calls  uint64
 	Ticks  uint64
 	Min    uint64
@@ -74,6 +75,7 @@ type rawRank struct {
 	Sites      []rawSite
 	Hist       map[[2]int]*rawBin // (fn, bin)
 	Peers      map[int]*rawPeer
+	CommPeers  map[[2]int]*rawPeer // (communicator id, world peer): communicators but MPI_COMM_WORLD
 	Comms      []rawComm
 	Regions    map[int]*rawRegion // region id
 	RegionPath []string           // region id -> path
@@ -102,6 +104,10 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 		region int
 	}
 	sites := map[skey]*profile.Site{}
+	rankFuncs := map[[2]int]*profile.RankFunc{} // (fn, communicator id)
+	// Beyond profile.SplitRanks ranks the split is kept per block of
+	// ranks: entries of one block merge into one as the tree reduces.
+	fb, pb := profile.SplitBlocks(r.Size)
 	for _, s := range r.Sites {
 		f := funcs[s.Fn]
 		if f == nil {
@@ -123,6 +129,24 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 			sites[k] = st
 		}
 		accumulate(s, ns, &st.Calls, &st.TimeNs, &st.MinNs, &st.MaxNs, &st.Bytes)
+		// The rank's split by function and communicator, summed from the
+		// same records as its Func entry, so that they add up to it.
+		rf := rankFuncs[[2]int{s.Fn, s.Comm}]
+		if rf == nil {
+			rf = &profile.RankFunc{Rank: r.Rank / fb * fb, Func: f.Name}
+			if s.Comm >= 0 && s.Comm < len(r.Comms) {
+				rf.Comm = r.Comms[s.Comm].Key
+			}
+			rankFuncs[[2]int{s.Fn, s.Comm}] = rf
+		}
+		var mn, mx int64
+		accumulate(s, ns, &rf.Calls, &rf.TimeNs, &mn, &mx, &rf.Bytes)
+	}
+	for _, rf := range rankFuncs {
+		if rf.Calls != 0 {
+			p.RankFuncs = append(p.RankFuncs, *rf)
+			p.RankFuncBlock = fb
+		}
 	}
 	for _, f := range funcs {
 		if f.MinCallNs < 0 {
@@ -160,6 +184,25 @@ func buildProfile(r *rawRank, meta profile.Meta, resolve resolver) *profile.Prof
 		}
 		p.Peers = append(p.Peers, profile.Peer{Rank: r.Rank, Peer: peer, SentMsgs: int64(v.SMsgs),
 			SentBytes: int64(v.SBytes), RecvMsgs: int64(v.RMsgs), RecvBytes: int64(v.RBytes)})
+	}
+	commPeers := map[[2]int]*profile.CommPeer{} // (communicator id, peer block)
+	for k, v := range r.CommPeers {
+		if v.SMsgs+v.RMsgs == 0 || k[0] < 0 || k[0] >= len(r.Comms) {
+			continue
+		}
+		c := commPeers[[2]int{k[0], k[1] / pb * pb}]
+		if c == nil {
+			c = &profile.CommPeer{Rank: r.Rank / pb * pb, Comm: r.Comms[k[0]].Key, Peer: k[1] / pb * pb}
+			commPeers[[2]int{k[0], k[1] / pb * pb}] = c
+		}
+		c.SentMsgs += int64(v.SMsgs)
+		c.SentBytes += int64(v.SBytes)
+		c.RecvMsgs += int64(v.RMsgs)
+		c.RecvBytes += int64(v.RBytes)
+	}
+	for _, c := range commPeers {
+		p.CommPeers = append(p.CommPeers, *c)
+		p.CommPeerBlock = pb
 	}
 	for _, c := range r.Comms {
 		if c.Calls == 0 {

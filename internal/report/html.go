@@ -183,13 +183,17 @@ func hsection(b *strings.Builder, id, title string) {
 
 // plotData is what the script draws, marshalled into the page.
 type plotData struct {
-	Ranks   *rankPlot   `json:"ranks,omitempty"`
-	Funcs   []funcPlot  `json:"funcs"`
-	MPINs   int64       `json:"mpi_ns"`
-	Matrix  *matrixPlot `json:"matrix,omitempty"`
-	Hists   []histPlot  `json:"hists"`
-	Sites   []sitePlot  `json:"sites"`
-	NumRank int         `json:"num_ranks"`
+	Ranks  *rankPlot   `json:"ranks,omitempty"`
+	Funcs  []funcPlot  `json:"funcs"`
+	MPINs  int64       `json:"mpi_ns"`
+	Matrix *matrixPlot `json:"matrix,omitempty"`
+	// The heat map per communicator and the per-rank bars by function
+	// (html_ranked.go), from the profile's RankFuncs and CommPeers.
+	CommMatrices []commMatrix  `json:"comm_matrices,omitempty"`
+	RankFuncs    *rankFuncPlot `json:"rank_funcs,omitempty"`
+	Hists        []histPlot    `json:"hists"`
+	Sites        []sitePlot    `json:"sites"`
+	NumRank      int           `json:"num_ranks"`
 }
 
 // rankPlot: per rank (or per bin of consecutive ranks) app and MPI time in
@@ -395,6 +399,9 @@ func htmlRanks(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	b.WriteString(`<div class="plot"><label>Order <select id="rank-order"><option value="rank">rank order</option><option value="sorted">sorted by MPI time</option></select></label>` +
 		` <label>Bars <select id="rank-scale"><option value="mpi">MPI time</option><option value="app">app time and MPI time</option></select></label>` +
 		` <span class="legend"><i class="app"></i>app time <i class="mpi"></i>MPI time <i class="mean"></i>mean MPI time</span><div id="plot-ranks"></div></div>` + "\n")
+	if len(p.RankFuncs) > 0 {
+		b.WriteString(`<div class="plot"><span class="hint">MPI time per rank by function (order as above; a bar of several ranks is their sum)</span><div id="plot-rankfuncs"></div></div>` + "\n")
+	}
 	t := newHTable("t-ranks", R("Rank"), L("Host"), R("App time"), R("MPI time"), R("MPI%"), R("Calls"))
 	addRank := func(r profile.Rank) {
 		mp := pct(r.MPINs, r.AppNs)
@@ -557,8 +564,14 @@ func htmlPeers(b *strings.Builder, p *profile.Profile, o Options) {
 	}
 	count, total, idx := senders(p, limit)
 	hsection(b, "p2p", "Point-to-point")
-	b.WriteString(`<div class="plot"><label>Colour by <select id="matrix-metric"><option value="2">bytes sent</option><option value="3">messages sent</option></select></label>` +
-		` <span class="hint">rows: sender, columns: receiver (MPI_COMM_WORLD ranks; the profile keeps traffic per pair of world ranks, over all communicators)</span><div id="plot-matrix"></div></div>` + "\n")
+	hint := "MPI_COMM_WORLD ranks; the profile keeps traffic per pair of world ranks, over all communicators"
+	comm := ""
+	if len(p.CommPeers) > 0 {
+		hint = "MPI_COMM_WORLD ranks, whatever the communicator"
+		comm = ` <label>Communicator <select id="matrix-comm"></select></label>`
+	}
+	b.WriteString(`<div class="plot"><label>Colour by <select id="matrix-metric"><option value="2">bytes sent</option><option value="3">messages sent</option></select></label>` + comm +
+		` <span class="hint">rows: sender, columns: receiver (` + hint + `)</span><div id="plot-matrix"></div></div>` + "\n")
 	if count == 0 {
 		b.WriteString("<p>(no messages sent)</p></section>\n")
 		return
@@ -664,6 +677,8 @@ func plots(p *profile.Profile, tot totals) plotData {
 			Mean: finite(spreadMean(f.RankTime)), Max: finite(f.RankTime.Max), MaxRank: f.RankTime.MaxRank})
 	}
 	d.Matrix = matrix(p)
+	d.CommMatrices = commMatrices(p, d.Matrix)
+	d.RankFuncs = rankFuncPlots(p)
 	for _, h := range p.Hists {
 		hp := histPlot{Func: clean(h.Func), Bins: [][]string{}}
 		for _, bin := range h.Bins {

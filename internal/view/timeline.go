@@ -2,11 +2,15 @@ package view
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -20,9 +24,13 @@ import (
 // that took most of it: what the browser draws is bounded by the request,
 // whatever the size of the trace.
 
+// maxCalls and maxMsgs bound the timeline's memory (variables for tests).
+var (
+	maxCalls = 20_000_000
+	maxMsgs  = 2_000_000
+)
+
 const (
-	maxCalls    = 20_000_000
-	maxMsgs     = 2_000_000
 	detailCalls = 5000 // calls sent one by one at most; beyond, bins
 	maxLanes    = 256  // rank lanes drawn at most; more ranks share lanes
 	maxWidth    = 4000 // pixel columns at most
@@ -31,9 +39,9 @@ const (
 // tcall is one MPI call on the timeline.
 type tcall struct {
 	t0, t1 int64 // ns since the job's origin
-	fn     uint16
 	bytes  int64
 	peer   int32
+	fn     uint16 // last: 32 bytes a call, no padding between fields
 }
 
 // tmsg is one message: sent at t0 by from, received at t1 by to.
@@ -55,133 +63,194 @@ type timeline struct {
 	warnings []string
 }
 
-// collector is the trace.Visitor that builds a timeline.
+// collector is the trace.Visitor that builds one rank's part of a
+// timeline: its calls and the ends of its messages, up to its share of
+// maxCalls (then its walk stops: errFull).
 type collector struct {
-	tl     *timeline
-	index  map[int]int // world rank -> index
-	fnID   map[string]uint16
-	n      int
-	sends  map[uint64]tmsg // by flow, waiting for the receive
-	recvs  map[uint64]tmsg // by flow, waiting for the send
-	bounds [2]int64
+	rank  int
+	quota int
+	calls []tcall
+	fns   []string
+	fnID  map[string]uint16
+	sends []flowEnd
+	recvs []flowEnd
+	end   int64 // latest t1 read
+	full  bool
 }
 
-func (c *collector) rankIndex(r int) int {
-	i, ok := c.index[r]
-	if !ok {
-		i = len(c.tl.ranks)
-		c.index[r] = i
-		c.tl.ranks = append(c.tl.ranks, r)
-		c.tl.calls = append(c.tl.calls, nil)
-	}
-	return i
+// flowEnd is one end of a message: its flow id, time, bytes and rank.
+type flowEnd struct {
+	flow  uint64
+	t     int64
+	bytes int64
+	rank  int32
 }
+
+// errFull ends a rank's walk when it holds its share of the calls.
+var errFull = errors.New("timeline: the rank's share of calls is loaded")
 
 func (c *collector) Call(k *trace.Call) error {
-	i := c.rankIndex(k.Rank)
-	t0, t1 := int64(math.Round(k.T0)), int64(math.Round(k.T1))
-	c.tl.end = max(c.tl.end, t1)
-	if c.n >= maxCalls {
-		c.tl.cut = true
-		return nil
+	if len(c.calls) >= c.quota {
+		c.full = true
+		return errFull
 	}
+	t0, t1 := int64(math.Round(k.T0)), int64(math.Round(k.T1))
+	c.end = max(c.end, t1)
 	id, ok := c.fnID[k.Fn]
 	if !ok {
-		id = uint16(len(c.tl.fns))
+		id = uint16(len(c.fns))
 		c.fnID[k.Fn] = id
-		c.tl.fns = append(c.tl.fns, k.Fn)
+		c.fns = append(c.fns, k.Fn)
 	}
 	tc := tcall{t0: t0, t1: t1, fn: id, peer: -1}
 	switch {
 	case k.Send != nil:
 		tc.bytes, tc.peer = k.Send.Bytes, int32(k.Send.Peer)
-		c.send(k.Rank, k.Send, t0)
+		c.send(k.Send, t0)
 	case k.Recv != nil:
 		tc.bytes, tc.peer = k.Recv.Bytes, int32(k.Recv.Peer)
-		c.recv(k.Rank, k.Recv, t1)
+		c.recv(k.Recv, t1)
 	case k.RecvPost != nil:
 		tc.bytes, tc.peer = k.RecvPost.Bytes, int32(k.RecvPost.Peer)
 	case k.Coll:
 		tc.bytes = k.CollBytes
 	}
 	for j := range k.StartSend {
-		c.send(k.Rank, &k.StartSend[j], t0)
+		c.send(&k.StartSend[j], t0)
 	}
 	for j := range k.RecvDone {
-		c.recv(k.Rank, &k.RecvDone[j], t1)
+		c.recv(&k.RecvDone[j], t1)
 	}
-	c.tl.calls[i] = append(c.tl.calls[i], tc)
-	c.n++
+	c.calls = append(c.calls, tc)
 	return nil
 }
 
-func (c *collector) send(rank int, m *trace.Msg, t int64) {
-	if m.Flow == 0 {
-		return
+func (c *collector) send(m *trace.Msg, t int64) {
+	if m.Flow != 0 {
+		c.sends = append(c.sends, flowEnd{m.Flow, t, m.Bytes, int32(c.rank)})
 	}
-	if r, ok := c.recvs[m.Flow]; ok {
-		delete(c.recvs, m.Flow)
-		c.add(tmsg{from: int32(rank), to: r.to, t0: t, t1: r.t1, bytes: m.Bytes})
-		return
-	}
-	c.sends[m.Flow] = tmsg{from: int32(rank), t0: t, bytes: m.Bytes}
 }
 
-func (c *collector) recv(rank int, m *trace.Msg, t int64) {
-	if m.Flow == 0 {
-		return
+func (c *collector) recv(m *trace.Msg, t int64) {
+	if m.Flow != 0 {
+		c.recvs = append(c.recvs, flowEnd{m.Flow, t, m.Bytes, int32(c.rank)})
 	}
-	if s, ok := c.sends[m.Flow]; ok {
-		delete(c.sends, m.Flow)
-		s.to, s.t1 = int32(rank), t
-		c.add(s)
-		return
-	}
-	c.recvs[m.Flow] = tmsg{to: int32(rank), t1: t, bytes: m.Bytes}
-}
-
-func (c *collector) add(m tmsg) {
-	if len(c.tl.msgs) >= maxMsgs {
-		c.tl.cut = true
-		return
-	}
-	c.tl.msgs = append(c.tl.msgs, m)
 }
 
 func (c *collector) Region(int, int, bool, string, float64) error { return nil }
 func (c *collector) Mark(int, int, string, float64) error         { return nil }
 
-// loadTimeline reads the job's trace.
+// loadTimeline reads the job's trace: the ranks in parallel (one per CPU),
+// each up to its share of maxCalls, so that the time to the first answer
+// is bounded whatever the trace's size; a trace beyond that shows its
+// first part (the time every rank's calls cover) and says so.
 func loadTimeline(dir string) (*timeline, error) {
 	job, err := trace.OpenJob(dir)
 	if err != nil {
 		return nil, err
 	}
 	w := trace.NewWalker(job, trace.WalkOptions{})
+	n := len(job.Ranks)
 	tl := &timeline{detail: detailCalls}
-	c := &collector{tl: tl, index: map[int]int{}, fnID: map[string]uint16{}, sends: map[uint64]tmsg{}, recvs: map[uint64]tmsg{}}
-	if err := w.Walk(c); err != nil {
-		return nil, err
+	cols := make([]*collector, n)
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.NumCPU(), n)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				c := &collector{rank: job.Ranks[i].Header.Rank, quota: max(maxCalls/n, 1), fnID: map[string]uint16{}}
+				// Room for the calls at once (a rank's file counts its
+				// events): no copies as the list grows.
+				c.calls = make([]tcall, 0, min(uint64(c.quota), job.Ranks[i].Events))
+				cols[i] = c
+				if err := w.WalkRank(i, c); err != nil && !errors.Is(err, errFull) {
+					errs[i] = err
+				}
+			}
+		}()
 	}
-	tl.warnings = append(append(tl.warnings, job.Warnings...), w.Damaged...)
-	if w.Warning != "" {
-		tl.warnings = append(tl.warnings, w.Warning)
+	wg.Wait()
+	for i, err := range errs {
+		var ce *trace.CorruptError
+		if errors.As(err, &ce) {
+			tl.warnings = append(tl.warnings, fmt.Sprintf("%v: rank %d's events from there on are not in the timeline", err, cols[i].rank))
+		} else if err != nil {
+			return nil, err
+		}
 	}
-	// Lanes in rank order; each rank's calls (threads interleaved) by time.
-	idx := make([]int, len(tl.ranks))
-	for i := range idx {
-		idx[i] = i
+	tl.warnings = append(job.Warnings, tl.warnings...)
+	// Lanes in rank order, function ids made common, each rank's calls
+	// (threads interleaved) by time; messages matched by flow.
+	slices.SortFunc(cols, func(a, b *collector) int { return cmp.Compare(a.rank, b.rank) })
+	fnID := map[string]uint16{}
+	ns, nr := 0, 0
+	for _, c := range cols {
+		ns, nr = ns+len(c.sends), nr+len(c.recvs)
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(tl.ranks[a], tl.ranks[b]) })
-	ranks, calls := make([]int, len(idx)), make([][]tcall, len(idx))
-	for k, i := range idx {
-		ranks[k], calls[k] = tl.ranks[i], tl.calls[i]
-		slices.SortStableFunc(calls[k], func(a, b tcall) int { return cmp.Compare(a.t0, b.t0) })
+	sends, recvs := make([]flowEnd, 0, ns), make([]flowEnd, 0, nr)
+	var cutAt int64 = math.MaxInt64
+	for _, c := range cols {
+		remap := make([]uint16, len(c.fns))
+		for k, f := range c.fns {
+			id, ok := fnID[f]
+			if !ok {
+				id = uint16(len(tl.fns))
+				fnID[f] = id
+				tl.fns = append(tl.fns, f)
+			}
+			remap[k] = id
+		}
+		for k := range c.calls {
+			c.calls[k].fn = remap[c.calls[k].fn]
+		}
+		slices.SortStableFunc(c.calls, func(a, b tcall) int { return cmp.Compare(a.t0, b.t0) })
+		tl.ranks = append(tl.ranks, c.rank)
+		tl.calls = append(tl.calls, c.calls)
+		tl.end = max(tl.end, c.end)
+		if c.full {
+			tl.cut = true
+			cutAt = min(cutAt, c.end)
+		}
+		sends, recvs = append(sends, c.sends...), append(recvs, c.recvs...)
+		c.sends, c.recvs = nil, nil
 	}
-	tl.ranks, tl.calls = ranks, calls
+	// Messages: the two ends of a flow, joined by sorting both lists by
+	// flow (a map of millions of open sends took more time and memory).
+	byFlow := func(a, b flowEnd) int { return cmp.Compare(a.flow, b.flow) }
+	slices.SortFunc(sends, byFlow)
+	slices.SortFunc(recvs, byFlow)
+	for i, j := 0, 0; i < len(sends) && j < len(recvs); {
+		switch s, r := sends[i], recvs[j]; {
+		case s.flow < r.flow:
+			i++
+		case s.flow > r.flow:
+			j++
+		default:
+			if len(tl.msgs) >= maxMsgs {
+				tl.cut = true
+				i, j = len(sends), len(recvs)
+				break
+			}
+			tl.msgs = append(tl.msgs, tmsg{from: s.rank, to: r.rank, t0: s.t, t1: r.t, bytes: s.bytes})
+			i++
+			j++
+		}
+	}
+	sends, recvs = nil, nil
 	slices.SortStableFunc(tl.msgs, func(a, b tmsg) int { return cmp.Compare(a.t0, b.t0) })
 	if tl.cut {
-		tl.warnings = append(tl.warnings, fmt.Sprintf("the timeline holds the first %d calls and %d messages of the trace", maxCalls, maxMsgs))
+		if cutAt != math.MaxInt64 {
+			tl.end = cutAt
+		}
+		tl.warnings = append(tl.warnings, fmt.Sprintf("the trace holds more than %d calls: the timeline shows its first %.3f s, the time every rank's first %d calls cover (and at most %d messages)",
+			maxCalls, float64(tl.end)/1e9, max(maxCalls/max(n, 1), 1), maxMsgs))
 	}
 	return tl, nil
 }
@@ -309,10 +378,16 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	out.Mode = "bins"
 	out.BinNs = float64(t1-t0) / float64(width)
 	busy := make([]float64, width)
-	byFn := map[[2]int]float64{} // (column, func) -> ns, for the lane being built
+	// (column, func) -> ns for the lane being built: a dense table (column
+	// x function) whose touched entries are reset after each lane; a map
+	// per call cost most of a zoomed-out answer's time.
+	nfn := max(len(tl.fns), 1)
+	byFn := make([]float64, width*nfn)
+	var touched []int32
+	top := make([]int, width)
+	topNs := make([]float64, width)
 	for l := range out.Lanes {
 		clear(busy)
-		clear(byFn)
 		for i := lo + l*per; i < min(lo+(l+1)*per, hi); i++ {
 			for _, c := range span(i) {
 				a, b := max(c.t0, t0), min(c.t1, t1)
@@ -325,18 +400,25 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 					d := float64(min(b, ce) - max(a, cs))
 					if d > 0 {
 						busy[col] += d
-						byFn[[2]int{col, int(c.fn)}] += d
+						k := col*nfn + int(c.fn)
+						if byFn[k] == 0 {
+							touched = append(touched, int32(k))
+						}
+						byFn[k] += d
 					}
 				}
 			}
 		}
-		top := make([]int, width)
-		topNs := make([]float64, width)
-		for k, v := range byFn {
-			if v > topNs[k[0]] || (v == topNs[k[0]] && k[1] < top[k[0]]) {
-				top[k[0]], topNs[k[0]] = k[1], v
+		clear(top)
+		clear(topNs)
+		for _, k := range touched {
+			col, fn, v := int(k)/nfn, int(k)%nfn, byFn[k]
+			if v > topNs[col] || (v == topNs[col] && fn < top[col]) {
+				top[col], topNs[col] = fn, v
 			}
+			byFn[k] = 0
 		}
+		touched = touched[:0]
 		ranksIn := float64(min(lo+(l+1)*per, hi) - (lo + l*per))
 		for col, v := range busy {
 			if v > 0 {

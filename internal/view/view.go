@@ -554,6 +554,22 @@ type partnerJSON struct {
 	RecvBytes int64 `json:"recv_bytes"`
 }
 
+// rankFuncJSON is one of a rank's functions on one communicator.
+type rankFuncJSON struct {
+	Func   string `json:"func"`
+	Comm   string `json:"comm"`
+	Calls  int64  `json:"calls"`
+	TimeNs int64  `json:"time_ns"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// commPartnerJSON is a rank's traffic with a partner on a communicator
+// other than MPI_COMM_WORLD.
+type commPartnerJSON struct {
+	Comm string `json:"comm"`
+	partnerJSON
+}
+
 func (s *Server) rankAPI(w http.ResponseWriter, r *http.Request) {
 	rank, err := strconv.Atoi(r.URL.Query().Get("rank"))
 	if err != nil || rank < 0 {
@@ -581,9 +597,29 @@ func (s *Server) rankAPI(w http.ResponseWriter, r *http.Request) {
 	slices.SortStableFunc(out, func(a, b partnerJSON) int {
 		return cmp.Compare(b.SentBytes+b.RecvBytes, a.SentBytes+a.RecvBytes)
 	})
+	// The rank's own split (profiles since 2026-11-26): its calls per
+	// function and communicator, its traffic per communicator but WORLD.
+	funcs := []rankFuncJSON{}
+	for _, f := range l.p.RankFuncsOf(rank) {
+		funcs = append(funcs, rankFuncJSON{Func: f.Func, Comm: f.Comm, Calls: f.Calls, TimeNs: f.TimeNs, Bytes: f.Bytes})
+	}
+	slices.SortStableFunc(funcs, func(a, b rankFuncJSON) int { return cmp.Compare(b.TimeNs, a.TimeNs) })
+	comms := []commPartnerJSON{}
+	cr := rank
+	if b := l.p.CommPeerBlock; b > 1 {
+		cr = rank / b * b // the rank's block
+	}
+	lo, _ = slices.BinarySearchFunc(l.p.CommPeers, cr, func(x profile.CommPeer, n int) int { return cmp.Compare(x.Rank, n) })
+	for _, c := range l.p.CommPeers[lo:] {
+		if c.Rank != cr {
+			break
+		}
+		comms = append(comms, commPartnerJSON{Comm: c.Comm, partnerJSON: partnerJSON{Peer: c.Peer, SentMsgs: c.SentMsgs, SentBytes: c.SentBytes,
+			RecvMsgs: c.RecvMsgs, RecvBytes: c.RecvBytes}})
+	}
 	app := rk.AppNs - rk.OffNs
 	writeJSON(w, http.StatusOK, map[string]any{"rank": rk.Rank, "host": rk.Host, "app_ns": app, "mpi_ns": rk.MPINs,
-		"calls": rk.Calls, "state": rk.State, "partners": nonNil(out)})
+		"calls": rk.Calls, "state": rk.State, "partners": nonNil(out), "funcs": funcs, "comm_partners": comms})
 }
 
 // diffPage shows what changed from this job directory (run A) to

@@ -53,21 +53,22 @@ import (
 
 // options are the command line's settings.
 type options struct {
-	build       string // build directory, absolute once run starts
-	family      string
-	rounds      int
-	only        string
-	abRounds    int
-	abCycles    int
-	synthRanks  int
-	traceEvents uint64
-	traceRanks  int
-	memCalls    string
-	scaleNP     string
-	scaleSet    bool // -scale-np given
-	verbose     bool
-	layouts     int
-	variants    string
+	build          string // build directory, absolute once run starts
+	family         string
+	rounds         int
+	only           string
+	abRounds       int
+	abCycles       int
+	synthRanks     int
+	traceEvents    uint64
+	traceRanks     int
+	timelineEvents uint64
+	memCalls       string
+	scaleNP        string
+	scaleSet       bool // -scale-np given
+	verbose        bool
+	layouts        int
+	variants       string
 }
 
 // parseOptions reads the command line.
@@ -77,9 +78,10 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, channel")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, channel, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
+	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
 	fs.IntVar(&o.abCycles, "ab-cycles", 13, "cycles of the modes per benchmark in each run of the ab section, after one warm-up (bench/progs/ab.c)")
 	fs.IntVar(&o.synthRanks, "synth-ranks", 100000, "rank profiles for the synth section")
@@ -179,6 +181,11 @@ func run(opt *options) error {
 	}
 	if sections["unwind"] {
 		if err := timed("unwind", func() error { return unwindBench(opt, res) }); err != nil {
+			return err
+		}
+	}
+	if sections["timeline"] {
+		if err := timed("timeline", func() error { return viewTimeline(opt, res) }); err != nil {
 			return err
 		}
 	}

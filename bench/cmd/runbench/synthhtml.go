@@ -2,12 +2,18 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -104,4 +110,144 @@ func viewFirstPage(mps, dir string) (start, page float64, err error) {
 		return 0, 0, fmt.Errorf("mpiscope view %s: GET /: %v", dir, err)
 	}
 	return start, time.Since(t1).Seconds(), nil
+}
+
+// viewTimeline times mpiscope view's timeline (/api/timeline) on a
+// synthetic trace of -timeline-events events over -trace-ranks ranks
+// (bench/cmd/synth -trace-events; made once and kept in the build
+// directory): the first whole-run request (the server reads the trace),
+// the same request again, and a zoomed one (a ten-thousandth of the run,
+// in its middle). Not in the default sections: the trace is about 1 GB.
+func viewTimeline(opt *options, res *results) error {
+	dir := filepath.Join(opt.build, "bench", fmt.Sprintf("timeline-%d-%dr", opt.timelineEvents, opt.traceRanks))
+	if _, err := os.Stat(filepath.Join(dir, "trace")); err != nil {
+		cmd := exec.Command("go", "run", "./bench/cmd/synth", "-ranks", strconv.Itoa(opt.traceRanks),
+			"-trace-events", strconv.FormatUint(opt.timelineEvents, 10), "-o", dir)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("synth: %v", err)
+		}
+		// The view needs a profile too: the ranks' files of a synthetic
+		// job of as many ranks, made beside and moved in.
+		prof := dir + "-profile"
+		cmd = exec.Command("go", "run", "./bench/cmd/synth", "-ranks", strconv.Itoa(opt.traceRanks), "-o", prof)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("synth: %v", err)
+		}
+		if err := os.Rename(filepath.Join(prof, "ranks"), filepath.Join(dir, "ranks")); err != nil {
+			return err
+		}
+		os.RemoveAll(prof)
+	}
+	size, err := dirBytes(filepath.Join(dir, "trace"))
+	if err != nil {
+		return err
+	}
+	mps := filepath.Join(opt.build, "bin", "mpiscope")
+	c := exec.Command(mps, "view", dir)
+	c.Stderr = io.Discard
+	so, err := c.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := c.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		c.Process.Signal(syscall.SIGTERM)
+		c.Wait()
+	}()
+	line, err := bufio.NewReader(so).ReadString('\n')
+	m := viewURL.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		return fmt.Errorf("mpiscope view %s: no URL in %q (%v)", dir, line, err)
+	}
+	type window struct {
+		End   int64  `json:"end_ns"`
+		Mode  string `json:"mode"`
+		Total int    `json:"total"`
+		Cut   bool   `json:"cut"`
+		Calls []any  `json:"calls"`
+		Bins  []any  `json:"bins"`
+	}
+	get := func(q string) (window, float64, int64, error) {
+		var w window
+		t0 := time.Now()
+		resp, err := http.Get(m[1] + "api/timeline?" + q)
+		if err != nil {
+			return w, 0, 0, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != 200 {
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if err == nil {
+			err = json.Unmarshal(body, &w)
+		}
+		return w, time.Since(t0).Seconds(), int64(len(body)), err
+	}
+	first, tFirst, nFirst, err := get("w=1000")
+	if err != nil {
+		return fmt.Errorf("first timeline request: %v", err)
+	}
+	_, tAgain, _, err := get("w=1000")
+	if err != nil {
+		return err
+	}
+	mid := first.End / 2
+	zoom, tZoom, nZoom, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", mid, mid+max(first.End/10000, 1)))
+	if err != nil {
+		return err
+	}
+	rss := peakRSS(c.Process.Pid)
+	res.md("\n## mpiscope view's timeline on a %.2f GB trace\n\n", float64(size)/1e9)
+	res.md("bench/cmd/synth -trace-events %d -ranks %d (%.0f MB of trace, page cache warm), `mpiscope view <dir>`, one run: "+
+		"`GET /api/timeline?w=1000` (the whole run in 1,000 columns: the server reads the trace on this first request), the same again, "+
+		"and a window of a ten-thousandth of the run in its middle. The browser gets what the answer holds, never the trace.\n\n",
+		opt.timelineEvents, opt.traceRanks, float64(size)/1e6)
+	res.md("| request | time (s) | answer | bytes sent |\n|---|---|---|---|\n")
+	res.md("| first, whole run | %.2f | %s: %d bins, %d calls in the window%s | %d |\n", tFirst, first.Mode, len(first.Bins), first.Total, map[bool]string{true: " (cut)"}[first.Cut], nFirst)
+	res.md("| again, whole run | %.2f | | |\n", tAgain)
+	res.md("| zoomed, 1/10,000 | %.3f | %s: %d calls, %d bins | %d |\n", tZoom, zoom.Mode, len(zoom.Calls), len(zoom.Bins), nZoom)
+	res.md("\nPeak RSS of the view: %.0f MiB.\n", rss)
+	res.raw["view_timeline"] = map[string]any{"events": opt.timelineEvents, "trace_bytes": size, "first_s": tFirst, "again_s": tAgain,
+		"zoom_s": tZoom, "first_bytes": nFirst, "zoom_bytes": nZoom, "peak_rss_mib": rss, "cut": first.Cut}
+	return nil
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
+}
+
+// peakRSS is a running process's peak resident set (VmHWM) in MiB, 0 if
+// unknown.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }

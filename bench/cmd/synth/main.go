@@ -162,10 +162,31 @@ func rankProfile(r, n int) *profile.Profile {
 			RecvMsgs: m, RecvBytes: m * 8192})
 	}
 	leader := r / 64 * 64
+	split := fmt.Sprintf("Comm_split:64@%d", leader)
+	// The per-rank split (RankFunc, CommPeer): collectives on world and
+	// on the rank's row communicator, the rest on world; the traffic with
+	// the neighbours of the same row also on the row communicator; in
+	// blocks of ranks as the runtime writes them (profile.SplitBlocks).
+	fb, pb := profile.SplitBlocks(n)
+	p.RankFuncBlock, p.CommPeerBlock = fb, pb
+	for _, f := range p.Funcs {
+		if f.Class == "coll" {
+			p.RankFuncs = append(p.RankFuncs, profile.RankFunc{Rank: r / fb * fb, Func: f.Name, Comm: "world", Calls: f.Calls / 2, TimeNs: f.TimeNs / 2, Bytes: f.Bytes / 2},
+				profile.RankFunc{Rank: r / fb * fb, Func: f.Name, Comm: split, Calls: f.Calls - f.Calls/2, TimeNs: f.TimeNs - f.TimeNs/2, Bytes: f.Bytes - f.Bytes/2})
+			continue
+		}
+		p.RankFuncs = append(p.RankFuncs, profile.RankFunc{Rank: r / fb * fb, Func: f.Name, Comm: "world", Calls: f.Calls, TimeNs: f.TimeNs, Bytes: f.Bytes})
+	}
+	for _, q := range p.Peers {
+		if q.Peer/64 == r/64 && (q.Peer == r+1 || q.Peer == r-1) {
+			p.CommPeers = append(p.CommPeers, profile.CommPeer{Rank: r / pb * pb, Comm: split, Peer: q.Peer / pb * pb, SentMsgs: q.SentMsgs / 2,
+				SentBytes: q.SentBytes / 2, RecvMsgs: q.RecvMsgs / 2, RecvBytes: q.RecvBytes / 2})
+		}
+	}
 	p.Comms = []profile.Comm{
 		{Key: "world", Size: n, Creator: "predefined", Members: 1, Calls: rng.Int64N(1e5), TimeNs: rng.Int64N(1e10), Bytes: rng.Int64N(1e9)},
 		{Key: fmt.Sprintf("self@%d", r), Size: 1, Creator: "predefined", Members: 1, Calls: rng.Int64N(10)},
-		{Key: fmt.Sprintf("Comm_split:64@%d", leader), Size: 64, Creator: "MPI_Comm_split", Members: 1,
+		{Key: split, Size: 64, Creator: "MPI_Comm_split", Members: 1,
 			Calls: rng.Int64N(1e4), TimeNs: rng.Int64N(1e9), Bytes: rng.Int64N(1e8)},
 	}
 	halo := rng.Int64N(int64(1e10))

@@ -112,6 +112,47 @@ function drawRanks() {
 });
 drawRanks();
 
+// MPI time per rank stacked by function (bars of several ranks: sums).
+var palette = ["#2f6fb5", "#e8590c", "#2b8a3e", "#c2255c", "#5f3dc4", "#0b7285", "#e67700", "#495057", "#adb5bd"];
+function drawRankFuncs() {
+  var host = document.getElementById("plot-rankfuncs"), P = D.rank_funcs;
+  if (!host || !P) return;
+  var sorted = document.getElementById("rank-order").value === "sorted";
+  var bars = sorted ? P.sorted : P.order, nf = P.funcs.length;
+  var W = 900, H = 230, L = 60, B = 24, T = 22;
+  var s = svg(host, W, H);
+  var maxv = 1;
+  bars.forEach(function (b) { var t = 0; for (var j = 0; j < nf; j++) t += b[3 + j]; maxv = Math.max(maxv, t); });
+  var y = function (v) { return (H - B - T) * v / maxv; };
+  var bw = (W - L - 10) / Math.max(bars.length, 1);
+  el("text", {x: 4, y: T + 4}, s, human(maxv));
+  el("text", {x: 4, y: H - B}, s, "0");
+  var lx = L;
+  P.funcs.forEach(function (f, j) {
+    el("rect", {x: lx, y: 4, width: 10, height: 10, fill: palette[j % palette.length]}, s);
+    var t = el("text", {x: lx + 13, y: 13}, s, f);
+    lx += 20 + 7 * f.length;
+  });
+  bars.forEach(function (b, i) {
+    var x = L + i * bw, top = H - B, parts = [];
+    var label = b[2] === 1 ? "rank " + b[0] : (sorted ? b[2] + " ranks (least MPI time: rank " + b[0] + ", most: rank " + b[1] + ")" : "ranks " + b[0] + "-" + b[1] + " (sum)");
+    var g = el("g", {"class": "rankfunc-bar", "data-first": b[0], "data-last": b[1], "data-n": b[2]}, s);
+    for (var j = 0; j < nf; j++) {
+      var v = b[3 + j];
+      if (v <= 0) continue;
+      var h = y(v);
+      top -= h;
+      el("rect", {x: x, y: top, width: Math.max(bw - (bw > 3 ? 1 : 0), 0.5), height: h, fill: palette[j % palette.length],
+        "class": "part", "data-func": P.funcs[j], "data-v": v}, g);
+      parts.push(P.funcs[j] + " " + human(v));
+    }
+    tip(g, label + ": " + parts.join(", "));
+  });
+}
+var ro = document.getElementById("rank-order");
+if (ro) ro.addEventListener("change", drawRankFuncs);
+drawRankFuncs();
+
 // Functions: share of MPI time (stacked) and the spread over ranks.
 function drawFuncs() {
   var host = document.getElementById("plot-funcs");
@@ -142,8 +183,19 @@ function drawFuncs() {
 drawFuncs();
 
 // Communication matrix: blocks of ranks, colour on a log scale.
+var mc = document.getElementById("matrix-comm");
+if (mc && D.comm_matrices) {
+  D.comm_matrices.forEach(function (m, i) {
+    var o = document.createElement("option"); // an HTML element (el makes SVG ones)
+    o.value = String(i);
+    o.textContent = m.label;
+    mc.appendChild(o);
+  });
+  mc.addEventListener("change", drawMatrix);
+}
 function drawMatrix() {
   var host = document.getElementById("plot-matrix"), M = D.matrix;
+  if (mc && D.comm_matrices) M = D.comm_matrices[mc.selectedIndex] || M;
   if (!host || !M) return;
   var metric = parseInt(document.getElementById("matrix-metric").value, 10);
   var nb = M.blocks, size = Math.max(2, Math.min(32, Math.floor(640 / nb))), L = 50, T = 20;

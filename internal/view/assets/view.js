@@ -88,6 +88,16 @@ function showRank(rank) {
     h("p", j.partners.length ? "Its point-to-point partners (click one):" : "No point-to-point traffic.", body);
     body.appendChild(table(["Peer", "Sent msgs", "Sent bytes", "Recv msgs", "Recv bytes"],
       j.partners.map(function (p) { return {key: p.peer, cells: [p.peer, p.sent_msgs, p.sent_bytes, p.recv_msgs, p.recv_bytes]}; }), showRank));
+    if (j.comm_partners && j.comm_partners.length) {
+      h("p", "Of which on communicators other than MPI_COMM_WORLD:", body);
+      body.appendChild(table(["Communicator", "Peer", "Sent msgs", "Sent bytes", "Recv msgs", "Recv bytes"],
+        j.comm_partners.map(function (p) { return {key: p.peer, cells: [p.comm, p.peer, p.sent_msgs, p.sent_bytes, p.recv_msgs, p.recv_bytes]}; }), showRank));
+    }
+    if (j.funcs && j.funcs.length) {
+      h("p", "Its MPI functions, per communicator:", body);
+      body.appendChild(table(["Function", "Communicator", "Calls", "Time", "Bytes"],
+        j.funcs.map(function (f) { return {key: null, cells: [f.func, f.comm || "-", f.calls, human(f.time_ns), f.bytes]}; }), null));
+    }
   });
 }
 function rowsOf(id, attr, fn) {
