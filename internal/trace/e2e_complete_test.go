@@ -38,12 +38,10 @@ func rawCount(t *testing.T, j *trace.Job, fn func(r *trace.Rank, e *trace.Event,
 
 // toOTF2 converts a job to OTF2 beside it and returns otf2-print's output,
 // its lines by record name, and the walker (Unmatched).
-func toOTF2(t *testing.T, job string) (string, map[string][]string, *trace.Walker) {
+// writeOTF2 walks the job j (opened from the directory job) into an OTF2
+// archive beside it, and returns the archive's directory and the walker.
+func writeOTF2(t *testing.T, j *trace.Job, job string) (string, *trace.Walker) {
 	t.Helper()
-	j, err := trace.OpenJob(job)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := trace.NewWalker(j, trace.WalkOptions{})
 	out := filepath.Join(filepath.Dir(job), "otf2")
 	o, err := trace.NewOTF2Writer(out, w)
@@ -56,6 +54,16 @@ func toOTF2(t *testing.T, job string) (string, map[string][]string, *trace.Walke
 	if err := o.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return out, w
+}
+
+func toOTF2(t *testing.T, job string) (string, map[string][]string, *trace.Walker) {
+	t.Helper()
+	j, err := trace.OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, w := writeOTF2(t, j, job)
 	text := otf2Print(t, out)
 	return text, otf2Lines(text), w
 }

@@ -1,7 +1,6 @@
 package trace_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/mpiscope/mpiscope/internal/mpitest"
@@ -62,18 +61,7 @@ func TestTracePersistent(t *testing.T) {
 				}
 			}
 		}
-		w := trace.NewWalker(j, trace.WalkOptions{})
-		out := filepath.Join(filepath.Dir(job), "otf2")
-		o, err := trace.NewOTF2Writer(out, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Walk(o); err != nil {
-			t.Fatal(err)
-		}
-		if err := o.Close(); err != nil {
-			t.Fatal(err)
-		}
+		out, w := writeOTF2(t, j, job)
 		if w.Unmatched != 0 {
 			t.Errorf("%d unmatched completions", w.Unmatched)
 		}
