@@ -103,6 +103,32 @@ func recv(fn uint16, t0, t1 uint64, peer int32) trace.Event {
 	return e
 }
 
+// ir is an MPI_Irecv from peer posted at t0 with request req; is the
+// same for an MPI_Isend to peer.
+func ir(t0 uint64, peer int32, req uint64) trace.Event {
+	e := recv(fIrecv, t0, t0+100, peer)
+	e.Flags |= trace.FReq
+	e.Req = req
+	return e
+}
+
+func is(t0 uint64, peer int32, req uint64) trace.Event {
+	e := send(fIsend, t0, t0+100, peer)
+	e.Flags |= trace.FReq
+	e.Req = req
+	return e
+}
+
+// done is request req's completion in an MPI_Waitall at t: a receive of
+// 8 bytes with tag 5 from peer, or a send when peer < 0.
+func done(t uint64, req uint64, peer int32) trace.Event {
+	e := trace.Event{Kind: trace.KComplete, Fn: fWaitall, T0: t, T1: t, Req: req, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+	if peer >= 0 {
+		e.Flags, e.RPeer, e.RTag, e.RBytes = trace.FRecv, peer, 5, 8
+	}
+	return e
+}
+
 func coll(fn uint16, t0, t1 uint64, root int32) trace.Event {
 	e := call(fn, t0, t1)
 	e.Flags, e.STag, e.SBytes = trace.FColl, root, 8
@@ -176,25 +202,6 @@ func TestWaitall(t *testing.T) {
 	// Rank 0: Irecv at 1000, Isend at 1500, Waitall 2000..25000; rank 1
 	// posts its Irecv at 18000 and its Isend at 20000: late sender
 	// 18000 in the Waitall, the late receiver (16000) loses.
-	ir := func(t0 uint64, peer int32, req uint64) trace.Event {
-		e := recv(fIrecv, t0, t0+100, peer)
-		e.Flags |= trace.FReq
-		e.Req = req
-		return e
-	}
-	is := func(t0 uint64, peer int32, req uint64) trace.Event {
-		e := send(fIsend, t0, t0+100, peer)
-		e.Flags |= trace.FReq
-		e.Req = req
-		return e
-	}
-	done := func(t uint64, req uint64, peer int32) trace.Event {
-		e := trace.Event{Kind: trace.KComplete, Fn: fWaitall, T0: t, T1: t, Req: req, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
-		if peer >= 0 {
-			e.Flags, e.RPeer, e.RTag, e.RBytes = trace.FRecv, peer, 5, 8
-		}
-		return e
-	}
 	res := run(t, writeJob(t,
 		[]trace.Event{ir(1000, 1, 0xa), is(1500, 1, 0xb), done(25000, 0xa, 1), done(25000, 0xb, -1), call(fWaitall, 2000, 25000)},
 		[]trace.Event{ir(18000, 0, 0xa), is(20000, 0, 0xb), done(20500, 0xa, 0), done(20500, 0xb, -1), call(fWaitall, 20200, 20500)}))

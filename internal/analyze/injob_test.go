@@ -97,25 +97,6 @@ func inJob(t *testing.T, dir string, size int) *Result {
 // hand-made traces and on a synthetic one with messages, collectives and
 // nonblocking requests.
 func TestInJobAgrees(t *testing.T) {
-	ir := func(t0 uint64, peer int32, req uint64) trace.Event {
-		e := recv(fIrecv, t0, t0+100, peer)
-		e.Flags |= trace.FReq
-		e.Req = req
-		return e
-	}
-	is := func(t0 uint64, peer int32, req uint64) trace.Event {
-		e := send(fIsend, t0, t0+100, peer)
-		e.Flags |= trace.FReq
-		e.Req = req
-		return e
-	}
-	done := func(t uint64, req uint64, peer int32) trace.Event {
-		e := trace.Event{Kind: trace.KComplete, Fn: fWaitall, T0: t, T1: t, Req: req, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
-		if peer >= 0 {
-			e.Flags, e.RPeer, e.RTag, e.RBytes = trace.FRecv, peer, 5, 8
-		}
-		return e
-	}
 	jobs := map[string][][]trace.Event{
 		"late sender": {{send(fSend, 30000, 31000, 1)}, {recv(fRecv, 10000, 32000, 0)}},
 		"late receiver": {{send(fSsend, 10000, 32000, 1), send(fSend, 40000, 40500, 1)},
