@@ -28,8 +28,8 @@ import (
 // MPI_Finalize once the trace files are complete: every rank reads its own
 // file and the ranks run internal/analyze's InJob over ms_priv (analyze.c).
 // It returns rank 0's result for the profile; nil elsewhere or when off.
-// Whether it runs is agreed by all ranks (any rank asking), since every
-// rank must take part; without a trace it warns and the job goes on.
+// Whether it runs is agreed by all ranks at MPI_Init (any rank asking:
+// pbInit), since every rank must take part; without a trace it warns and the job goes on.
 func analyzeFinalize() *profile.Analysis {
 	if state.session {
 		if state.cfg.Analyze {
@@ -37,7 +37,7 @@ func analyzeFinalize() *profile.Analysis {
 		}
 		return nil
 	}
-	if C.ms_trace_any(boolInt(state.cfg.Analyze)) == 0 {
+	if !state.analyze { // agreed at MPI_Init (pbInit)
 		return nil
 	}
 	tr.Lock()

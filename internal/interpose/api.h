@@ -53,6 +53,7 @@ int ms_priv_bcast(void *buf, int len, int root);
 int ms_priv_send(const void *buf, int64_t len, int dest);
 void *ms_priv_recv(int src, int64_t *len);
 int ms_priv_barrier(void);
+int ms_priv_agree(int n, const int *want, int *all, int *any);
 int ms_trace_any(int mine);
 int ms_trace_sync(int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
 extern int ms_trace_sync_pings;

@@ -126,6 +126,7 @@ var state struct {
 	flushes  int
 	done     bool
 	session  bool
+	analyze  bool // MPISCOPE_ANALYZE on some rank, agreed at MPI_Init (pbInit)
 }
 
 // warn prints a warning once on rank 0 (unless quiet) and keeps it for the

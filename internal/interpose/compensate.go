@@ -5,7 +5,6 @@ package interpose
 /*
 #include "api.h"
 #include "piggyback.h"
-int ms_pb_agree(int want, int *any);
 */
 import "C"
 
@@ -16,13 +15,12 @@ import (
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-// compAgree decides, with every rank, whether compensation is on
-// (pbInit, once the channel is on): only if every rank asks, since the
-// ranks' collectives exchange their delays.
-func compAgree() bool {
-	var any C.int
-	all := C.ms_pb_agree(boolInt(state.cfg.Compensate), &any) != 0
-	if !all && any != 0 {
+// compAgree decides whether compensation is on from pbInit's agreement
+// (all: every rank asked, any: some rank did), once the channel is on:
+// only if every rank asks, since the ranks' collectives exchange their
+// delays.
+func compAgree(all, any bool) bool {
+	if !all && any {
 		warn("MPISCOPE_COMPENSATE: not every rank asked for it: off on all ranks")
 	}
 	return all

@@ -1132,17 +1132,6 @@ int ms_pb_MPI_Buffer_detach(void *addr, int *size, unsigned fn, void *pc)
 
 extern MPI_Comm ms_priv; /* priv.c */
 
-/* ms_pb_agree: whether every rank wants the channel (all ranks call it at
- * MPI_Init, on our communicator); *any: whether some rank does. */
-int ms_pb_agree(int want, int *any)
-{
-	int in[2] = {want ? 1 : 0, want ? 0 : 1}, out[2] = {0, 1};
-	if (ms_priv == MPI_COMM_NULL || PMPI_Allreduce(in, out, 2, MPI_INT, MPI_MIN, ms_priv) != MPI_SUCCESS)
-		return 0;
-	*any = out[1] == 0 ? 1 : 0; /* min of "does not want" is 0: someone wants it */
-	return out[0];
-}
-
 /* ms_pb_fini frees the cached datatypes that no request holds (at
  * MPI_Finalize, before PMPI_Finalize; MPICH reports datatypes left). */
 void ms_pb_fini(void)

@@ -5,7 +5,6 @@ package interpose
 /*
 #include "api.h"
 #include "piggyback.h"
-int ms_pb_agree(int want, int *any);
 void ms_pb_fini(void);
 int ms_trace_sync(int rounds, int maxr, uint64_t good_ns, uint64_t *local, int64_t *offset, uint64_t *rtt);
 */
@@ -40,10 +39,15 @@ func pbInit() {
 		}
 		return
 	}
-	var any C.int
-	all := C.ms_pb_agree(boolInt(want), &any) != 0
-	if !all {
-		if any != 0 {
+	// The settings every rank must share, agreed in one allreduce: the
+	// channel and compensation (on if every rank asks), the analysis at
+	// MPI_Finalize (on if any rank asks: analyze.go).
+	flags := [3]C.int{boolInt(want), boolInt(state.cfg.Compensate), boolInt(state.cfg.Analyze)}
+	var all, any [3]C.int
+	C.ms_priv_agree(3, &flags[0], &all[0], &any[0])
+	state.analyze = any[2] != 0
+	if all[0] == 0 {
+		if any[0] != 0 {
 			warn("MPISCOPE_PIGGYBACK (or MPISCOPE_COMPENSATE): not every rank asked for it: off on all ranks")
 		}
 		return
@@ -71,7 +75,7 @@ func pbInit() {
 	pb.on = true
 	pb.offset = int64(off)
 	C.ms_pb_enable(off)
-	pb.comp = compAgree()
+	pb.comp = compAgree(all[1] != 0, any[1] != 0)
 }
 
 // pbFini frees the channel's datatypes at MPI_Finalize (msgoFinalize).

@@ -65,6 +65,29 @@ void *ms_priv_recv(int src, int64_t *len)
 
 int ms_priv_barrier(void) { return PMPI_Barrier(ms_priv); }
 
+/* ms_priv_agree: for each of n flags (n <= 8), whether every rank's
+ * want[i] is nonzero (all[i]) and whether some rank's is (any[i]), in one
+ * allreduce on our communicator. Without it (no communicator, or the
+ * allreduce failed) every all[i] and any[i] is 0 and it returns 0. */
+int ms_priv_agree(int n, const int *want, int *all, int *any)
+{
+	int in[16], out[16];
+	if (n < 0 || n > 8)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		in[2 * i] = want[i] ? 1 : 0;     /* min: 1 when every rank wants it */
+		in[2 * i + 1] = want[i] ? 0 : 1; /* min: 0 when some rank wants it */
+		all[i] = any[i] = 0;
+	}
+	if (ms_priv == MPI_COMM_NULL || PMPI_Allreduce(in, out, 2 * n, MPI_INT, MPI_MIN, ms_priv) != MPI_SUCCESS)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		all[i] = out[2 * i];
+		any[i] = out[2 * i + 1] == 0;
+	}
+	return 1;
+}
+
 /* ms_trace_any tells whether mine is nonzero on any rank (whether any rank
  * has a trace to convert). */
 int ms_trace_any(int mine)
