@@ -19,6 +19,9 @@
 //	tracesynth mpiscope convert and analyze on a synthetic trace of
 //	          -trace-events events (events per second, per CPU second)
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
+//	tracecost trace mode's instructions per call on bw_8 and pingpong_8, two
+//	          ranks under callgrind, and where they go (tracecost.go; not in
+//	          the default set)
 //	unwind    the call-path unwinder: ms_unwind at depths 1-16 with and
 //	          without frame pointers (bench/unwind; no MPI; unwind.go)
 //	channel   the piggyback channel per message over profile mode (channel.go)
@@ -78,7 +81,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, channel, timeline (not by default: a 1 GB trace)")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")
@@ -146,7 +149,7 @@ func run(opt *options) error {
 	}
 	res.md("# mpiscope benchmark results\n\n%s\n\n", machine())
 	perFamily := false // sections that run MPI programs
-	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale", "channel"} {
+	for _, s := range []string{"overhead", "ab", "callgrind", "tracecost", "memory", "scale", "channel"} {
 		perFamily = perFamily || sections[s]
 	}
 	if !perFamily {
@@ -160,7 +163,7 @@ func run(opt *options) error {
 		for _, s := range []struct {
 			name string
 			fn   func() error
-		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}} {
+		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"tracecost", b.tracecost}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}} {
 			if !sections[s.name] {
 				continue
 			}
