@@ -120,7 +120,8 @@ type Call struct {
 	FnID         int     // the function's id in its rank's header (Header.FnNames)
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
-	Src          *Source // the callsite in the source, nil when unknown
+	Src          *Source   // the callsite in the source, nil when unknown
+	Path         []*Source // the callers above the callsite (MPISCOPE_DEPTH > 1), innermost first; an entry is nil when unknown
 	Comm         *GComm
 	Send         *Msg  // blocking send, or a nonblocking send's post (Req set)
 	Recv         *Msg  // blocking receive, completed
@@ -548,6 +549,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		return s
 	}
+	callers := pathSources{r: r, src: source}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
 		// The thread's completions and starts waiting for their call.
@@ -579,7 +581,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			case KCall, KRma, KIo:
 				c := &cb
 				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)), FnID: int(e.Fn),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1,
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Path: callers.of(e.Path), Comm: comm(e.Comm), Root: -1,
 					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
 					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0],
 					RmaDone: cb.RmaDone[:0], IoDone: cb.IoDone[:0], Cancelled: cb.Cancelled[:0]}

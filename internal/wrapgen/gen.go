@@ -509,22 +509,24 @@ func genBody(b *bytes.Buffer, f *Func, fast bool) {
 	if deferred[pr.Name] && !traceCpl && s.Req < 0 { // no request to record (traceArgs)
 		tcall = "ms_trace_defer"
 	}
+	key := "ms_pc"
+	if !fast {
+		// The slow path records the call path at depth > 1 (callpath.h),
+		// taken before the call (ms_pk): a call nested in it would
+		// overwrite the frame its wrapper noted. Its trace event carries
+		// the same key (the path's index in the thread's table; the
+		// callsite at depth 1, where ms_pk is ms_pc).
+		key = "ms_pk"
+	}
 	if isObj {
-		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s;\n", pr.Name, objTraceCall(pr, obj))
+		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s;\n", pr.Name, objTraceCall(pr, obj, key))
 		genObjAfter(w, obj)
 	} else {
 		cm := "ms_cm"
 		if isMsg && !msg.probe {
 			cm, targs = msgTraceArgs(msg)
 		}
-		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, %s, %s);\n", pr.Name, tcall, pr.Name, cm, targs)
-	}
-	key := "ms_pc"
-	if !fast {
-		// The slow path records the call path at depth > 1 (callpath.h),
-		// taken before the call (ms_pk): a call nested in it would
-		// overwrite the frame its wrapper noted.
-		key = "ms_pk"
+		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, %s, ms_t0, ms_t1, ms_bytes, %s, %s);\n", pr.Name, tcall, pr.Name, key, cm, targs)
 	}
 	w("\t%s(ms_t, MS_FN_%s, %s, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leave, pr.Name, key)
 	w("\treturn ms_rc;\n}\n")
