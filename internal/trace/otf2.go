@@ -221,12 +221,13 @@ type OTF2Writer struct {
 	// A rank's writer (RankWriter) shares the definitions of its root
 	// under the root's lock, with caches of its own; its locations are
 	// its rank's alone.
-	root *OTF2Writer
-	mu   sync.Mutex // of a root: definitions and locations
-	lreg map[string]uint32
-	lcc  map[otf2CtxKey]uint32
-	lloc map[[2]int]*otf2Loc
-	ops  map[string]struct {
+	root  *OTF2Writer
+	mu    sync.Mutex // of a root: definitions and locations
+	lreg  map[string]uint32
+	lcc   map[otf2CtxKey]uint32
+	lpath map[otf2PathKey]uint32 // callctx.go
+	lloc  map[[2]int]*otf2Loc
+	ops   map[string]struct {
 		op byte
 		ok bool
 	}
@@ -255,7 +256,7 @@ func (o *OTF2Writer) Merge(r *OTF2Writer) {
 }
 
 type otf2CCKey struct {
-	region, scl uint32
+	region, scl, parent uint32 // callctx.go
 }
 
 // otf2CommDef is an OTF2 communicator: an intracommunicator (B nil) or an
@@ -476,11 +477,11 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	t0, t1 := ts(c.T0), ts(c.T1)
 	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
-	cc := uint32(otf2Undef32)
-	if c.Src != nil {
-		// Entered in the calling context of its callsite; readers
-		// without calling contexts see an Enter of the region.
-		cc = o.context(reg, c.Src)
+	// Entered in the calling context of its callsite and path
+	// (callctx.go); readers without calling contexts see an Enter of the
+	// region.
+	cc := o.callContext(reg, c)
+	if cc != otf2Undef32 {
 		o.ev(l, otf2CCEnter, t0, true, cu32(cu32(o.d[:0], cc), 1))
 	} else {
 		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
@@ -591,20 +592,7 @@ func (o *OTF2Writer) context(reg uint32, src *Source) uint32 {
 		o.lcc[k] = id
 		return id
 	}
-	scl, ok := o.scls[*src]
-	if !ok {
-		scl = uint32(len(o.scll))
-		o.scls[*src] = scl
-		o.scll = append(o.scll, *src)
-	}
-	k := otf2CCKey{reg, scl}
-	id, ok := o.ccs[k]
-	if !ok {
-		id = uint32(len(o.ccl))
-		o.ccs[k] = id
-		o.ccl = append(o.ccl, k)
-	}
-	return id
+	return o.ccNode(reg, o.sclOf(src), otf2Undef32)
 }
 
 // Region implements Visitor.
@@ -766,7 +754,7 @@ func (o *OTF2Writer) Close() error {
 		d = cu32(nil, uint32(i))
 		d = cu32(d, k.region)
 		d = cu32(d, k.scl)
-		d = cu32(d, otf2Undef32) // parent
+		d = cu32(d, k.parent)
 		def(otf2DefCC, d)
 	}
 	group := func(id uint32, oldType, typ byte, members []uint64) {

@@ -129,4 +129,3 @@ func TestPathsCorrupt(t *testing.T) {
 		t.Errorf("error %v, want the file and offset %d", err, off)
 	}
 }
-

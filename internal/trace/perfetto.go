@@ -22,6 +22,7 @@ type PerfettoWriter struct {
 	n         int
 	named     map[[2]int]bool
 	q         map[string]string
+	pq        map[**Source]string // callctx.go
 	Records   uint64
 	b, h      []byte
 	lastTrack [2]int
@@ -298,6 +299,9 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		a.b = append(a.b, p.quote(c.Src.String())...)
 		if c.Src.Func != "" {
 			a.quoted("caller", p.quote(c.Src.Func))
+		}
+		if len(c.Path) > 0 {
+			a.quoted("path", p.pathArg(c.Path))
 		}
 	} else {
 		a.b = append(a.b, `"0x`...)
