@@ -101,13 +101,16 @@ func qmpiRun(t *testing.T, f mpitest.Family, preload string, env map[string]stri
 // qcount registers first (its constructor runs before mpiscope's), so the
 // library has read its list before mpiscope can add itself; mpiscope is
 // never initialized as a QMPI tool, warns once and profiles by PMPI, and
-// qcount still counts every call once.
+// qcount still counts every call once. So with MPISCOPE_DEPTH=2 (call
+// paths need the PMPI wrappers).
 func checkTwoTools(t *testing.T, f mpitest.Family, preload, app, plain string) {
-	for _, c := range []struct{ name, list, qmpi, app, setting, warning string }{
-		{"mpiscope-first", "mpiscope:qcount", "", app, "tool 1 of mpiscope:qcount", ""},
-		{"qcount-first", "qcount:mpiscope", "", app, "tool 2 of qcount:mpiscope", ""},
-		{"setting", "", "1", plain, "tool 1 of mpiscope", ""},
-		{"unlisted", "qcount", "1", app, "", `; name mpiscope in MPIR_CVAR_QMPI_TOOL_LIST (now "mpiscope:qcount") when other QMPI tools are loaded; profiling by PMPI interception instead`},
+	for _, c := range []struct{ name, list, qmpi, app, setting, warning, depth string }{
+		{"mpiscope-first", "mpiscope:qcount", "", app, "tool 1 of mpiscope:qcount", "", ""},
+		{"qcount-first", "qcount:mpiscope", "", app, "tool 2 of qcount:mpiscope", "", ""},
+		{"setting", "", "1", plain, "tool 1 of mpiscope", "", ""},
+		{"unlisted", "qcount", "1", app, "", `; name mpiscope in MPIR_CVAR_QMPI_TOOL_LIST (now "mpiscope:qcount") when other QMPI tools are loaded; profiling by PMPI interception instead`, ""},
+		// Call paths live in the PMPI wrappers: QMPI mode is refused.
+		{"depth", "mpiscope:qcount", "", app, "", "QMPI mode: the piggyback channel and call paths (MPISCOPE_DEPTH > 1) work in the PMPI wrappers only; profiling by PMPI interception instead", "2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -117,6 +120,9 @@ func checkTwoTools(t *testing.T, f mpitest.Family, preload, app, plain string) {
 			}
 			if c.qmpi != "" {
 				env["MPISCOPE_QMPI"] = c.qmpi
+			}
+			if c.depth != "" {
+				env["MPISCOPE_DEPTH"] = c.depth
 			}
 			p, res := qmpiRun(t, f, preload, env, c.app)
 			checkQMPIApp(t, p)
