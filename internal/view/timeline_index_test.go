@@ -1,0 +1,209 @@
+package view
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// refCall is a call as a whole walk of the trace gives it.
+type refCall struct {
+	t0, t1, bytes int64
+	fn            string
+	peer          int
+}
+
+// reference walks the whole trace: each rank's calls by t0, and the
+// messages (sender, send time, receiver, receive time, bytes) by flow.
+func reference(t *testing.T, dir string) ([][]refCall, map[[5]int64]int) {
+	t.Helper()
+	job, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := trace.NewWalker(job, trace.WalkOptions{})
+	calls := make([][]refCall, len(job.Ranks))
+	type end struct{ rank, t, bytes int64 }
+	sends, recvs := map[uint64]end{}, map[uint64]end{}
+	for i := range job.Ranks {
+		v := callFunc(func(k *trace.Call) error {
+			c := refCall{t0: int64(math.Round(k.T0)), t1: int64(math.Round(k.T1)), fn: k.Fn, peer: -1}
+			switch {
+			case k.Send != nil:
+				c.bytes, c.peer = k.Send.Bytes, k.Send.Peer
+			case k.Recv != nil:
+				c.bytes, c.peer = k.Recv.Bytes, k.Recv.Peer
+			case k.RecvPost != nil:
+				c.bytes, c.peer = k.RecvPost.Bytes, k.RecvPost.Peer
+			case k.Coll:
+				c.bytes = k.CollBytes
+			}
+			calls[i] = append(calls[i], c)
+			for _, m := range append([]trace.Msg{}, k.StartSend...) {
+				sends[m.Flow] = end{int64(k.Rank), c.t0, m.Bytes}
+			}
+			if k.Send != nil {
+				sends[k.Send.Flow] = end{int64(k.Rank), c.t0, k.Send.Bytes}
+			}
+			if k.Recv != nil {
+				recvs[k.Recv.Flow] = end{int64(k.Rank), c.t1, k.Recv.Bytes}
+			}
+			for _, m := range k.RecvDone {
+				recvs[m.Flow] = end{int64(k.Rank), c.t1, m.Bytes}
+			}
+			return nil
+		})
+		if err := w.WalkRank(i, v); err != nil {
+			t.Fatal(err)
+		}
+		slices.SortStableFunc(calls[i], func(a, b refCall) int { return cmp.Compare(a.t0, b.t0) })
+	}
+	msgs := map[[5]int64]int{}
+	for f, s := range sends {
+		if r, ok := recvs[f]; ok && f != 0 {
+			msgs[[5]int64{s.rank, s.t, r.rank, r.t, s.bytes}]++
+		}
+	}
+	return calls, msgs
+}
+
+type callFunc func(c *trace.Call) error
+
+func (f callFunc) Call(c *trace.Call) error                   { return f(c) }
+func (callFunc) Region(int, int, bool, string, float64) error { return nil }
+func (callFunc) Mark(int, int, string, float64) error         { return nil }
+
+// TestTimelineEnd: a synthetic trace of 4 ranks in blocks of 30,000 events
+// (100,000 events per rank: 4 blocks each). A window near the end of the
+// run holds exactly the calls and messages a whole walk of the trace has
+// there, and only the blocks that hold it were read; then with the message
+// walk cut at 8,000 calls, the end of the run still shows all its calls
+// (no messages there, and the timeline says so); the whole run in bins
+// has each lane's MPI time, decoded and again from the blocks' summaries.
+func TestTimelineEnd(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 400_000, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ref, refMsgs := reference(t, dir)
+	for _, cut := range []bool{false, true} {
+		t.Run(fmt.Sprint("cut=", cut), func(t *testing.T) {
+			if cut {
+				old := maxCalls
+				maxCalls = 8000
+				defer func() { maxCalls = old }()
+			}
+			tl, err := loadTimeline(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for m := tl.msgs.Load(); m == nil; m = tl.msgs.Load() {
+			}
+			if len(tl.ranks) != 4 || len(tl.blocks[0]) != 4 {
+				t.Fatalf("%d ranks, %d blocks of rank 0", len(tl.ranks), len(tl.blocks[0]))
+			}
+			// The last 2 ms: calls that end after t0 and start before t1.
+			t1 := tl.end + 1
+			t0 := t1 - 2_000_000
+			w := tl.window(t0, t1, 0, 3, 1000)
+			if w.Mode != "calls" || w.Total != len(w.Calls) || w.Total == 0 {
+				t.Fatalf("end window: mode %s, %d of %d calls", w.Mode, len(w.Calls), w.Total)
+			}
+			var want, got []string
+			for i, rc := range ref {
+				for _, c := range rc {
+					if c.t1 > t0 && c.t0 < t1 || c.t0 == t0 {
+						want = append(want, fmt.Sprint(i, c.t0, c.t1, c.fn, c.bytes, c.peer))
+					}
+				}
+			}
+			for _, c := range w.Calls {
+				got = append(got, fmt.Sprint(c[0], c[1], c[2], w.Funcs[c[3]], c[4], c[5]))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("end window: %d calls, want %d\n%.2000s\nwant\n%.2000s", len(got), len(want), strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			// Only the last block of each rank, or its last two, was read.
+			for b := range tl.cache {
+				if b.t1 < t0 {
+					t.Errorf("block of rank %d at %d..%d read for a window from %d", b.rank, b.t0, b.t1, t0)
+				}
+			}
+			if len(tl.cache) < 4 || len(tl.cache) > 8 {
+				t.Errorf("%d blocks read", len(tl.cache))
+			}
+			wantMsgs := 0
+			for m, n := range refMsgs {
+				if m[1] < t1 && m[3] >= t0 && m[1] >= t0-(t1-t0) {
+					wantMsgs += n
+				}
+			}
+			if cut {
+				if len(w.Msgs) != 0 || !w.Cut || !strings.Contains(strings.Join(w.Warnings, ";"), "messages are drawn up to") {
+					t.Errorf("cut: %d messages at the end, cut %v, warnings %q", len(w.Msgs), w.Cut, w.Warnings)
+				}
+			} else {
+				if len(w.Msgs) != wantMsgs || wantMsgs == 0 || w.Cut {
+					t.Errorf("end window: %d messages, want %d", len(w.Msgs), wantMsgs)
+				}
+				for _, m := range w.Msgs {
+					k := [5]int64{int64(tl.ranks[m[0]]), m[1], int64(tl.ranks[m[2]]), m[3], m[4]}
+					if refMsgs[k] == 0 {
+						t.Errorf("message %v is not the trace's", k)
+					}
+				}
+			}
+			// The whole run in 500 columns: each lane's MPI time.
+			for pass := range 2 {
+				b := tl.window(0, t1, 0, 3, 500)
+				if b.Mode != "bins" {
+					t.Fatalf("whole run: %s", b.Mode)
+				}
+				busy := make([]float64, 4)
+				for _, x := range b.Bins {
+					busy[int(x[0])] += x[2] * b.BinNs
+				}
+				for i, rc := range ref {
+					var w float64
+					for _, c := range rc {
+						w += float64(c.t1 - c.t0)
+					}
+					if math.Abs(busy[i]-w) > 1e-6*w {
+						t.Errorf("pass %d: rank %d: %.0f ns in MPI in the bins, want %.0f", pass, i, busy[i], w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestTimelineCache: the decoded blocks kept stay within cacheCalls.
+func TestTimelineCache(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 2, Events: 200_000, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	old := cacheCalls
+	cacheCalls = 50_000
+	defer func() { cacheCalls = old }()
+	tl, err := loadTimeline(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.window(0, tl.end+1, 0, 1, 100)
+	if tl.cached > cacheCalls || len(tl.cache) == 0 || len(tl.cache) != len(tl.lru) {
+		t.Errorf("%d calls in %d cached blocks (%d in the LRU list), bound %d", tl.cached, len(tl.cache), len(tl.lru), cacheCalls)
+	}
+	for _, bs := range tl.blocks {
+		for _, b := range bs {
+			if b.sum.Load() == nil {
+				t.Errorf("block of rank %d at %d has no summary", b.rank, b.t0)
+			}
+		}
+	}
+}
