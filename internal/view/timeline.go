@@ -445,8 +445,8 @@ type Window struct {
 	Msgs     [][5]int64   `json:"msgs"`  // [from lane, t0, to lane, t1, bytes]
 	BinNs    float64      `json:"bin_ns"`
 	Bins     [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
-	Total    int          `json:"total"` // calls in the window
-	Cut      bool         `json:"cut"`
+	Total    int          `json:"total"` // calls in the window (bins: about, from the blocks' summaries)
+	Cut      bool         `json:"cut"`   // messages are drawn over the first part of the run only
 	Warnings []string     `json:"warnings"`
 }
 

@@ -153,8 +153,9 @@ function draw(d) {
   }
   M.el("text", {x: L, y: H - 4}, s, human(d.t0));
   M.el("text", {x: W - 4, y: H - 4, "text-anchor": "end"}, s, human(d.t1));
-  document.getElementById("tl-info").textContent = d.total + " calls in view" + (d.mode === "bins" ? " (aggregated per pixel; zoom in for single calls)" : "") +
-    (d.cut ? "; " + d.warnings.join("; ") : "") + "; wheel: zoom, drag: pan";
+  document.getElementById("tl-info").textContent = (d.mode === "bins" ? "about " : "") + d.total + " calls in view" +
+    (d.mode === "bins" ? " (aggregated per pixel; zoom in for single calls)" : "") +
+    (d.warnings.length ? "; " + d.warnings.join("; ") : "") + "; wheel: zoom, drag: pan";
 }
 function zoom(f, at) {
   var span = T.t1 - T.t0, c = at === undefined ? T.t0 + span / 2 : at, ns = Math.max(span * f, 1000);
