@@ -375,7 +375,7 @@ func (tl *timeline) decode(b *tblock) []tcall {
 	}
 	slices.SortStableFunc(calls, func(a, c tcall) int { return cmp.Compare(a.t0, c.t0) })
 	if b.sum.Load() == nil {
-		b.sum.Store(summarize(b, calls, len(tl.fns)))
+		b.sum.Store(summarize(b, calls))
 	}
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -395,23 +395,34 @@ func (tl *timeline) decode(b *tblock) []tcall {
 }
 
 // summarize makes block b's summary from its calls.
-func summarize(b *tblock, calls []tcall, nfn int) *tsum {
+func summarize(b *tblock, calls []tcall) *tsum {
 	s := &tsum{width: math.Max(float64(b.t1-b.t0), 1) / sumSlices}
-	byFn := make([]float64, sumSlices*max(nfn, 1))
+	// (slice, function) -> ns over the functions the block uses.
+	local := map[uint16]int{}
+	var fns []uint16
+	for _, c := range calls {
+		if _, ok := local[c.fn]; !ok {
+			local[c.fn] = len(fns)
+			fns = append(fns, c.fn)
+		}
+	}
+	nfn := max(len(fns), 1)
+	byFn := make([]float64, sumSlices*nfn)
 	for _, c := range calls {
 		if k := int(float64(c.t0-b.t0) / s.width); k >= 0 && k < sumSlices {
 			s.starts[k]++
 		}
+		f := local[c.fn]
 		overlap(c.t0, c.t1, float64(b.t0), s.width, sumSlices, func(k int, d float64) {
 			s.busy[k] += d
-			byFn[k*nfn+int(c.fn)] += d
+			byFn[k*nfn+f] += d
 		})
 	}
 	for k := range sumSlices {
 		var best float64
-		for f := range nfn {
-			if v := byFn[k*nfn+f]; v > best {
-				best, s.top[k] = v, uint16(f)
+		for f, fn := range fns {
+			if v := byFn[k*nfn+f]; v > best || v == best && v > 0 && fn < s.top[k] {
+				best, s.top[k] = v, fn
 			}
 		}
 	}
@@ -594,9 +605,10 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	}
 	for _, b := range need {
 		l := laneOf(b.rank)
-		if c, ok := decoded[b]; ok {
-			// Per call; a dense table per lane would cost a map
-			// entry per call otherwise: sum per (column, fn) first.
+		// A block just decoded whose summary is fine enough is binned
+		// from it too (per call would cost a map entry each).
+		if c, ok := decoded[b]; ok && (b.sum.Load() == nil || b.sum.Load().width > binNs) {
+			// Per call: summed per (column, function) first.
 			acc := map[[2]int32]float64{}
 			for _, x := range span(c) {
 				out.Total++
