@@ -93,6 +93,16 @@ function showRank(rank) {
       body.appendChild(table(["Communicator", "Peer", "Sent msgs", "Sent bytes", "Recv msgs", "Recv bytes"],
         j.comm_partners.map(function (p) { return {key: p.peer, cells: [p.comm, p.peer, p.sent_msgs, p.sent_bytes, p.recv_msgs, p.recv_bytes]}; }), showRank));
     }
+    if (j.analysis) {
+      var a = j.analysis;
+      h("p", "Trace analysis: " + a.path_s.toFixed(6) + " s on the critical path (" + a.path_pct.toFixed(1) + " %)" +
+        (a.patterns.length ? "; waiting: " + a.patterns.map(function (p) { return p.pattern + " " + p.seconds.toFixed(6) + " s"; }).join(", ") : "; no waiting"), body)
+        .className = "rank-analysis";
+      if (a.rows.length) {
+        body.appendChild(table(["Wait state", "Function", "Callsite", "Comm", "Seconds", "Instances"],
+          a.rows.map(function (r) { return {key: null, cells: [r.pattern, r.func, r.callsite || "-", r.comm || "-", r.seconds.toFixed(6), r.instances]}; }), null));
+      }
+    }
     if (j.funcs && j.funcs.length) {
       h("p", "Its MPI functions, per communicator:", body);
       body.appendChild(table(["Function", "Communicator", "Calls", "Time", "Bytes"],
@@ -110,6 +120,8 @@ function rowsOf(id, attr, fn) {
   });
 }
 rowsOf("t-funcs", "data-func", showFunc);
+["t-paths", "t-callers", "t-an-path-funcs", "t-comp-funcs"].forEach(function (id) { rowsOf(id, "data-func", showFunc); });
+["t-an-rows", "t-an-path-ranks", "t-an-delays", "t-comp-ranks"].forEach(function (id) { rowsOf(id, "data-rank", showRank); });
 rowsOf("t-sites", "data-site", showSite);
 rowsOf("t-ranks", "data-rank", showRank);
 
