@@ -31,7 +31,8 @@ import (
 // messages per channel from the start), so a walk of the trace collects
 // them apart, at most maxMsgs, over at most maxCalls calls (a larger trace
 // has its messages drawn over its first part, and the timeline says so);
-// on a large trace that walk runs in the background.
+// on a large trace that walk runs in the background, from the first window
+// of single calls on.
 
 // maxCalls and maxMsgs bound the message walk; cacheCalls the decoded
 // blocks kept (variables for tests).
@@ -39,6 +40,7 @@ var (
 	maxCalls   = 20_000_000
 	maxMsgs    = 2_000_000
 	cacheCalls = 8_000_000
+	syncMsgs   = 1_000_000 // a trace of at most so many events has its messages walked before the first answer
 )
 
 const (
@@ -76,7 +78,8 @@ type timeline struct {
 	detail   int // calls sent one by one at most (detailCalls)
 	warnings []string
 
-	msgs atomic.Pointer[tmsgs] // nil while the walk runs
+	msgs    atomic.Pointer[tmsgs] // nil until the walk is done
+	msgOnce sync.Once
 
 	mu     sync.Mutex // guards the cache and bad
 	cache  map[*tblock][]tcall
@@ -176,7 +179,7 @@ func (c *collector) Mark(int, int, string, float64) error         { return nil }
 // loadTimeline opens the job's trace for the timeline: each rank file
 // indexed by time (the ranks in parallel, one per CPU), the functions of
 // their headers. The messages are walked at once when the trace holds at
-// most maxCalls events, else in the background.
+// most syncMsgs events, else in the background.
 func loadTimeline(dir string) (*timeline, error) {
 	job, err := trace.OpenJob(dir)
 	if err != nil {
@@ -218,12 +221,17 @@ func loadTimeline(dir string) (*timeline, error) {
 			events += b.span.Events
 		}
 	}
-	if events <= uint64(maxCalls) {
-		tl.msgs.Store(walkMessages(w))
-	} else {
-		go func() { tl.msgs.Store(walkMessages(w)) }()
+	if events <= uint64(syncMsgs) {
+		tl.msgOnce.Do(func() { tl.msgs.Store(walkMessages(w)) })
 	}
 	return tl, nil
+}
+
+// startMsgs starts the message walk in the background (once): on a large
+// trace at the first window of single calls, the only ones that draw
+// messages, so that the zoomed-out views do not wait for it.
+func (tl *timeline) startMsgs() {
+	tl.msgOnce.Do(func() { go func() { tl.msgs.Store(walkMessages(tl.w)) }() })
 }
 
 // parallel runs fn(0) .. fn(n-1) on one goroutine per CPU.
@@ -493,9 +501,7 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	out := Window{End: tl.end, T0: t0, T1: t1, Funcs: nonNil(tl.fns), Lanes: [][2]int{}, Calls: [][6]int64{},
 		Msgs: [][5]int64{}, Bins: [][4]float64{}, Warnings: slices.Clone(nonNil(tl.warnings))}
 	msgs := tl.msgs.Load()
-	if msgs == nil {
-		out.Warnings = append(out.Warnings, "messages are being read")
-	} else if msgs.cut {
+	if msgs != nil && msgs.cut {
 		out.Cut = true
 		out.Warnings = append(out.Warnings, msgs.note)
 	}
@@ -551,6 +557,7 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 		}
 		if out.Total <= tl.detail {
 			out.Mode = "calls"
+			tl.startMsgs()
 			// Each rank's calls in time order (its threads' blocks
 			// interleaved; a call that two blocks would both hold is
 			// not possible: a thread's blocks do not overlap).
@@ -565,6 +572,9 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 				for _, c := range rc {
 					out.Calls = append(out.Calls, [6]int64{int64(laneOf(i)), c.t0, c.t1, int64(c.fn), c.bytes, int64(c.peer)})
 				}
+			}
+			if msgs == nil {
+				out.Warnings = append(out.Warnings, "messages are being read (drawn when you zoom or pan next)")
 			}
 			tl.windowMsgs(&out, msgs, lo, hi, laneOf, t0, t1)
 			return out

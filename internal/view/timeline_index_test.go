@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -102,7 +103,11 @@ func TestTimelineEnd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if cut {
+				tl.startMsgs()
+			}
 			for m := tl.msgs.Load(); m == nil; m = tl.msgs.Load() {
+				time.Sleep(time.Millisecond)
 			}
 			if len(tl.ranks) != 4 || len(tl.blocks[0]) != 4 {
 				t.Fatalf("%d ranks, %d blocks of rank 0", len(tl.ranks), len(tl.blocks[0]))
@@ -208,5 +213,35 @@ func TestTimelineCache(t *testing.T) {
 				t.Errorf("block of rank %d at %d has no summary", b.rank, b.t0)
 			}
 		}
+	}
+}
+
+// TestTimelineLazyMessages: on a trace beyond syncMsgs events the messages
+// are walked from the first window of single calls on, in the background:
+// that window says so, and a later one has them.
+func TestTimelineLazyMessages(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 2, Events: 20_000, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	old := syncMsgs
+	syncMsgs = 1000
+	defer func() { syncMsgs = old }()
+	tl, err := loadTimeline(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := tl.window(0, tl.end+1, 0, 1, 100); b.Mode != "bins" || tl.msgs.Load() != nil {
+		t.Fatalf("whole run: %s; messages walked: %v", b.Mode, tl.msgs.Load() != nil)
+	}
+	w := tl.window(0, 2_000_000, 0, 1, 100)
+	if w.Mode != "calls" || len(w.Msgs) != 0 || !strings.Contains(strings.Join(w.Warnings, ";"), "messages are being read") {
+		t.Fatalf("first window of calls: %s, %d messages, %q", w.Mode, len(w.Msgs), w.Warnings)
+	}
+	for tl.msgs.Load() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if w = tl.window(0, 2_000_000, 0, 1, 100); len(w.Msgs) == 0 || len(w.Warnings) != 0 {
+		t.Errorf("then: %d messages, %q", len(w.Msgs), w.Warnings)
 	}
 }
