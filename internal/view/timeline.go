@@ -41,6 +41,9 @@ var (
 	maxMsgs    = 2_000_000
 	cacheCalls = 8_000_000
 	syncMsgs   = 1_000_000 // a trace of at most so many events has its messages walked before the first answer
+	// budgetEvents bounds the events an answer decodes for summaries it
+	// lacks (about 2 s of CPU); the rest are made in the background.
+	budgetEvents = 16_000_000
 )
 
 const (
@@ -80,6 +83,7 @@ type timeline struct {
 
 	msgs    atomic.Pointer[tmsgs] // nil until the walk is done
 	msgOnce sync.Once
+	sumOnce sync.Once // the background summaries started
 
 	mu     sync.Mutex // guards the cache and bad
 	cache  map[*tblock][]tcall
@@ -348,6 +352,30 @@ func (tl *timeline) decode(b *tblock) []tcall {
 		return nil
 	}
 	tl.mu.Unlock()
+	calls := tl.read(b)
+	if calls == nil {
+		return nil
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if c, ok := tl.cache[b]; ok {
+		return c // decoded meanwhile by another request
+	}
+	tl.cache[b] = calls
+	tl.lru = append(tl.lru, b)
+	tl.cached += len(calls)
+	for tl.cached > cacheCalls && len(tl.lru) > 1 {
+		old := tl.lru[0]
+		tl.lru = tl.lru[1:]
+		tl.cached -= len(tl.cache[old])
+		delete(tl.cache, old)
+	}
+	return calls
+}
+
+// read decodes block b into its calls sorted by t0, and makes its summary
+// if it has none (nil, with a warning kept, when the block cannot be read).
+func (tl *timeline) read(b *tblock) []tcall {
 	r := tl.job.Ranks[b.rank]
 	_, evs, err := r.ReadBlock(b.span, nil)
 	if err != nil {
@@ -385,21 +413,33 @@ func (tl *timeline) decode(b *tblock) []tcall {
 	if b.sum.Load() == nil {
 		b.sum.Store(summarize(b, calls))
 	}
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	if c, ok := tl.cache[b]; ok {
-		return c // decoded meanwhile by another request
-	}
-	tl.cache[b] = calls
-	tl.lru = append(tl.lru, b)
-	tl.cached += len(calls)
-	for tl.cached > cacheCalls && len(tl.lru) > 1 {
-		old := tl.lru[0]
-		tl.lru = tl.lru[1:]
-		tl.cached -= len(tl.cache[old])
-		delete(tl.cache, old)
-	}
 	return calls
+}
+
+// summarizeAll makes every block's summary in the background (once), one
+// goroutine per CPU, the blocks taken evenly over the run first (every
+// 64th, then those between), so that a zoomed-out view fills in evenly.
+func (tl *timeline) summarizeAll() {
+	tl.sumOnce.Do(func() {
+		var all []*tblock
+		for _, bs := range tl.blocks {
+			all = append(all, bs...)
+		}
+		slices.SortStableFunc(all, func(a, b *tblock) int { return cmp.Compare(a.t0, b.t0) })
+		order := make([]*tblock, 0, len(all))
+		for step := 64; step >= 1; step /= 2 {
+			for i := 0; i < len(all); i += step {
+				if i%(2*step) != 0 || step == 64 {
+					order = append(order, all[i])
+				}
+			}
+		}
+		go parallel(len(order), func(i int) {
+			if b := order[i]; b.sum.Load() == nil {
+				tl.read(b)
+			}
+		})
+	})
 }
 
 // summarize makes block b's summary from its calls.
@@ -454,19 +494,23 @@ func overlap(a, b int64, o, w float64, n int, add func(k int, d float64)) {
 
 // Window is the answer of /api/timeline.
 type Window struct {
-	End      int64        `json:"end_ns"` // the run's length (ns since the first rank's MPI_Init)
-	T0       int64        `json:"t0"`
-	T1       int64        `json:"t1"`
-	Lanes    [][2]int     `json:"lanes"` // first and last rank of each lane
-	Funcs    []string     `json:"funcs"`
-	Mode     string       `json:"mode"`  // "calls" or "bins"
-	Calls    [][6]int64   `json:"calls"` // [lane, t0, t1, func, bytes, peer]
-	Msgs     [][5]int64   `json:"msgs"`  // [from lane, t0, to lane, t1, bytes]
-	BinNs    float64      `json:"bin_ns"`
-	Bins     [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
-	Total    int          `json:"total"` // calls in the window (bins: about, from the blocks' summaries)
-	Cut      bool         `json:"cut"`   // messages are drawn over the first part of the run only
-	Warnings []string     `json:"warnings"`
+	End   int64        `json:"end_ns"` // the run's length (ns since the first rank's MPI_Init)
+	T0    int64        `json:"t0"`
+	T1    int64        `json:"t1"`
+	Lanes [][2]int     `json:"lanes"` // first and last rank of each lane
+	Funcs []string     `json:"funcs"`
+	Mode  string       `json:"mode"`  // "calls" or "bins"
+	Calls [][6]int64   `json:"calls"` // [lane, t0, t1, func, bytes, peer]
+	Msgs  [][5]int64   `json:"msgs"`  // [from lane, t0, to lane, t1, bytes]
+	BinNs float64      `json:"bin_ns"`
+	Bins  [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
+	Total int          `json:"total"` // calls in the window (bins: about, from the blocks' summaries)
+	Cut   bool         `json:"cut"`   // messages are drawn over the first part of the run only
+	// Partial: bins of a window some of whose blocks are still being
+	// summarized in the background (Pending of them): ask again.
+	Partial  bool     `json:"partial"`
+	Pending  int      `json:"pending_blocks"`
+	Warnings []string `json:"warnings"`
 }
 
 func (s *Server) timelineAPI(w http.ResponseWriter, r *http.Request) {
@@ -585,11 +629,36 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	out.BinNs = binNs
 	// Blocks whose summary is fine enough for a column are binned from
 	// it; the others are decoded (their summaries made on the way).
-	var exact []*tblock
+	// Blocks without a summary are decoded now as long as they hold at
+	// most budgetEvents events in all (taken evenly over the window),
+	// the others summarized in the background, and the answer says it is
+	// partial (the browser asks again).
+	var exact, later []*tblock
+	var laterEvents uint64
 	for _, b := range need {
-		if s := b.sum.Load(); s == nil || s.width > binNs {
+		s := b.sum.Load()
+		switch {
+		case s != nil && s.width <= binNs:
+		case float64(b.t1-b.t0)/sumSlices > binNs:
 			exact = append(exact, b)
+		default:
+			later = append(later, b)
+			laterEvents += b.span.Events
 		}
+	}
+	if laterEvents > uint64(budgetEvents) {
+		k := float64(budgetEvents) / float64(laterEvents)
+		for j, b := range later {
+			if int(float64(j)*k) != int(float64(j+1)*k) {
+				exact = append(exact, b)
+			} else {
+				out.Pending++
+			}
+		}
+		out.Partial = true
+		tl.summarizeAll()
+	} else {
+		exact = append(exact, later...)
 	}
 	decoded := map[*tblock][]tcall{}
 	var dmu sync.Mutex
@@ -632,6 +701,9 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 			continue
 		}
 		s := b.sum.Load()
+		if s == nil {
+			continue // summarized in the background
+		}
 		for k := range sumSlices {
 			a := float64(b.t0) + float64(k)*s.width
 			if a >= float64(t0) && a < float64(t1) {

@@ -245,3 +245,52 @@ func TestTimelineLazyMessages(t *testing.T) {
 		t.Errorf("then: %d messages, %q", len(w.Msgs), w.Warnings)
 	}
 }
+
+// TestTimelinePartial: a zoomed-out window whose blocks hold more than
+// budgetEvents events without summaries decodes about that many now and
+// says it is partial; the rest are summarized in the background, after
+// which the same window has every lane's MPI time.
+func TestTimelinePartial(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 2, Events: 400_000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := reference(t, dir)
+	old := budgetEvents
+	budgetEvents = 60_000 // 2 of the 14 blocks (7 per rank, 30,000 events each but the last)
+	defer func() { budgetEvents = old }()
+	tl, err := loadTimeline(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tl.window(0, tl.end+1, 0, 1, 200)
+	if !w.Partial || w.Pending != 12 || w.Mode != "bins" {
+		t.Fatalf("first answer: partial %v, %d blocks pending, %s", w.Partial, w.Pending, w.Mode)
+	}
+	for done := false; !done; {
+		time.Sleep(time.Millisecond)
+		done = true
+		for _, bs := range tl.blocks {
+			for _, b := range bs {
+				done = done && b.sum.Load() != nil
+			}
+		}
+	}
+	w = tl.window(0, tl.end+1, 0, 1, 200)
+	if w.Partial || w.Pending != 0 {
+		t.Fatalf("then: partial %v, %d pending", w.Partial, w.Pending)
+	}
+	busy := make([]float64, 2)
+	for _, x := range w.Bins {
+		busy[int(x[0])] += x[2] * w.BinNs
+	}
+	for i, rc := range ref {
+		var want float64
+		for _, c := range rc {
+			want += float64(c.t1 - c.t0)
+		}
+		if math.Abs(busy[i]-want) > 1e-6*want {
+			t.Errorf("rank %d: %.0f ns in MPI, want %.0f", i, busy[i], want)
+		}
+	}
+}

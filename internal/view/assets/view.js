@@ -139,6 +139,8 @@ function load() {
     T.end = d.end_ns;
     if (!(T.t1 > T.t0)) { T.t0 = d.t0; T.t1 = d.t1; }
     draw(d);
+    // Blocks still being summarized: ask again (unless the view moved).
+    if (d.partial) setTimeout(function () { if (seq === T.seq) load(); }, 1000);
   });
 }
 function draw(d) {
@@ -167,6 +169,7 @@ function draw(d) {
   M.el("text", {x: W - 4, y: H - 4, "text-anchor": "end"}, s, human(d.t1));
   document.getElementById("tl-info").textContent = (d.mode === "bins" ? "about " : "") + d.total + " calls in view" +
     (d.mode === "bins" ? " (aggregated per pixel; zoom in for single calls)" : "") +
+    (d.partial ? "; reading the trace: " + d.pending_blocks + " blocks of this view to go" : "") +
     (d.warnings.length ? "; " + d.warnings.join("; ") : "") + "; wheel: zoom, drag: pan";
 }
 function zoom(f, at) {
