@@ -176,20 +176,48 @@ func firstEvent(s *BlockSpan, p []byte, f io.ReaderAt, pstart, ln int64) error {
 // ReadBlock decodes the events block s of the rank's file (a span from
 // Index), checking its CRC, appending its events to evs.
 func (r *Rank) ReadBlock(s BlockSpan, evs []Event) (tid int, out []Event, err error) {
+	var d BlockDecoder
+	return d.read(r, s, evs)
+}
+
+// BlockDecoder decodes blocks of an index one at a time, reusing its
+// buffers (a reader of many blocks allocates nothing per block once
+// they have grown). One goroutine uses it at a time.
+type BlockDecoder struct {
+	buf []byte
+	dec evDecoder
+	evs []Event
+}
+
+// Read decodes block s of r's file as ReadBlock does; the events are valid
+// until the next Read.
+func (d *BlockDecoder) Read(r *Rank, s BlockSpan) (tid int, evs []Event, err error) {
+	tid, d.evs, err = d.read(r, s, d.evs[:0])
+	return tid, d.evs, err
+}
+
+func (d *BlockDecoder) read(r *Rank, s BlockSpan, evs []Event) (int, []Event, error) {
 	f, err := os.Open(r.Path)
 	if err != nil {
 		return 0, evs, err
 	}
 	defer f.Close()
-	var dec evDecoder
-	return r.readBlock(f, &dec, s, evs)
+	return r.readBlockBuf(f, &d.dec, &d.buf, s, evs)
 }
 
 func (r *Rank) readBlock(f io.ReaderAt, dec *evDecoder, s BlockSpan, evs []Event) (tid int, out []Event, err error) {
+	var buf []byte
+	return r.readBlockBuf(f, dec, &buf, s, evs)
+}
+
+func (r *Rank) readBlockBuf(f io.ReaderAt, dec *evDecoder, buf *[]byte, s BlockSpan, evs []Event) (tid int, out []Event, err error) {
 	if s.Size < 6 || s.Size > maxBlock+16 {
 		return 0, evs, &CorruptError{r.Path, s.Off, fmt.Errorf("block of %d bytes", s.Size)}
 	}
-	b := make([]byte, s.Size)
+	if int64(cap(*buf)) < s.Size {
+		*buf = make([]byte, s.Size)
+	}
+	b := (*buf)[:s.Size]
 	if _, err := f.ReadAt(b, s.Off); err != nil {
 		return 0, evs, &CorruptError{r.Path, s.Off, err}
 	}

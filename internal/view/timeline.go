@@ -377,7 +377,9 @@ func (tl *timeline) decode(b *tblock) []tcall {
 // if it has none (nil, with a warning kept, when the block cannot be read).
 func (tl *timeline) read(b *tblock) []tcall {
 	r := tl.job.Ranks[b.rank]
-	_, evs, err := r.ReadBlock(b.span, nil)
+	d := decoders.Get().(*trace.BlockDecoder)
+	defer decoders.Put(d)
+	_, evs, err := d.Read(r, b.span)
 	if err != nil {
 		tl.mu.Lock()
 		tl.bad[b] = fmt.Sprintf("%v: those events of rank %d are not in the timeline", err, r.Header.Rank)
@@ -411,10 +413,14 @@ func (tl *timeline) read(b *tblock) []tcall {
 	}
 	slices.SortStableFunc(calls, func(a, c tcall) int { return cmp.Compare(a.t0, c.t0) })
 	if b.sum.Load() == nil {
-		b.sum.Store(summarize(b, calls))
+		b.sum.Store(summarize(b, calls, len(tl.fns)))
 	}
 	return calls
 }
+
+// decoders are the block decoders of the requests and the background
+// summaries (their buffers reused).
+var decoders = sync.Pool{New: func() any { return new(trace.BlockDecoder) }}
 
 // summarizeAll makes every block's summary in the background (once), one
 // goroutine per CPU, the blocks taken evenly over the run first (every
@@ -443,24 +449,25 @@ func (tl *timeline) summarizeAll() {
 }
 
 // summarize makes block b's summary from its calls.
-func summarize(b *tblock, calls []tcall) *tsum {
+// nfn is the number of the timeline's functions.
+func summarize(b *tblock, calls []tcall, nfn int) *tsum {
 	s := &tsum{width: math.Max(float64(b.t1-b.t0), 1) / sumSlices}
 	// (slice, function) -> ns over the functions the block uses.
-	local := map[uint16]int{}
+	local := make([]int32, nfn)
 	var fns []uint16
 	for _, c := range calls {
-		if _, ok := local[c.fn]; !ok {
-			local[c.fn] = len(fns)
+		if local[c.fn] == 0 {
 			fns = append(fns, c.fn)
+			local[c.fn] = int32(len(fns)) // 1-based: 0 is unseen
 		}
 	}
-	nfn := max(len(fns), 1)
+	nfn = max(len(fns), 1)
 	byFn := make([]float64, sumSlices*nfn)
 	for _, c := range calls {
 		if k := int(float64(c.t0-b.t0) / s.width); k >= 0 && k < sumSlices {
 			s.starts[k]++
 		}
-		f := local[c.fn]
+		f := int(local[c.fn] - 1)
 		overlap(c.t0, c.t1, float64(b.t0), s.width, sumSlices, func(k int, d float64) {
 			s.busy[k] += d
 			byFn[k*nfn+f] += d
