@@ -81,9 +81,10 @@ type timeline struct {
 	detail   int // calls sent one by one at most (detailCalls)
 	warnings []string
 
-	msgs    atomic.Pointer[tmsgs] // nil until the walk is done
-	msgOnce sync.Once
-	sumOnce sync.Once // the background summaries started
+	msgs       atomic.Pointer[tmsgs] // nil until the walk is done
+	msgOnce    sync.Once
+	sumOnce    sync.Once // the background summaries started
+	sumStarted atomic.Bool
 
 	mu     sync.Mutex // guards the cache and bad
 	cache  map[*tblock][]tcall
@@ -427,6 +428,7 @@ var decoders = sync.Pool{New: func() any { return new(trace.BlockDecoder) }}
 // 64th, then those between), so that a zoomed-out view fills in evenly.
 func (tl *timeline) summarizeAll() {
 	tl.sumOnce.Do(func() {
+		tl.sumStarted.Store(true)
 		var all []*tblock
 		for _, bs := range tl.blocks {
 			all = append(all, bs...)
@@ -654,7 +656,13 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 		}
 	}
 	if laterEvents > uint64(budgetEvents) {
+		// The first such answer decodes budgetEvents evenly over the
+		// window; once the background summaries run, an answer takes
+		// what they made so far.
 		k := float64(budgetEvents) / float64(laterEvents)
+		if tl.sumStarted.Load() {
+			k = 0
+		}
 		for j, b := range later {
 			if int(float64(j)*k) != int(float64(j+1)*k) {
 				exact = append(exact, b)

@@ -267,6 +267,10 @@ func TestTimelinePartial(t *testing.T) {
 	if !w.Partial || w.Pending != 12 || w.Mode != "bins" {
 		t.Fatalf("first answer: partial %v, %d blocks pending, %s", w.Partial, w.Pending, w.Mode)
 	}
+	// A later answer has no more blocks pending.
+	if w2 := tl.window(0, tl.end+1, 0, 1, 200); w2.Partial && w2.Pending > 12 {
+		t.Errorf("second answer: %d blocks pending", w2.Pending)
+	}
 	for done := false; !done; {
 		time.Sleep(time.Millisecond)
 		done = true
