@@ -218,6 +218,10 @@ func viewTimeline(opt *options, res *results) error {
 	if err != nil {
 		return err
 	}
+	zCalls, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", end-max(end/1000000, 1), end+1))
+	if err != nil {
+		return err
+	}
 	mid := end / 2
 	zMid, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", mid, mid+span))
 	if err != nil {
@@ -241,7 +245,7 @@ func viewTimeline(opt *options, res *results) error {
 	res.md("\n## mpiscope view's timeline on a %.2f GB trace\n\n", float64(size)/1e9)
 	res.md("bench/cmd/synth -trace-events %d -ranks %d (%.0f MB of trace, page cache warm), `mpiscope view <dir>`, one run: "+
 		"`GET /api/timeline?w=1000` (the whole run in 1,000 columns: the server indexes the trace and decodes every block once, for its summary), the same again, "+
-		"a window of a ten-thousandth of the run at its end and in its middle, and its last hundredth. The browser gets what the answer holds, never the trace.\n\n",
+		"a window of a ten-thousandth of the run at its end, of a millionth at its end (single calls), of a ten-thousandth in its middle, and its last hundredth. The browser gets what the answer holds, never the trace.\n\n",
 		opt.timelineEvents, opt.traceRanks, float64(size)/1e6)
 	res.md("| request | wall (s) | CPU of the view meanwhile (s; background summaries included) | answer | bytes sent |\n|---|---|---|---|---|\n")
 	row := func(name string, a answer) {
@@ -257,12 +261,13 @@ func viewTimeline(opt *options, res *results) error {
 	row("first, whole run", first)
 	row("again, whole run", again)
 	row("1/10,000 at the end", zEnd)
+	row("1/1,000,000 at the end", zCalls)
 	row("1/10,000 in the middle", zMid)
 	row("the last 1/100", zLast)
 	res.md("\nThe whole run complete (every block summarized, the page asking each second): %.1f s after the first request, the view's CPU %.1f s in all; peak RSS of the view: %.0f MiB.\n",
 		tWhole, cpuSeconds(c.Process.Pid), rss)
 	res.raw["view_timeline"] = map[string]any{"events": opt.timelineEvents, "trace_bytes": size, "first_s": first.wall, "first_cpu_s": first.cpu,
-		"again_s": again.wall, "zoom_end_s": zEnd.wall, "zoom_end_calls": len(zEnd.w.Calls), "zoom_mid_s": zMid.wall, "last_hundredth_s": zLast.wall,
+		"again_s": again.wall, "zoom_end_s": zEnd.wall, "zoom_end_calls": len(zCalls.w.Calls), "zoom_calls_s": zCalls.wall, "zoom_mid_s": zMid.wall, "last_hundredth_s": zLast.wall,
 		"whole_s": tWhole, "first_pending": first.w.Pending, "first_bytes": first.bytes, "zoom_end_bytes": zEnd.bytes, "peak_rss_mib": rss, "cut": first.w.Cut}
 	return nil
 }
