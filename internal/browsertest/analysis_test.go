@@ -231,3 +231,31 @@ func TestCallPathPage(t *testing.T) {
 		})
 	})
 }
+
+// TestWaitsPage: testdata/progs/piggyback/waits.c on 4 ranks with the
+// channel on (MPISCOPE_PIGGYBACK=1), in both families, in report.html and
+// in the view: the wait states measured online are the text report's rows
+// (same numbers), with the late sender in MPI_Recv waiting for rank 0 (the
+// only sender) and the staggered barrier's waits (which rank waited
+// longest, and for whom, a loaded machine may change).
+func TestWaitsPage(t *testing.T) {
+	b := newBrowser(t)
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		prog := mpitest.Compile(t, f.MPICC, "piggyback/waits.c", t.TempDir())
+		p, job, _ := f.Profile(t, 4, map[string]string{"MPISCOPE_PIGGYBACK": "1"}, prog)
+		if len(p.Waits) == 0 {
+			t.Fatal("no wait states in the profile")
+		}
+		text := textLines(p, job)
+		pages(t, b, job, func(t *testing.T, where string) {
+			sameNumbers(t, b, text, map[string][]int{"t-waits": nil})
+			kinds := map[string]string{}
+			for _, r := range b.rows(t, "t-waits") {
+				kinds[r[0]+" "+r[1]] = r[8] // waited for
+			}
+			if w, ok := kinds["wait-at-nxn MPI_Barrier"]; kinds["late-sender MPI_Recv"] != "0" || !ok || w == "" {
+				t.Errorf("%s: wait states %v, want late-sender in MPI_Recv waiting for rank 0, and wait-at-nxn in MPI_Barrier", where, kinds)
+			}
+		})
+	})
+}
