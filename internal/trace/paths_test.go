@@ -94,6 +94,28 @@ func TestPaths(t *testing.T) {
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("events (pc/path frames)\n%v\nwant\n%v", got, want)
 				}
+				// The view's reader of indexed blocks too (packed blocks:
+				// Index takes this synthetic raw block for corrupt).
+				if kind != BEvents {
+					return
+				}
+				idx, err := r.Index()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var viaIndex []string
+				for _, sp := range idx {
+					_, evs, err := r.ReadBlock(sp, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, e := range evs {
+						viaIndex = append(viaIndex, fmt.Sprintf("%x/%d%x", e.PC, e.Path, r.PathFrames(e.Path)))
+					}
+				}
+				if fmt.Sprint(viaIndex) != fmt.Sprint(want) {
+					t.Errorf("events read by Index and ReadBlock\n%v\nwant\n%v", viaIndex, want)
+				}
 				if n := len(r.Paths); table && n != 2 || !table && n != 0 {
 					t.Errorf("%d paths", n)
 				}
