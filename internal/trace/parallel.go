@@ -75,7 +75,7 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int, tmpDir string) (uint
 		if pws[i] == nil {
 			return err
 		}
-		if ferr := pws[i].w.Flush(); ferr != nil {
+		if ferr := pws[i].flush(); ferr != nil {
 			return ferr
 		}
 		return err
