@@ -21,6 +21,7 @@ type PerfettoWriter struct {
 	err     error  // the first write error: later writes are dropped
 	out     []byte // written to w when it holds flushAt bytes
 	n       int
+	sep     bool // a separator before the first record too (ConvertPerfetto)
 	named   map[[2]int]bool
 	q       map[string]string
 	Records uint64
@@ -63,7 +64,7 @@ func jq(s string) string {
 
 // begin starts a record in p.out: the separator, counted.
 func (p *PerfettoWriter) begin() {
-	if p.n > 0 {
+	if p.n > 0 || p.sep {
 		p.out = append(p.out, ",\n"...)
 	}
 	p.n++
