@@ -65,6 +65,7 @@ type options struct {
 	synthRanks     int
 	traceEvents    uint64
 	traceRanks     int
+	traceBase      string // tracesynth: an earlier mpiscope binary run beside this build's
 	timelineEvents uint64
 	memCalls       string
 	scaleNP        string
@@ -84,6 +85,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
+	fs.StringVar(&o.traceBase, "trace-base", "", "an earlier mpiscope `binary` whose convert and analyze the tracesynth section runs too, interleaved with this build's (before/after rows)")
 	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
 	fs.IntVar(&o.abCycles, "ab-cycles", 13, "cycles of the modes per benchmark in each run of the ab section, after one warm-up (bench/progs/ab.c)")
