@@ -28,6 +28,7 @@ type Config struct {
 	TraceDirect bool   // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
 	TraceMax    int64  // MPISCOPE_TRACE_MAX: bytes of trace per rank, then tracing stops (0: no bound)
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
+	PBStage     int    // MPISCOPE_PIGGYBACK_STAGE: sends of at most this many contiguous bytes are staged (piggyback.c)
 	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
 	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; callpath.h)
 	Compensate  bool   // MPISCOPE_COMPENSATE: overhead compensation, implies Piggyback (compensate.go)
@@ -186,6 +187,15 @@ var Settings = []setting{
 		func(c *Config, v string) error { _, err := parseBool(v); return err }},
 	{"MPISCOPE_PIGGYBACK", "0", "1: carry a header of ours on every point-to-point message and measure wait states online (decided at MPI_Init: on only if every rank asks for it)",
 		func(c *Config, v string) (err error) { c.Piggyback, err = parseBool(v); return }},
+	{"MPISCOPE_PIGGYBACK_STAGE", "1024", "with the channel on, a send of at most this many bytes of contiguous data copies our header and its data into a buffer of ours sent as one (cheaper than a datatype for small messages); 0: never (0 to 65536)",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 || n > 65536 {
+				return fmt.Errorf("want a number of bytes from 0 to 65536")
+			}
+			c.PBStage = n
+			return nil
+		}},
 	{"MPISCOPE_DEPTH", "1", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only)",
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
