@@ -358,7 +358,12 @@ func depthCallgrind(opt *options, res *results) error {
 		}
 		res.md("\n## Instructions per call at each depth (%s, valgrind --tool=callgrind)\n\n", f.Name)
 		res.md("MPI_Comm_rank in depth.c's cg_loop (more than 20 frames of the program above it), MPI singleton: (Ir(2N) - Ir(N)) / N, N = %d, counted in cg_loop and below (--toggle-collect=cg_loop).\n\n", n)
-		head := []string{"build", "no library"}
+		vars, err := parseVariants(opt.variants, f.Name)
+		if err != nil {
+			return err
+		}
+		libs := append([]variant{{"mpiscope", b.lib}}, vars...)
+		head := []string{"build", "library", "no library"}
 		for _, d := range depthDepths {
 			head = append(head, fmt.Sprintf("depth %d", d))
 		}
@@ -370,18 +375,21 @@ func depthCallgrind(opt *options, res *results) error {
 			if err != nil {
 				return err
 			}
-			row := []string{d.Name, fmt.Sprintf("%.1f", none)}
-			raw[d.Name] = map[string]float64{"none": none}
-			for _, depth := range depthDepths {
-				v, err := count(progs[d.Name], b.lib, depth)
-				if err != nil {
-					return err
+			for _, l := range libs {
+				k := l.name + "/" + d.Name
+				row := []string{d.Name, l.name, fmt.Sprintf("%.1f", none)}
+				raw[k] = map[string]float64{"none": none}
+				for _, depth := range depthDepths {
+					v, err := count(progs[d.Name], l.lib, depth)
+					if err != nil {
+						return err
+					}
+					raw[k][strconv.Itoa(depth)] = v
+					row = append(row, fmt.Sprintf("%.1f", v))
 				}
-				raw[d.Name][strconv.Itoa(depth)] = v
-				row = append(row, fmt.Sprintf("%.1f", v))
+				row = append(row, fmt.Sprintf("%+.1f", raw[k]["4"]-raw[k]["1"]), fmt.Sprintf("%.1f", (raw[k]["16"]-raw[k]["4"])/12))
+				res.md("| %s |\n", strings.Join(row, " | "))
 			}
-			row = append(row, fmt.Sprintf("%+.1f", raw[d.Name]["4"]-raw[d.Name]["1"]), fmt.Sprintf("%.1f", (raw[d.Name]["16"]-raw[d.Name]["4"])/12))
-			res.md("| %s |\n", strings.Join(row, " | "))
 		}
 		res.raw[f.Name+"/depth-callgrind"] = raw
 	}
