@@ -253,7 +253,7 @@ func depthFamily(f family, opt *options, res *results) error {
 	res.md("\n## Call paths through the wrappers (%s)\n\n", f.Name)
 	res.md("bench/depth/depth.c on 2 ranks, more than 20 frames of the program above each of its MPI calls, built two ways, run at each depth (MPISCOPE_DEPTH), one mpirun per build and depth, "+
 		"the runs interleaved in each of %d rounds; in each run the modes none (PMPI_ directly), timer (PMPI_ between two rdtsc reads) and profile alternate, "+
-		"%d cycles after one warm-up, and a run's value is the median over cycles of (profile - none) per call (local loops: 100,000 calls per repetition, each rank on its own; "+
+		"%d cycles after one warm-up, and a run's value is the median over cycles of (profile - none) per call (local loops: 100,000 calls per repetition, each rank on its own, in the thread's CPU time, which time slices lost to other work on a shared machine do not inflate; "+
 		"pingpong_0: 10,000 round trips, 2 calls each on the critical path). Each run's profile is checked to hold exactly the calls made in profile mode, "+
 		"each in a path of exactly the depth's frames. Values: median [min, max] over rounds, ns per call; in parentheses the median's ratio to two isolated rdtsc reads "+
 		"(%.1f ns, %s ns per read). Over depth 1: the same round's difference to depth 1, median over rounds.\n\n", opt.depthRounds, opt.depthCycles, 2*T.Med, T)
