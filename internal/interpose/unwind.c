@@ -1055,10 +1055,10 @@ void ms_unwind_main_fp(int *fp, int *sampled)
 	dl_iterate_phdr(uw_main_cb, &seg);
 	if (!seg.table || seg.nfde < 2)
 		return;
-	/* Up to 256 functions, evenly spread over the table: each one's rule
-	 * halfway to the next function's start. Functions of under 16 bytes
-	 * and rules that end a walk (the PLT's expressions, _start's
-	 * undefined return address) are not counted. */
+	/* Up to 256 functions, evenly spread over the table, each judged
+	 * by its rules between its start and the next function's. Functions
+	 * of under 16 bytes and rules that end a walk (the PLT's
+	 * expressions, _start's undefined return address) are not counted. */
 	const uint32_t nf = seg.nfde - 1, want = nf < 256 ? nf : 256;
 	const uintptr_t base = (uintptr_t)seg.hdr;
 	pthread_mutex_lock(&uw_mu);
@@ -1068,14 +1068,23 @@ void ms_unwind_main_fp(int *fp, int *sampled)
 		uintptr_t a = base + (intptr_t)seg.table[2 * i], b = base + (intptr_t)seg.table[2 * i + 2];
 		if (b <= a || b - a < 16)
 			continue;
-		int found;
-		uint64_t r = uw_decode_fde(&seg, a + (b - a) / 2, &found);
-		unsigned kind = UW_KIND(r);
-		if (!found || kind == UW_END || kind == UW_BAD)
-			continue;
-		++*sampled;
-		if (r == UW_FRAME_RULE)
-			++*fp;
+		/* The rule at 1/8, 2/8 ... 7/8 of the way: a function that
+		 * keeps a frame pointer has the frame pointer's rule between
+		 * its prologue and its epilogue, which in a small function
+		 * (a few instructions around a call) may hold at a point or
+		 * two only. */
+		int judged = 0, keeps = 0;
+		for (int j = 1; j < 8 && !keeps; j++) {
+			int found;
+			uint64_t r = uw_decode_fde(&seg, a + (b - a) * j / 8, &found);
+			unsigned kind = UW_KIND(r);
+			if (!found || kind == UW_END || kind == UW_BAD)
+				continue;
+			judged = 1;
+			keeps = r == UW_FRAME_RULE;
+		}
+		*sampled += judged;
+		*fp += keeps;
 	}
 	uw_stats.fde = fdes;
 	pthread_mutex_unlock(&uw_mu);

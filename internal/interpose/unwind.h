@@ -60,8 +60,9 @@ MS_UNWIND_API void ms_unwind_init(void);
 	          *(uintptr_t *)__builtin_frame_address(0), (out), (max))
 
 /* Cold: of up to 256 functions of the main program (from its
- * .eh_frame_hdr), how many keep a frame pointer (their rule halfway through
- * is the frame pointer's) of how many could be judged. Both 0 when the
+ * .eh_frame_hdr), how many keep a frame pointer (their rule at one of
+ * seven points through the function is the frame pointer's) of how many
+ * could be judged. Both 0 when the
  * program has no .eh_frame_hdr. Call paths choose their default depth from
  * it (callpath.c). */
 MS_UNWIND_API void ms_unwind_main_fp(int *fp, int *sampled);
