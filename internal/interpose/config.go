@@ -30,7 +30,7 @@ type Config struct {
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
 	PBStage     int    // MPISCOPE_PIGGYBACK_STAGE: sends of at most this many contiguous bytes are staged (piggyback.c)
 	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
-	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; callpath.h)
+	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; 0: auto, chosen at start; callpath.h)
 	Compensate  bool   // MPISCOPE_COMPENSATE: overhead compensation, implies Piggyback (compensate.go)
 	TestDelayNs int64  // MPISCOPE_TEST_DELAY_NS: testing, a busy delay in every recorded call
 	// TestDelayRanks is MPISCOPE_TEST_DELAY_RANKS: the ranks TestDelayNs
@@ -196,11 +196,15 @@ var Settings = []setting{
 			c.PBStage = n
 			return nil
 		}},
-	{"MPISCOPE_DEPTH", "1", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only)",
+	{"MPISCOPE_DEPTH", "auto", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only; auto: 4 when the program keeps frame pointers, else 1)",
 		func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "auto" {
+				c.Depth = 0 // chosen at start (callpath.c)
+				return nil
+			}
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 1 || n > 32 {
-				return fmt.Errorf("want an integer from 1 to 32")
+				return fmt.Errorf("want auto or an integer from 1 to 32")
 			}
 			c.Depth = n
 			return nil

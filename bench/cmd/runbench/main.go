@@ -25,6 +25,10 @@
 //	unwind    the call-path unwinder: ms_unwind at depths 1-16 with and
 //	          without frame pointers (bench/unwind; no MPI; unwind.go)
 //	channel   the piggyback channel per message over profile mode (channel.go)
+//	depth     call paths through the wrappers: MPISCOPE_DEPTH 1, 4, 8 and 16,
+//	          with and without frame pointers (bench/depth; depth.go)
+//	depth-callgrind instructions per call at each depth (valgrind; not in
+//	          the default set; depth.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -73,6 +77,8 @@ type options struct {
 	verbose        bool
 	layouts        int
 	variants       string
+	depthRounds    int
+	depthCycles    int
 }
 
 // parseOptions reads the command line.
@@ -82,13 +88,15 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, timeline (not by default: a 1 GB trace)")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, depth, depth-callgrind, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.StringVar(&o.traceBase, "trace-base", "", "an earlier mpiscope `binary` whose convert and analyze the tracesynth section runs too, interleaved with this build's (before/after rows)")
 	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
 	fs.IntVar(&o.abCycles, "ab-cycles", 13, "cycles of the modes per benchmark in each run of the ab section, after one warm-up (bench/progs/ab.c)")
+	fs.IntVar(&o.depthRounds, "depth-rounds", 5, "rounds of the depth section")
+	fs.IntVar(&o.depthCycles, "depth-cycles", 11, "cycles of the modes per benchmark in each run of the depth section, after one warm-up (bench/depth/depth.c)")
 	fs.IntVar(&o.synthRanks, "synth-ranks", 100000, "rank profiles for the synth section")
 	fs.StringVar(&o.memCalls, "mem-calls", "1000000,10000000", "call counts of the memory section")
 	fs.StringVar(&o.scaleNP, "scale-np", "2,4,8,16,32", "rank counts of the scale section")
@@ -99,6 +107,9 @@ func parseOptions(args []string) (*options, error) {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { o.scaleSet = o.scaleSet || f.Name == "scale-np" })
+	if o.depthRounds < 1 || o.depthCycles < 1 {
+		return nil, fmt.Errorf("-depth-rounds %d, -depth-cycles %d: want at least 1", o.depthRounds, o.depthCycles)
+	}
 	if o.abCycles < 1 {
 		return nil, fmt.Errorf("-ab-cycles %d: want at least 1", o.abCycles)
 	}
@@ -187,6 +198,16 @@ func run(opt *options) error {
 	if sections["unwind"] {
 		if err := timed("unwind", func() error { return unwindBench(opt, res) }); err != nil {
 			return err
+		}
+	}
+	for _, s := range []struct {
+		name string
+		fn   func(*options, *results) error
+	}{{"depth", depthBench}, {"depth-callgrind", depthCallgrind}} {
+		if sections[s.name] {
+			if err := timed(s.name, func() error { return s.fn(opt, res) }); err != nil {
+				return err
+			}
 		}
 	}
 	if sections["timeline"] {
