@@ -389,7 +389,20 @@ type jump struct {
 // groupWaits turns a rank's candidates into wait states: per call, the
 // latest partner decides.
 func groupWaits(cs []cand) rankWaits {
-	rw := rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
+	rw := newRankWaits()
+	rw.group(cs)
+	rw.sortJumps()
+	return rw
+}
+
+func newRankWaits() rankWaits {
+	return rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
+}
+
+// group adds the wait states of the calls whose candidates are cs (all of
+// each call's candidates; the calls after those of earlier groups, in the
+// job's bounded memory).
+func (rw *rankWaits) group(cs []cand) {
 	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
 	for i := 0; i < len(cs); {
 		j := i + 1
@@ -425,8 +438,11 @@ func groupWaits(cs []cand) rankWaits {
 		}
 		i = j
 	}
+}
+
+// sortJumps puts the jumps in order of the waiting calls' ends.
+func (rw *rankWaits) sortJumps() {
 	sort.SliceStable(rw.jumps, func(a, b int) bool { return rw.jumps[a].t1 < rw.jumps[b].t1 })
-	return rw
 }
 
 // namer resolves callsites and communicators to names, once each.
