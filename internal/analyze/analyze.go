@@ -167,7 +167,6 @@ var NotRecorded = []string{
 	"nonblocking and persistent collectives: no wait states (their completion time is not matched across ranks)",
 	"RMA (MPI_Put, MPI_Get, epochs): traced as calls only, no wait states",
 	"MPI-IO: traced as calls only",
-	"collectives on intercommunicators: not matched",
 	"partitioned communication (MPI_Psend_init): not matched",
 }
 
@@ -229,9 +228,11 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	passes := make([]*rankPass, n)
 	damaged := make([]string, n)
+	inter := interSides(w.CommList())
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
+		p.inter = inter
 		passes[i] = p
 		if sp != nil {
 			defer p.flushAll()

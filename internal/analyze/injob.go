@@ -95,8 +95,15 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		}
 		sort.Ints(ids)
 		for _, id := range ids {
-			if k := r.Comms[id].Key; !slices.Contains(lm.Keys, k) {
-				lm.Keys = append(lm.Keys, k)
+			d := r.Comms[id]
+			if !slices.Contains(lm.Keys, d.Key) {
+				lm.Keys = append(lm.Keys, d.Key)
+			}
+			if d.Inter {
+				if lm.Inter == nil {
+					lm.Inter = map[string][]int{}
+				}
+				lm.Inter[d.Key] = d.World
 			}
 		}
 	}
@@ -166,6 +173,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	// 2. This rank's records, matched at their owners.
 	p := newRankPass(me, me, size)
 	p.byOwner = true
+	p.inter = interInJob(meta)
 	var sp *jobSpill
 	if ag.Rounds > 1 {
 		var err error
@@ -314,6 +322,9 @@ type jobMeta struct {
 	// RankHost is each rank's host key (only when there are several
 	// hosts: for the clock repair).
 	RankHost map[int]string
+	// Inter is each intercommunicator's remote group (its key's
+	// definition), to pair the two sides as trace.NewWalker does.
+	Inter map[string][]int
 }
 
 // hostClock is a rank whose clock samples convert a host's ticks
@@ -358,6 +369,28 @@ func mergeMeta(a, b *jobMeta) {
 			a.Keys = append(a.Keys, k)
 		}
 	}
+	for k, v := range b.Inter {
+		if _, ok := a.Inter[k]; !ok {
+			if a.Inter == nil {
+				a.Inter = map[string][]int{}
+			}
+			a.Inter[k] = v
+		}
+	}
+}
+
+// interInJob is interSides in the job, where this rank's walker knows
+// only its own communicators: the job's intercommunicators, numbered as
+// the keys are, are paired as trace.NewWalker pairs them.
+func interInJob(meta jobMeta) map[int]interSide {
+	var comms []*trace.GComm
+	for i, k := range meta.Keys {
+		if wd, ok := meta.Inter[k]; ok {
+			comms = append(comms, &trace.GComm{ID: i, Key: k, World: wd, Inter: true})
+		}
+	}
+	trace.PairInter(comms)
+	return interSides(comms)
 }
 
 // tokenReplay is the backward replay of the critical path in the job: the

@@ -228,3 +228,44 @@ func TestInJobNoTrace(t *testing.T) {
 		}
 	})
 }
+
+// TestInterCollE2E: waits.c's inter case (collectives on an
+// intercommunicator between ranks {0, 1} and {2, 3}), analyzed in the job
+// and by `mpiscope analyze`, on both families: the same result, every
+// collective instance matched, and the waits the program's entry times
+// make (each group of a barrier or allreduce waiting for the other's last
+// member; a broadcast's and a reduce's between the root and the other
+// group, the root group's MPI_PROC_NULL ranks out of them).
+func TestInterCollE2E(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		in, off, e := runInJob(t, f, 4, "inter")
+		sameAnalysis(t, in, off)
+		if off.Colls != 4*iter {
+			t.Errorf("%d collectives matched, want %d", off.Colls, 4*iter)
+		}
+		grp := [2][]int{{0, 1}, {2, 3}}
+		last := func(i int, what string, g []int) float64 {
+			m := 0.0
+			for _, r := range g {
+				m = max(m, e.get(t, r, i, what))
+			}
+			return m
+		}
+		w := map[analyze.Pattern]map[int]float64{analyze.WaitBarrier: {}, analyze.LateBroadcast: {}, analyze.WaitNxN: {}, analyze.EarlyReduce: {}}
+		for i := 0; i < iter; i++ {
+			for s, g := range grp {
+				for _, r := range g {
+					w[analyze.WaitBarrier][r] += max(0, last(i, "barrier", grp[1-s])-e.get(t, r, i, "barrier")) / 1e9
+					w[analyze.WaitNxN][r] += max(0, last(i, "allreduce", grp[1-s])-e.get(t, r, i, "allreduce")) / 1e9
+				}
+			}
+			for _, r := range grp[1] {
+				w[analyze.LateBroadcast][r] += max(0, e.get(t, 0, i, "bcast")-e.get(t, r, i, "bcast")) / 1e9
+			}
+			first := min(e.get(t, 0, i, "reduce"), e.get(t, 1, i, "reduce"))
+			w[analyze.EarlyReduce][2] += max(0, first-e.get(t, 2, i, "reduce")) / 1e9
+		}
+		wantWaits(t, off, w, map[analyze.Pattern]map[int]float64{analyze.WaitBarrier: {0: 20, 1: 20}, analyze.LateBroadcast: {2: 20, 3: 20},
+			analyze.WaitNxN: {2: 20, 3: 20}, analyze.EarlyReduce: {2: 20}})
+	})
+}
