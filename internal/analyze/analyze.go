@@ -97,6 +97,15 @@ type Options struct {
 	// Source resolves a rank's callsite address (nil: callsites stay
 	// addresses); called from one goroutine, once per rank and address.
 	Source func(r *trace.Rank, pc uint64) (trace.Source, bool)
+	// Phase is called, in the job, as each step ends (its name), for the
+	// benchmarks' timings; nil: none.
+	Phase func(name string)
+}
+
+func (o Options) phase(name string) {
+	if o.Phase != nil {
+		o.Phase(name)
+	}
 }
 
 // Row is the waiting time of one pattern at one function, callsite,

@@ -211,6 +211,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	if err != nil {
 		return nil, err
 	}
+	opt.phase("records")
 	// 3. The critical path.
 	type last struct {
 		T    float64
@@ -234,6 +235,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 			return nil, err
 		}
 	}
+	opt.phase("path")
 	// This rank's part, gathered at rank 0 (5).
 	var g gathered
 	if r != nil {
@@ -266,6 +268,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	if len(g.Parts) == 1 {
 		g.Parts[0].Delays = ds
 	}
+	opt.phase("delays")
 	g.Stats = [4]uint64{st.messages, st.unmatched, st.colls, st.mismatch}
 	g.UnmatchedReqs = unmatchedReqs
 	g.Warnings = warnings

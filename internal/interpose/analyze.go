@@ -24,6 +24,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -62,18 +63,26 @@ func analyzeFinalize() *profile.Analysis {
 	timing := os.Getenv("MPISCOPE_DEBUG_TIMING") == "1"
 	var t0 time.Time
 	var before int64
+	var phases []string
+	opt := analyze.Options{Source: ownSites(), Memory: state.cfg.AnalyzeMem}
 	if timing {
+		last := time.Now()
+		opt.Phase = func(name string) {
+			now := time.Now()
+			phases = append(phases, fmt.Sprintf("%s=%.3f", name, float64(now.Sub(last).Microseconds())/1e3))
+			last = now
+		}
 		before = vmHWM()
 		// The peak from here on is the analysis' (Linux 4.0 and later).
 		_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 		t0 = time.Now()
 	}
-	res, err := analyze.InJobFile(anComm{}, state.job, path, analyze.Options{Source: ownSites(), Memory: state.cfg.AnalyzeMem})
+	res, err := analyze.InJobFile(anComm{}, state.job, path, opt)
 	if timing {
 		// For the benchmarks (bench/cmd/runbench/analyzejob.go): rank 0's
 		// time ends with the gathered result, the job's analysis.
-		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d\n", state.rank,
-			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM())
+		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d %s\n", state.rank,
+			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), strings.Join(phases, " "))
 	}
 	if err != nil {
 		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))
