@@ -166,16 +166,16 @@ func TestDelayChain(t *testing.T) {
 
 // TestInJobP2P: p2p.c traced from MPI_Init (blocking, nonblocking and
 // persistent messages, MPI_ANY_SOURCE, a duplicate of MPI_COMM_WORLD)
-// analyzed in the job with MPISCOPE_ANALYZE_MEM=64K (the records
-// exchanged and matched in rounds, through spill files): exactly
-// `mpiscope analyze`'s result, every message matched.
+// analyzed in the job with MPISCOPE_ANALYZE_MEM=256K (2,520 events per
+// rank: the records exchanged and matched in four rounds, through spill
+// files): exactly `mpiscope analyze`'s result, every message matched.
 func TestInJobP2P(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
 		prog := mpitest.Compile(t, f.MPICC, "p2p.c", dir)
 		job := filepath.Join(dir, "job")
 		res := f.Exec(t, mpitest.Run{NP: 4, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1",
-			"MPISCOPE_TRACE": "1", "MPISCOPE_ANALYZE_MEM": "64K", "MPISCOPE_DEBUG_TIMING": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+			"MPISCOPE_TRACE": "1", "MPISCOPE_ANALYZE_MEM": "256K", "MPISCOPE_DEBUG_TIMING": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
 		if res.Err != nil {
 			t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
 		}
