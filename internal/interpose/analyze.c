@@ -16,32 +16,46 @@
 #define MS_AN_TOKEN 95             /* the critical path's token and its end */
 #define MS_AN_CHUNK ((int64_t)1 << 26) /* bytes per destination and round */
 
-/* ms_an_counts tells every rank how many bytes this one sends it. */
-int ms_an_counts(const int64_t *send, int64_t *recv)
+/* ms_an_counts tells every rank how many bytes this one sends it, and
+ * the rounds of MS_AN_CHUNK bytes the largest pair of the job needs (each
+ * rank sends its largest count along: every count received is one sent,
+ * so all ranks find the same largest), in one MPI_Alltoall. */
+int ms_an_counts(const int64_t *send, int64_t *recv, int64_t *rounds)
 {
-	return PMPI_Alltoall((void *)send, 1, MPI_INT64_T, recv, 1, MPI_INT64_T, ms_priv);
+	int size = 1;
+	PMPI_Comm_size(ms_priv, &size);
+	int64_t *s2 = malloc(4 * sizeof(int64_t) * (size_t)size);
+	if (s2 == NULL)
+		return MPI_ERR_NO_MEM;
+	int64_t *r2 = s2 + 2 * size, most = 0;
+	for (int i = 0; i < size; i++)
+		most = send[i] > most ? send[i] : most;
+	for (int i = 0; i < size; i++) {
+		s2[2 * i] = send[i];
+		s2[2 * i + 1] = most;
+	}
+	int rc = PMPI_Alltoall(s2, 2, MPI_INT64_T, r2, 2, MPI_INT64_T, ms_priv);
+	most = 0;
+	for (int i = 0; rc == MPI_SUCCESS && i < size; i++) {
+		recv[i] = r2[2 * i];
+		most = r2[2 * i + 1] > most ? r2[2 * i + 1] : most;
+	}
+	*rounds = (most + MS_AN_CHUNK - 1) / MS_AN_CHUNK;
+	free(s2);
+	return rc;
 }
 
 /* ms_an_alltoallv sends scount[d] bytes at sbuf + soff[d] to each rank d
  * and receives rcount[s] bytes at rbuf + roff[s] from each rank s, in
- * rounds of at most MS_AN_CHUNK bytes per pair (int counts), as many
- * rounds as the largest pair needs (agreed by all). */
+ * rounds of at most MS_AN_CHUNK bytes per pair (int counts): all rounds,
+ * as many as the largest pair of the job needs (ms_an_counts). */
 int ms_an_alltoallv(const char *sbuf, const int64_t *scount, const int64_t *soff, char *rbuf, const int64_t *rcount,
-		    const int64_t *roff)
+		    const int64_t *roff, int64_t all)
 {
-	int size = 1;
+	int size = 1, rc = MPI_SUCCESS;
 	PMPI_Comm_size(ms_priv, &size);
-	int64_t most = 0;
-	for (int i = 0; i < size; i++) {
-		if (scount[i] > most)
-			most = scount[i];
-		if (rcount[i] > most)
-			most = rcount[i];
-	}
-	int64_t rounds = (most + MS_AN_CHUNK - 1) / MS_AN_CHUNK, all = 0;
-	int rc = PMPI_Allreduce(&rounds, &all, 1, MPI_INT64_T, MPI_MAX, ms_priv);
-	if (rc != MPI_SUCCESS)
-		return rc;
+	if (all == 0)
+		return MPI_SUCCESS; /* nothing anywhere: every rank knows */
 	int *sc = malloc(4 * sizeof(int) * (size_t)size);
 	if (sc == NULL)
 		return MPI_ERR_NO_MEM;

@@ -4,9 +4,9 @@ package interpose
 
 /*
 #include <stdint.h>
-int ms_an_counts(const int64_t *send, int64_t *recv);
+int ms_an_counts(const int64_t *send, int64_t *recv, int64_t *rounds);
 int ms_an_alltoallv(const char *sbuf, const int64_t *scount, const int64_t *soff, char *rbuf, const int64_t *rcount,
-		    const int64_t *roff);
+		    const int64_t *roff, int64_t all);
 int ms_an_token_send(int dest, const uint64_t *m);
 int ms_an_token_recv(uint64_t *m);
 int ms_an_isend(int dest, const void *b, int n);
@@ -132,7 +132,8 @@ func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
 		scount[i], soff[i] = int64(len(b)), st
 		st += int64(len(b))
 	}
-	if rc := C.ms_an_counts((*C.int64_t)(unsafe.Pointer(&scount[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0]))); rc != 0 {
+	var rounds C.int64_t
+	if rc := C.ms_an_counts((*C.int64_t)(unsafe.Pointer(&scount[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0])), &rounds); rc != 0 {
 		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
 	var rt int64
@@ -150,7 +151,7 @@ func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
 	rbuf := make([]byte, rt+1)
 	if rc := C.ms_an_alltoallv((*C.char)(unsafe.Pointer(&sbuf[0])), (*C.int64_t)(unsafe.Pointer(&scount[0])),
 		(*C.int64_t)(unsafe.Pointer(&soff[0])), (*C.char)(unsafe.Pointer(&rbuf[0])),
-		(*C.int64_t)(unsafe.Pointer(&rcount[0])), (*C.int64_t)(unsafe.Pointer(&roff[0]))); rc != 0 {
+		(*C.int64_t)(unsafe.Pointer(&rcount[0])), (*C.int64_t)(unsafe.Pointer(&roff[0])), rounds); rc != 0 {
 		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
 	in := make([][]byte, n)
