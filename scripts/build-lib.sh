@@ -6,7 +6,7 @@ set -e
 mpicc=$1
 out=$2
 family=$(go run ./cmd/mpiwrapgen -mpicc "$mpicc" -print-family)
-go run ./cmd/mpiwrapgen -mpicc "$mpicc" -o "internal/interpose/zwrap_$family.c"
+go run ./cmd/mpiwrapgen -mpicc "$mpicc" -o "internal/interpose/zwrap_$family.c" -qmpi "internal/interpose/zqmpi_$family.c"
 # Fortran entry points (internal/wrapgen/fortran.go); the library links the
 # family's Fortran libraries so that their profiling entries resolve.
 fflags=$(go run ./cmd/mpiwrapgen fortran -optional -mpicc "$mpicc" -o "internal/interpose/zfwrap_$family.c" -ldflags)

@@ -59,7 +59,7 @@ func TestUsageLines(t *testing.T) {
 		args := append([]string(nil), line...)
 		for i := 1; i < len(args); i++ {
 			switch args[i-1] {
-			case "-o", "-save":
+			case "-o", "-save", "-qmpi":
 				args[i] = filepath.Join(tmp, filepath.Base(args[i]))
 			case "-from":
 				if rest, ok := strings.CutPrefix(args[i], "DIR/"); ok {

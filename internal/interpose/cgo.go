@@ -453,6 +453,7 @@ func (r *rawRank) meta() profile.Meta {
 	}
 	settings := append([]profile.Setting(nil), state.settings...)
 	settings = append(settings, chainSettings()...) // stacked tools (chain.go)
+	settings = append(settings, qmpiSettings()...)  // QMPI mode (qmpi.go)
 	for _, w := range warningsCopy() {
 		settings = append(settings, profile.Setting{Name: "warning", Value: w})
 	}

@@ -192,6 +192,8 @@ var Settings = []setting{
 		}},
 	{"MPISCOPE_STACK", "", "PMPI tool libraries stacked below mpiscope, top first, separated by ':' (read by chain.c at MPI_Init; docs/stacking.md)",
 		func(c *Config, v string) error { return nil }},
+	{"MPISCOPE_QMPI", "0", "1: register as a QMPI tool where the MPI library dispatches through QMPI (MPICH built with --enable-qmpi), else warn once and intercept by PMPI (read by qmpi.c at load; docs/stacking.md)",
+		func(c *Config, v string) error { _, err := parseBool(v); return err }},
 	{"MPISCOPE_PIGGYBACK", "0", "1: carry a header of ours on every point-to-point message and measure wait states online (decided at MPI_Init: on only if every rank asks for it)",
 		func(c *Config, v string) (err error) { c.Piggyback, err = parseBool(v); return }},
 	{"MPISCOPE_DEPTH", "1", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only)",

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 #include "lifecycle.h"
+#include "qmpi.h"
 #include "chain.h" /* the next level: PMPI_ or the stacked tools */
 
 #include <dirent.h>
@@ -329,6 +330,7 @@ static void ms_start_mode(int level, int session)
 	ms_quiet = (flags & 8) != 0;
 	ms_clock_pair(&ms_cal_tsc0, &ms_cal_ns0);
 	ms_app_start = ms_cal_tsc0;
+	ms_qmpi_start(session); /* MPISCOPE_QMPI: QMPI mode, or a warning (qmpi.c) */
 	ms_gate_set(MS_G_OFF, !(flags & 1));
 	ms_off_mark(!(flags & 1), ms_app_start); /* time off: profile.c */
 	ms_tracing = (flags & 16) != 0; /* MPISCOPE_TRACE=1 (trace.c) */

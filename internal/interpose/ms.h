@@ -184,10 +184,21 @@ extern const char *const ms_fn_classes[];
 MS_HIDDEN extern volatile uint32_t ms_gate;
 MS_HIDDEN extern int ms_use_tsc;
 
+/* QMPI mode (qmpi.c, docs/stacking.md): MPICH calls mpiscope's QMPI
+ * wrappers, which record while ms_qoff is 0; ms_gate keeps MS_G_OFF set so
+ * that every MPI_X only passes its call on, and MS_G_OFF's writers set
+ * ms_qoff instead. */
+MS_HIDDEN extern int ms_qmpi_mode;
+MS_HIDDEN extern volatile uint32_t ms_qoff;
+
 /* ms_gate_set sets (on) or clears one flag bit of ms_gate: async-signal
  * safe. */
 static inline void ms_gate_set(uint32_t bit, int on)
 {
+	if (bit == MS_G_OFF && __builtin_expect(MS_LOAD(ms_qmpi_mode), 0)) {
+		MS_STORE(ms_qoff, (uint32_t)(on != 0));
+		return;
+	}
 	if (on)
 		__atomic_or_fetch(&ms_gate, bit, __ATOMIC_SEQ_CST);
 	else

@@ -96,9 +96,10 @@ func esc(s string) string { return html.EscapeString(clean(s)) }
 
 // hcell is a table cell: its text, and for numbers the value it sorts by.
 type hcell struct {
-	s   string
-	v   float64
-	num bool
+	s    string
+	v    float64
+	num  bool
+	safe bool // s is already escaped (hlines)
 }
 
 func hs(s string) hcell { return hcell{s: s} }
@@ -106,6 +107,15 @@ func hn(s string, v float64) hcell {
 	return hcell{s: s, v: v, num: true}
 }
 func hi(v int64) hcell { return hn(itoa(v), float64(v)) }
+
+// hlines is a text cell of several lines (each escaped; the cell keeps
+// line breaks and leading spaces).
+func hlines(lines ...string) hcell {
+	for i, l := range lines {
+		lines[i] = esc(l)
+	}
+	return hcell{s: strings.Join(lines, "\n"), safe: true}
+}
 
 // htable is a sortable, filterable HTML table.
 type htable struct {
@@ -156,7 +166,11 @@ func (t *htable) render(b *strings.Builder) {
 			} else {
 				b.WriteString("<td>")
 			}
-			b.WriteString(esc(c.s))
+			if c.safe {
+				b.WriteString(c.s)
+			} else {
+				b.WriteString(esc(c.s))
+			}
 			b.WriteString("</td>")
 		}
 		b.WriteString("</tr>\n")
@@ -267,8 +281,9 @@ func htmlPage(p *profile.Profile, o Options, v *HTMLView) string {
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	fmt.Fprintf(&b, "<title>%s</title>\n<style>\n%s</style></head><body>\n", esc(title), htmlCSS)
 	b.WriteString(`<nav><b>mpiscope</b> <a href="#header">Job</a>`)
-	navs := [][2]string{{"busy", "In progress"}, {"ranks", "Ranks"}, {"funcs", "Functions"}, {"sites", "Callsites"},
-		{"sizes", "Message sizes"}, {"comms", "Communicators"}, {"p2p", "Point-to-point"}, {"regions", "Regions"}, {"events", "Events"}}
+	navs := [][2]string{{"comp", "Compensation"}, {"busy", "In progress"}, {"ranks", "Ranks"}, {"funcs", "Functions"}, {"sites", "Callsites"},
+		{"paths", "Call paths"}, {"sizes", "Message sizes"}, {"comms", "Communicators"}, {"p2p", "Point-to-point"}, {"regions", "Regions"},
+		{"events", "Events"}, {"waits", "Wait states"}, {"analysis", "Trace analysis"}}
 	for _, n := range navs {
 		if htmlHas(p, n[0]) {
 			fmt.Fprintf(&b, ` <a href="#%s">%s</a>`, n[0], n[1])
@@ -277,15 +292,19 @@ func htmlPage(p *profile.Profile, o Options, v *HTMLView) string {
 	b.WriteString("</nav>\n<main>\n")
 	b.WriteString(v.Top)
 	htmlHeader(&b, p, o, tot)
+	htmlComp(&b, p, o) // html_analysis.go, as the next three
 	htmlBusy(&b, p, o)
 	htmlRanks(&b, p, o, tot)
 	htmlFuncs(&b, p, o, tot)
 	htmlSites(&b, p, o, tot)
+	htmlPaths(&b, p, o, tot)
 	htmlHists(&b, p, o)
 	htmlComms(&b, p, o, tot)
 	htmlPeers(&b, p, o)
 	htmlRegions(&b, p, o)
 	htmlEvents(&b, p, o)
+	htmlWaits(&b, p, o)
+	htmlAnalysis(&b, p, o)
 	b.WriteString(v.Bottom)
 	b.WriteString("</main>\n")
 	data, _ := json.Marshal(plots(p, tot)) // escapes <, > and & (safe inside <script>)
@@ -318,6 +337,14 @@ func htmlHas(p *profile.Profile, id string) bool {
 		return len(p.Regions) > 0
 	case "events":
 		return len(p.Events) > 0
+	case "comp":
+		return len(p.CompRanks) > 0
+	case "paths":
+		return len(p.Paths) > 0
+	case "waits":
+		return len(p.Waits) > 0
+	case "analysis":
+		return p.Analysis != nil
 	}
 	return true
 }

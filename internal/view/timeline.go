@@ -15,25 +15,42 @@ import (
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
-// The timeline: the job's trace is read once, on the first request, into
-// compact per-rank call lists held by the server (at most maxCalls calls and
-// maxMsgs messages; beyond them the timeline says it is cut). Each request
-// names a time window, a range of ranks and the width in pixels, and gets
-// either the calls and messages in it (when there are at most detailCalls)
-// or, per lane and pixel column, the share of time in MPI and the function
-// that took most of it: what the browser draws is bounded by the request,
-// whatever the size of the trace.
+// The timeline. Its calls are read from the trace on demand: when the
+// view starts it indexes each rank file's events blocks by time
+// (trace.Rank.Index: block heads and first events, no decompression), and
+// each request decodes only the blocks that hold its window, in parallel
+// (decoded blocks are cached up to cacheCalls calls, and each block keeps a
+// summary: per slice of its time, the time in MPI and the function that
+// took most of it). A request names a time window, a range of ranks and
+// the width in pixels, and gets either the calls and messages in it (when
+// there are at most detailCalls) or, per lane and pixel column, the share
+// of time in MPI and the function that took most of it, from the blocks'
+// summaries where a slice is narrower than a column: what the server reads
+// and the browser draws are bounded by the request, whatever the size of
+// the trace. Messages need each rank's whole history (their pairing counts
+// messages per channel from the start), so a walk of the trace collects
+// them apart, at most maxMsgs, over at most maxCalls calls (a larger trace
+// has its messages drawn over its first part, and the timeline says so);
+// on a large trace that walk runs in the background, from the first window
+// of single calls on.
 
-// maxCalls and maxMsgs bound the timeline's memory (variables for tests).
+// maxCalls and maxMsgs bound the message walk; cacheCalls the decoded
+// blocks kept (variables for tests).
 var (
-	maxCalls = 20_000_000
-	maxMsgs  = 2_000_000
+	maxCalls   = 20_000_000
+	maxMsgs    = 2_000_000
+	cacheCalls = 8_000_000
+	syncMsgs   = 1_000_000 // a trace of at most so many events has its messages walked before the first answer
+	// budgetEvents bounds the events an answer decodes for summaries it
+	// lacks (about 2 s of CPU); the rest are made in the background.
+	budgetEvents = 16_000_000
 )
 
 const (
 	detailCalls = 5000 // calls sent one by one at most; beyond, bins
 	maxLanes    = 256  // rank lanes drawn at most; more ranks share lanes
 	maxWidth    = 4000 // pixel columns at most
+	sumSlices   = 128  // slices of a block's summary
 )
 
 // tcall is one MPI call on the timeline.
@@ -51,27 +68,64 @@ type tmsg struct {
 	bytes    int64
 }
 
-// timeline is a job's trace as the view keeps it.
+// timeline is a job's trace as the view keeps it: each rank's blocks by
+// time, the messages the walk found, the functions seen.
 type timeline struct {
-	ranks    []int     // world rank of each lane index
-	calls    [][]tcall // per rank index, sorted by t0
-	msgs     []tmsg    // sorted by t0
+	job      *trace.Job
+	w        *trace.Walker
+	ranks    []int       // world rank of each lane index
+	blocks   [][]*tblock // per rank index, in file order
+	fnOf     [][]uint16  // per rank index: header function id -> fns index
 	fns      []string
 	end      int64
-	detail   int  // calls sent one by one at most (detailCalls)
-	cut      bool // calls or messages were left out (maxCalls, maxMsgs)
+	detail   int // calls sent one by one at most (detailCalls)
 	warnings []string
+
+	msgs       atomic.Pointer[tmsgs] // nil until the walk is done
+	msgOnce    sync.Once
+	sumOnce    sync.Once // the background summaries started
+	sumStarted atomic.Bool
+
+	mu     sync.Mutex // guards the cache and bad
+	cache  map[*tblock][]tcall
+	lru    []*tblock // cached blocks, least recently used first
+	cached int       // calls in the cache
+	bad    map[*tblock]string
 }
 
-// collector is the trace.Visitor that builds one rank's part of a
-// timeline: its calls and the ends of its messages, up to its share of
-// maxCalls (then its walk stops: errFull).
+// tblock is one events block of a rank.
+type tblock struct {
+	rank   int // rank index
+	span   trace.BlockSpan
+	t0, t1 int64 // job ns its events cover
+	sum    atomic.Pointer[tsum]
+}
+
+// tsum summarizes a block: per slice of its time (width ns, from the
+// block's t0), the time in MPI, the function that took most of it and the
+// calls that start in it.
+type tsum struct {
+	width  float64
+	busy   [sumSlices]float64
+	top    [sumSlices]uint16
+	starts [sumSlices]uint32
+}
+
+// tmsgs is what the message walk found.
+type tmsgs struct {
+	list []tmsg // sorted by t0
+	end  int64  // messages are known up to this time
+	cut  bool
+	note string
+}
+
+// collector is the trace.Visitor of the message walk on one rank: the
+// ends of its messages, over its share of maxCalls calls (then its walk
+// stops: errFull).
 type collector struct {
 	rank  int
 	quota int
-	calls []tcall
-	fns   []string
-	fnID  map[string]uint16
+	calls int
 	sends []flowEnd
 	recvs []flowEnd
 	end   int64 // latest t1 read
@@ -87,33 +141,21 @@ type flowEnd struct {
 }
 
 // errFull ends a rank's walk when it holds its share of the calls.
-var errFull = errors.New("timeline: the rank's share of calls is loaded")
+var errFull = errors.New("timeline: the rank's share of calls is read")
 
 func (c *collector) Call(k *trace.Call) error {
-	if len(c.calls) >= c.quota {
+	if c.calls >= c.quota {
 		c.full = true
 		return errFull
 	}
+	c.calls++
 	t0, t1 := int64(math.Round(k.T0)), int64(math.Round(k.T1))
 	c.end = max(c.end, t1)
-	id, ok := c.fnID[k.Fn]
-	if !ok {
-		id = uint16(len(c.fns))
-		c.fnID[k.Fn] = id
-		c.fns = append(c.fns, k.Fn)
-	}
-	tc := tcall{t0: t0, t1: t1, fn: id, peer: -1}
-	switch {
-	case k.Send != nil:
-		tc.bytes, tc.peer = k.Send.Bytes, int32(k.Send.Peer)
+	if k.Send != nil {
 		c.send(k.Send, t0)
-	case k.Recv != nil:
-		tc.bytes, tc.peer = k.Recv.Bytes, int32(k.Recv.Peer)
+	}
+	if k.Recv != nil {
 		c.recv(k.Recv, t1)
-	case k.RecvPost != nil:
-		tc.bytes, tc.peer = k.RecvPost.Bytes, int32(k.RecvPost.Peer)
-	case k.Coll:
-		tc.bytes = k.CollBytes
 	}
 	for j := range k.StartSend {
 		c.send(&k.StartSend[j], t0)
@@ -121,7 +163,6 @@ func (c *collector) Call(k *trace.Call) error {
 	for j := range k.RecvDone {
 		c.recv(&k.RecvDone[j], t1)
 	}
-	c.calls = append(c.calls, tc)
 	return nil
 }
 
@@ -140,10 +181,10 @@ func (c *collector) recv(m *trace.Msg, t int64) {
 func (c *collector) Region(int, int, bool, string, float64) error { return nil }
 func (c *collector) Mark(int, int, string, float64) error         { return nil }
 
-// loadTimeline reads the job's trace: the ranks in parallel (one per CPU),
-// each up to its share of maxCalls, so that the time to the first answer
-// is bounded whatever the trace's size; a trace beyond that shows its
-// first part (the time every rank's calls cover) and says so.
+// loadTimeline opens the job's trace for the timeline: each rank file
+// indexed by time (the ranks in parallel, one per CPU), the functions of
+// their headers. The messages are walked at once when the trace holds at
+// most syncMsgs events, else in the background.
 func loadTimeline(dir string) (*timeline, error) {
 	job, err := trace.OpenJob(dir)
 	if err != nil {
@@ -151,9 +192,55 @@ func loadTimeline(dir string) (*timeline, error) {
 	}
 	w := trace.NewWalker(job, trace.WalkOptions{})
 	n := len(job.Ranks)
-	tl := &timeline{detail: detailCalls}
-	cols := make([]*collector, n)
+	tl := &timeline{job: job, w: w, detail: detailCalls, blocks: make([][]*tblock, n), fnOf: make([][]uint16, n),
+		cache: map[*tblock][]tcall{}, bad: map[*tblock]string{}}
 	errs := make([]error, n)
+	parallel(n, func(i int) {
+		spans, err := job.Ranks[i].Index()
+		errs[i] = err
+		for _, sp := range spans {
+			tl.blocks[i] = append(tl.blocks[i], &tblock{rank: i, span: sp,
+				t0: int64(math.Round(w.Ns(i, sp.First))), t1: int64(math.Round(w.Ns(i, sp.Last)))})
+		}
+	})
+	tl.warnings = append(tl.warnings, job.Warnings...)
+	fnID := map[string]uint16{}
+	var events uint64
+	for i, r := range job.Ranks {
+		if errs[i] != nil {
+			tl.warnings = append(tl.warnings, fmt.Sprintf("%v: rank %d is not in the timeline", errs[i], r.Header.Rank))
+		}
+		tl.ranks = append(tl.ranks, r.Header.Rank)
+		for k := range r.Header.FnNames {
+			f := r.FnName(k)
+			id, ok := fnID[f]
+			if !ok {
+				id = uint16(len(tl.fns))
+				fnID[f] = id
+				tl.fns = append(tl.fns, f)
+			}
+			tl.fnOf[i] = append(tl.fnOf[i], id)
+		}
+		for _, b := range tl.blocks[i] {
+			tl.end = max(tl.end, b.t1)
+			events += b.span.Events
+		}
+	}
+	if events <= uint64(syncMsgs) {
+		tl.msgOnce.Do(func() { tl.msgs.Store(walkMessages(w)) })
+	}
+	return tl, nil
+}
+
+// startMsgs starts the message walk in the background (once): on a large
+// trace at the first window of single calls, the only ones that draw
+// messages, so that the zoomed-out views do not wait for it.
+func (tl *timeline) startMsgs() {
+	tl.msgOnce.Do(func() { go func() { tl.msgs.Store(walkMessages(tl.w)) }() })
+}
+
+// parallel runs fn(0) .. fn(n-1) on one goroutine per CPU.
+func parallel(n int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range max(1, min(runtime.NumCPU(), n)) {
@@ -165,64 +252,40 @@ func loadTimeline(dir string) (*timeline, error) {
 				if i >= n {
 					return
 				}
-				c := &collector{rank: job.Ranks[i].Header.Rank, quota: max(maxCalls/n, 1), fnID: map[string]uint16{}}
-				// Room for the calls at once (a rank's file counts its
-				// events): no copies as the list grows.
-				c.calls = make([]tcall, 0, min(uint64(c.quota), job.Ranks[i].Events))
-				cols[i] = c
-				if err := w.WalkRank(i, c); err != nil && !errors.Is(err, errFull) {
-					errs[i] = err
-				}
+				fn(i)
 			}
 		}()
 	}
 	wg.Wait()
-	for i, err := range errs {
-		var ce *trace.CorruptError
-		if errors.As(err, &ce) {
-			tl.warnings = append(tl.warnings, fmt.Sprintf("%v: rank %d's events from there on are not in the timeline", err, cols[i].rank))
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	tl.warnings = append(job.Warnings, tl.warnings...)
-	// Lanes in rank order, function ids made common, each rank's calls
-	// (threads interleaved) by time; messages matched by flow.
-	slices.SortFunc(cols, func(a, b *collector) int { return cmp.Compare(a.rank, b.rank) })
-	fnID := map[string]uint16{}
+}
+
+// walkMessages walks the job's trace for its messages: the ranks in
+// parallel, each up to its share of maxCalls calls; the two ends of each
+// message joined by flow, at most maxMsgs.
+func walkMessages(w *trace.Walker) *tmsgs {
+	n := len(w.Job.Ranks)
+	cols := make([]*collector, n)
+	parallel(n, func(i int) {
+		c := &collector{rank: w.Job.Ranks[i].Header.Rank, quota: max(maxCalls/max(n, 1), 1)}
+		cols[i] = c
+		w.WalkRank(i, c) // a damaged block ends the rank's messages there; the index says why
+	})
+	m := &tmsgs{end: math.MaxInt64}
 	ns, nr := 0, 0
 	for _, c := range cols {
 		ns, nr = ns+len(c.sends), nr+len(c.recvs)
+		if c.full {
+			m.cut = true
+			m.end = min(m.end, c.end)
+		}
 	}
 	sends, recvs := make([]flowEnd, 0, ns), make([]flowEnd, 0, nr)
-	var cutAt int64 = math.MaxInt64
 	for _, c := range cols {
-		remap := make([]uint16, len(c.fns))
-		for k, f := range c.fns {
-			id, ok := fnID[f]
-			if !ok {
-				id = uint16(len(tl.fns))
-				fnID[f] = id
-				tl.fns = append(tl.fns, f)
-			}
-			remap[k] = id
-		}
-		for k := range c.calls {
-			c.calls[k].fn = remap[c.calls[k].fn]
-		}
-		slices.SortStableFunc(c.calls, func(a, b tcall) int { return cmp.Compare(a.t0, b.t0) })
-		tl.ranks = append(tl.ranks, c.rank)
-		tl.calls = append(tl.calls, c.calls)
-		tl.end = max(tl.end, c.end)
-		if c.full {
-			tl.cut = true
-			cutAt = min(cutAt, c.end)
-		}
 		sends, recvs = append(sends, c.sends...), append(recvs, c.recvs...)
 		c.sends, c.recvs = nil, nil
 	}
-	// Messages: the two ends of a flow, joined by sorting both lists by
-	// flow (a map of millions of open sends took more time and memory).
+	// The two ends of a flow, joined by sorting both lists by flow (a map
+	// of millions of open sends took more time and memory).
 	byFlow := func(a, b flowEnd) int { return cmp.Compare(a.flow, b.flow) }
 	slices.SortFunc(sends, byFlow)
 	slices.SortFunc(recvs, byFlow)
@@ -233,29 +296,27 @@ func loadTimeline(dir string) (*timeline, error) {
 		case s.flow > r.flow:
 			j++
 		default:
-			if len(tl.msgs) >= maxMsgs {
-				tl.cut = true
+			if len(m.list) >= maxMsgs {
+				m.cut = true
 				i, j = len(sends), len(recvs)
 				break
 			}
-			tl.msgs = append(tl.msgs, tmsg{from: s.rank, to: r.rank, t0: s.t, t1: r.t, bytes: s.bytes})
+			m.list = append(m.list, tmsg{from: s.rank, to: r.rank, t0: s.t, t1: r.t, bytes: s.bytes})
 			i++
 			j++
 		}
 	}
-	sends, recvs = nil, nil
-	slices.SortStableFunc(tl.msgs, func(a, b tmsg) int { return cmp.Compare(a.t0, b.t0) })
-	if tl.cut {
-		if cutAt != math.MaxInt64 {
-			tl.end = cutAt
-		}
-		tl.warnings = append(tl.warnings, fmt.Sprintf("the trace holds more than %d calls: the timeline shows its first %.3f s, the time every rank's first %d calls cover (and at most %d messages)",
-			maxCalls, float64(tl.end)/1e9, max(maxCalls/max(n, 1), 1), maxMsgs))
+	slices.SortStableFunc(m.list, func(a, b tmsg) int { return cmp.Compare(a.t0, b.t0) })
+	if m.cut && len(m.list) >= maxMsgs {
+		m.end = min(m.end, m.list[len(m.list)-1].t0)
 	}
-	return tl, nil
+	if m.cut {
+		m.note = fmt.Sprintf("messages are drawn up to %.3f s (the trace holds more than %d calls or %d messages)", float64(m.end)/1e9, maxCalls, maxMsgs)
+	}
+	return m
 }
 
-// timelineFor returns the job's timeline, reading the trace on first use
+// timelineFor returns the job's timeline, indexing the trace on first use
 // (again when the trace directory changed).
 func (s *Server) timelineFor() (*timeline, error) {
 	st := s.scan()
@@ -275,21 +336,190 @@ func (s *Server) timelineFor() (*timeline, error) {
 	return s.tl, s.tlErr
 }
 
+// decode returns block b's calls sorted by t0, from the cache or the file
+// (nil, with a warning kept, when the block cannot be read). It makes the
+// block's summary on first decoding.
+func (tl *timeline) decode(b *tblock) []tcall {
+	tl.mu.Lock()
+	if c, ok := tl.cache[b]; ok {
+		if i := slices.Index(tl.lru, b); i >= 0 {
+			tl.lru = append(append(tl.lru[:i], tl.lru[i+1:]...), b)
+		}
+		tl.mu.Unlock()
+		return c
+	}
+	if _, bad := tl.bad[b]; bad {
+		tl.mu.Unlock()
+		return nil
+	}
+	tl.mu.Unlock()
+	calls := tl.read(b)
+	if calls == nil {
+		return nil
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if c, ok := tl.cache[b]; ok {
+		return c // decoded meanwhile by another request
+	}
+	tl.cache[b] = calls
+	tl.lru = append(tl.lru, b)
+	tl.cached += len(calls)
+	for tl.cached > cacheCalls && len(tl.lru) > 1 {
+		old := tl.lru[0]
+		tl.lru = tl.lru[1:]
+		tl.cached -= len(tl.cache[old])
+		delete(tl.cache, old)
+	}
+	return calls
+}
+
+// read decodes block b into its calls sorted by t0, and makes its summary
+// if it has none (nil, with a warning kept, when the block cannot be read).
+func (tl *timeline) read(b *tblock) []tcall {
+	r := tl.job.Ranks[b.rank]
+	d := decoders.Get().(*trace.BlockDecoder)
+	defer decoders.Put(d)
+	_, evs, err := d.Read(r, b.span)
+	if err != nil {
+		tl.mu.Lock()
+		tl.bad[b] = fmt.Sprintf("%v: those events of rank %d are not in the timeline", err, r.Header.Rank)
+		tl.mu.Unlock()
+		return nil
+	}
+	calls := make([]tcall, 0, len(evs))
+	fnOf := tl.fnOf[b.rank]
+	for k := range evs {
+		e := &evs[k]
+		if !e.IsCall() {
+			continue
+		}
+		c := tcall{t0: int64(math.Round(tl.w.Ns(b.rank, e.T0))), t1: int64(math.Round(tl.w.Ns(b.rank, e.T1))), peer: -1}
+		if int(e.Fn) < len(fnOf) {
+			c.fn = fnOf[e.Fn]
+		}
+		// Bytes and peer as the walk gives them (trace.Call): the
+		// message sent, else the one received or posted, else the
+		// collective's bytes.
+		nb := e.Flags&trace.FReq != 0 && e.Req != 0
+		switch {
+		case e.Flags&trace.FSend != 0 && e.SPeer >= 0:
+			c.bytes, c.peer = e.SBytes, e.SPeer
+		case e.Flags&trace.FRecv != 0 && e.RPeer != -1 && (nb || e.RPeer >= 0):
+			c.bytes, c.peer = e.RBytes, max(e.RPeer, -1)
+		case e.Flags&trace.FColl != 0:
+			c.bytes = e.SBytes
+		}
+		calls = append(calls, c)
+	}
+	slices.SortStableFunc(calls, func(a, c tcall) int { return cmp.Compare(a.t0, c.t0) })
+	if b.sum.Load() == nil {
+		b.sum.Store(summarize(b, calls, len(tl.fns)))
+	}
+	return calls
+}
+
+// decoders are the block decoders of the requests and the background
+// summaries (their buffers reused).
+var decoders = sync.Pool{New: func() any { return new(trace.BlockDecoder) }}
+
+// summarizeAll makes every block's summary in the background (once), one
+// goroutine per CPU, the blocks taken evenly over the run first (every
+// 64th, then those between), so that a zoomed-out view fills in evenly.
+func (tl *timeline) summarizeAll() {
+	tl.sumOnce.Do(func() {
+		tl.sumStarted.Store(true)
+		var all []*tblock
+		for _, bs := range tl.blocks {
+			all = append(all, bs...)
+		}
+		slices.SortStableFunc(all, func(a, b *tblock) int { return cmp.Compare(a.t0, b.t0) })
+		order := make([]*tblock, 0, len(all))
+		for step := 64; step >= 1; step /= 2 {
+			for i := 0; i < len(all); i += step {
+				if i%(2*step) != 0 || step == 64 {
+					order = append(order, all[i])
+				}
+			}
+		}
+		go parallel(len(order), func(i int) {
+			if b := order[i]; b.sum.Load() == nil {
+				tl.read(b)
+			}
+		})
+	})
+}
+
+// summarize makes block b's summary from its calls.
+// nfn is the number of the timeline's functions.
+func summarize(b *tblock, calls []tcall, nfn int) *tsum {
+	s := &tsum{width: math.Max(float64(b.t1-b.t0), 1) / sumSlices}
+	// (slice, function) -> ns over the functions the block uses.
+	local := make([]int32, nfn)
+	var fns []uint16
+	for _, c := range calls {
+		if local[c.fn] == 0 {
+			fns = append(fns, c.fn)
+			local[c.fn] = int32(len(fns)) // 1-based: 0 is unseen
+		}
+	}
+	nfn = max(len(fns), 1)
+	byFn := make([]float64, sumSlices*nfn)
+	for _, c := range calls {
+		if k := int(float64(c.t0-b.t0) / s.width); k >= 0 && k < sumSlices {
+			s.starts[k]++
+		}
+		f := int(local[c.fn] - 1)
+		overlap(c.t0, c.t1, float64(b.t0), s.width, sumSlices, func(k int, d float64) {
+			s.busy[k] += d
+			byFn[k*nfn+f] += d
+		})
+	}
+	for k := range sumSlices {
+		var best float64
+		for f, fn := range fns {
+			if v := byFn[k*nfn+f]; v > best || v == best && v > 0 && fn < s.top[k] {
+				best, s.top[k] = v, fn
+			}
+		}
+	}
+	return s
+}
+
+// overlap calls add(k, ns) for each of n columns of width w from origin o
+// that [a, b) overlaps, with the overlap.
+func overlap(a, b int64, o, w float64, n int, add func(k int, d float64)) {
+	fa, fb := float64(a), float64(b)
+	for k := max(int((fa-o)/w), 0); k < n; k++ {
+		cs, ce := o+float64(k)*w, o+float64(k+1)*w
+		if cs >= fb {
+			break
+		}
+		if d := math.Min(fb, ce) - math.Max(fa, cs); d > 0 {
+			add(k, d)
+		}
+	}
+}
+
 // Window is the answer of /api/timeline.
 type Window struct {
-	End      int64        `json:"end_ns"` // the run's length (ns since the first rank's MPI_Init)
-	T0       int64        `json:"t0"`
-	T1       int64        `json:"t1"`
-	Lanes    [][2]int     `json:"lanes"` // first and last rank of each lane
-	Funcs    []string     `json:"funcs"`
-	Mode     string       `json:"mode"`  // "calls" or "bins"
-	Calls    [][6]int64   `json:"calls"` // [lane, t0, t1, func, bytes, peer]
-	Msgs     [][5]int64   `json:"msgs"`  // [from lane, t0, to lane, t1, bytes]
-	BinNs    float64      `json:"bin_ns"`
-	Bins     [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
-	Total    int          `json:"total"` // calls in the window
-	Cut      bool         `json:"cut"`
-	Warnings []string     `json:"warnings"`
+	End   int64        `json:"end_ns"` // the run's length (ns since the first rank's MPI_Init)
+	T0    int64        `json:"t0"`
+	T1    int64        `json:"t1"`
+	Lanes [][2]int     `json:"lanes"` // first and last rank of each lane
+	Funcs []string     `json:"funcs"`
+	Mode  string       `json:"mode"`  // "calls" or "bins"
+	Calls [][6]int64   `json:"calls"` // [lane, t0, t1, func, bytes, peer]
+	Msgs  [][5]int64   `json:"msgs"`  // [from lane, t0, to lane, t1, bytes]
+	BinNs float64      `json:"bin_ns"`
+	Bins  [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
+	Total int          `json:"total"` // calls in the window (bins: about, from the blocks' summaries)
+	Cut   bool         `json:"cut"`   // messages are drawn over the first part of the run only
+	// Partial: bins of a window some of whose blocks are still being
+	// summarized in the background (Pending of them): ask again.
+	Partial  bool     `json:"partial"`
+	Pending  int      `json:"pending_blocks"`
+	Warnings []string `json:"warnings"`
 }
 
 func (s *Server) timelineAPI(w http.ResponseWriter, r *http.Request) {
@@ -322,7 +552,21 @@ func (s *Server) timelineAPI(w http.ResponseWriter, r *http.Request) {
 // window answers one request.
 func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	out := Window{End: tl.end, T0: t0, T1: t1, Funcs: nonNil(tl.fns), Lanes: [][2]int{}, Calls: [][6]int64{},
-		Msgs: [][5]int64{}, Bins: [][4]float64{}, Cut: tl.cut, Warnings: nonNil(tl.warnings)}
+		Msgs: [][5]int64{}, Bins: [][4]float64{}, Warnings: slices.Clone(nonNil(tl.warnings))}
+	msgs := tl.msgs.Load()
+	if msgs != nil && msgs.cut {
+		out.Cut = true
+		out.Warnings = append(out.Warnings, msgs.note)
+	}
+	defer func() {
+		tl.mu.Lock()
+		for _, w := range tl.bad {
+			out.Warnings = append(out.Warnings, w)
+		}
+		tl.mu.Unlock()
+		slices.Sort(out.Warnings[len(tl.warnings):])
+		out.Warnings = slices.Compact(out.Warnings)
+	}()
 	lo, _ := slices.BinarySearch(tl.ranks, r0)
 	hi, _ := slices.BinarySearch(tl.ranks, r1+1)
 	n := hi - lo
@@ -335,12 +579,21 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	for i := lo; i < hi; i += per {
 		out.Lanes = append(out.Lanes, [2]int{tl.ranks[i], tl.ranks[min(i+per, hi)-1]})
 	}
-	// The calls of rank index i overlapping [t0, t1): those starting before
-	// t1, from the first that ends after t0 (calls of one rank do not
-	// overlap much: start from the first starting after t0 less the
-	// longest call would be exact; the ones before are checked).
-	span := func(i int) []tcall {
-		c := tl.calls[i]
+	// The blocks that hold the window, and about how many calls it has
+	// (each block's events in proportion of its overlap).
+	var need []*tblock
+	var guess float64
+	for i := lo; i < hi; i++ {
+		for _, b := range tl.blocks[i] {
+			if b.t1 < t0 || b.t0 >= t1 {
+				continue
+			}
+			need = append(need, b)
+			guess += float64(b.span.Events) * float64(min(b.t1, t1)-max(b.t0, t0)+1) / float64(b.t1-b.t0+1)
+		}
+	}
+	// The calls of a block overlapping [t0, t1).
+	span := func(c []tcall) []tcall {
 		a, _ := slices.BinarySearchFunc(c, t0, func(x tcall, t int64) int { return cmp.Compare(x.t0, t) })
 		for a > 0 && c[a-1].t1 > t0 {
 			a--
@@ -348,83 +601,183 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 		b, _ := slices.BinarySearchFunc(c, t1, func(x tcall, t int64) int { return cmp.Compare(x.t0, t) })
 		return c[a:b]
 	}
-	for i := lo; i < hi; i++ {
-		out.Total += len(span(i))
-	}
-	if out.Total <= tl.detail && per == 1 {
-		out.Mode = "calls"
-		for i := lo; i < hi; i++ {
-			for _, c := range span(i) {
-				out.Calls = append(out.Calls, [6]int64{int64(laneOf(i)), c.t0, c.t1, int64(c.fn), c.bytes, int64(c.peer)})
-			}
+	binNs := float64(t1-t0) / float64(width)
+	if per == 1 && guess <= float64(4*tl.detail) {
+		decoded := make([][]tcall, len(need))
+		parallel(len(need), func(k int) { decoded[k] = span(tl.decode(need[k])) })
+		for _, c := range decoded {
+			out.Total += len(c)
 		}
-		lane := map[int32]int{}
-		for i := lo; i < hi; i++ {
-			lane[int32(tl.ranks[i])] = laneOf(i)
-		}
-		a, _ := slices.BinarySearchFunc(tl.msgs, t0-(t1-t0), func(m tmsg, t int64) int { return cmp.Compare(m.t0, t) })
-		for _, m := range tl.msgs[a:] {
-			if m.t0 >= t1 || len(out.Msgs) >= tl.detail {
-				break
+		if out.Total <= tl.detail {
+			out.Mode = "calls"
+			tl.startMsgs()
+			// Each rank's calls in time order (its threads' blocks
+			// interleaved; a call that two blocks would both hold is
+			// not possible: a thread's blocks do not overlap).
+			for i := lo; i < hi; i++ {
+				var rc []tcall
+				for k, b := range need {
+					if b.rank == i {
+						rc = append(rc, decoded[k]...)
+					}
+				}
+				slices.SortStableFunc(rc, func(a, b tcall) int { return cmp.Compare(a.t0, b.t0) })
+				for _, c := range rc {
+					out.Calls = append(out.Calls, [6]int64{int64(laneOf(i)), c.t0, c.t1, int64(c.fn), c.bytes, int64(c.peer)})
+				}
 			}
-			lf, okf := lane[m.from]
-			lt, okt := lane[m.to]
-			if okf && okt && m.t1 >= t0 {
-				out.Msgs = append(out.Msgs, [5]int64{int64(lf), m.t0, int64(lt), m.t1, m.bytes})
+			if msgs == nil {
+				out.Warnings = append(out.Warnings, "messages are being read (drawn when you zoom or pan next)")
 			}
+			tl.windowMsgs(&out, msgs, lo, hi, laneOf, t0, t1)
+			return out
 		}
-		return out
+		out.Total = 0
 	}
 	out.Mode = "bins"
-	out.BinNs = float64(t1-t0) / float64(width)
-	busy := make([]float64, width)
-	// (column, func) -> ns for the lane being built: a dense table (column
-	// x function) whose touched entries are reset after each lane; a map
-	// per call cost most of a zoomed-out answer's time.
-	nfn := max(len(tl.fns), 1)
-	byFn := make([]float64, width*nfn)
-	var touched []int32
-	top := make([]int, width)
-	topNs := make([]float64, width)
-	for l := range out.Lanes {
-		clear(busy)
-		for i := lo + l*per; i < min(lo+(l+1)*per, hi); i++ {
-			for _, c := range span(i) {
-				a, b := max(c.t0, t0), min(c.t1, t1)
-				for col := int(float64(a-t0) / out.BinNs); col < width; col++ {
-					cs := t0 + int64(float64(col)*out.BinNs)
-					ce := t0 + int64(float64(col+1)*out.BinNs)
-					if cs >= b {
-						break
-					}
-					d := float64(min(b, ce) - max(a, cs))
-					if d > 0 {
-						busy[col] += d
-						k := col*nfn + int(c.fn)
-						if byFn[k] == 0 {
-							touched = append(touched, int32(k))
-						}
-						byFn[k] += d
-					}
+	out.BinNs = binNs
+	// Blocks whose summary is fine enough for a column are binned from
+	// it; the others are decoded (their summaries made on the way).
+	// Blocks without a summary are decoded now as long as they hold at
+	// most budgetEvents events in all (taken evenly over the window),
+	// the others summarized in the background, and the answer says it is
+	// partial (the browser asks again).
+	var exact, later []*tblock
+	var laterEvents uint64
+	for _, b := range need {
+		s := b.sum.Load()
+		switch {
+		case s != nil && s.width <= binNs:
+		case float64(b.t1-b.t0)/sumSlices > binNs:
+			exact = append(exact, b)
+		default:
+			later = append(later, b)
+			laterEvents += b.span.Events
+		}
+	}
+	if laterEvents > uint64(budgetEvents) {
+		// The first such answer decodes budgetEvents evenly over the
+		// window; once the background summaries run, an answer takes
+		// what they made so far.
+		k := float64(budgetEvents) / float64(laterEvents)
+		if tl.sumStarted.Load() {
+			k = 0
+		}
+		for j, b := range later {
+			if int(float64(j)*k) != int(float64(j+1)*k) {
+				exact = append(exact, b)
+			} else {
+				out.Pending++
+			}
+		}
+		out.Partial = true
+		tl.summarizeAll()
+	} else {
+		exact = append(exact, later...)
+	}
+	decoded := map[*tblock][]tcall{}
+	var dmu sync.Mutex
+	parallel(len(exact), func(k int) {
+		c := tl.decode(exact[k])
+		dmu.Lock()
+		decoded[exact[k]] = c
+		dmu.Unlock()
+	})
+	nl := len(out.Lanes)
+	busy := make([]float64, nl*width)
+	// (lane, column, function) -> ns, sparse: the entries touched.
+	byFn := map[[2]int32]map[uint16]float64{}
+	add := func(l, col int, fn uint16, d float64) {
+		busy[l*width+col] += d
+		k := [2]int32{int32(l), int32(col)}
+		m := byFn[k]
+		if m == nil {
+			m = map[uint16]float64{}
+			byFn[k] = m
+		}
+		m[fn] += d
+	}
+	for _, b := range need {
+		l := laneOf(b.rank)
+		// A block just decoded whose summary is fine enough is binned
+		// from it too (per call would cost a map entry each).
+		if c, ok := decoded[b]; ok && (b.sum.Load() == nil || b.sum.Load().width > binNs) {
+			// Per call: summed per (column, function) first.
+			acc := map[[2]int32]float64{}
+			for _, x := range span(c) {
+				out.Total++
+				overlap(max(x.t0, t0), min(x.t1, t1), float64(t0), binNs, width, func(col int, d float64) {
+					acc[[2]int32{int32(col), int32(x.fn)}] += d
+				})
+			}
+			for k, d := range acc {
+				add(l, int(k[0]), uint16(k[1]), d)
+			}
+			continue
+		}
+		s := b.sum.Load()
+		if s == nil {
+			continue // summarized in the background
+		}
+		for k := range sumSlices {
+			a := float64(b.t0) + float64(k)*s.width
+			if a >= float64(t0) && a < float64(t1) {
+				out.Total += int(s.starts[k]) // calls that start in the slice: about those of the window
+			}
+			if a >= float64(t1) || a+s.width <= float64(t0) || s.busy[k] == 0 {
+				continue
+			}
+			// The slice's MPI time, spread evenly over it.
+			lo, hi := math.Max(a, float64(t0)), math.Min(a+s.width, float64(t1))
+			f := s.busy[k] / s.width
+			for col := max(int((lo-float64(t0))/binNs), 0); col < width; col++ {
+				cs, ce := float64(t0)+float64(col)*binNs, float64(t0)+float64(col+1)*binNs
+				if cs >= hi {
+					break
+				}
+				if d := math.Min(hi, ce) - math.Max(lo, cs); d > 0 {
+					add(l, col, s.top[k], d*f)
 				}
 			}
 		}
-		clear(top)
-		clear(topNs)
-		for _, k := range touched {
-			col, fn, v := int(k)/nfn, int(k)%nfn, byFn[k]
-			if v > topNs[col] || (v == topNs[col] && fn < top[col]) {
-				top[col], topNs[col] = fn, v
-			}
-			byFn[k] = 0
-		}
-		touched = touched[:0]
+	}
+	for l := range nl {
 		ranksIn := float64(min(lo+(l+1)*per, hi) - (lo + l*per))
-		for col, v := range busy {
-			if v > 0 {
-				out.Bins = append(out.Bins, [4]float64{float64(l), float64(col), math.Min(1, v/(out.BinNs*ranksIn)), float64(top[col])})
+		for col := range width {
+			v := busy[l*width+col]
+			if v <= 0 {
+				continue
 			}
+			top, topNs := 0, -1.0
+			for fn, d := range byFn[[2]int32{int32(l), int32(col)}] {
+				if d > topNs || (d == topNs && int(fn) < top) {
+					top, topNs = int(fn), d
+				}
+			}
+			out.Bins = append(out.Bins, [4]float64{float64(l), float64(col), math.Min(1, v/(binNs*ranksIn)), float64(top)})
 		}
 	}
 	return out
+}
+
+// windowMsgs adds the messages of the window between ranks lo..hi-1.
+func (tl *timeline) windowMsgs(out *Window, msgs *tmsgs, lo, hi int, laneOf func(int) int, t0, t1 int64) {
+	if msgs == nil {
+		return
+	}
+	lane := map[int32]int{}
+	for i := lo; i < hi; i++ {
+		lane[int32(tl.ranks[i])] = laneOf(i)
+	}
+	a, _ := slices.BinarySearchFunc(msgs.list, t0-(t1-t0), func(m tmsg, t int64) int { return cmp.Compare(m.t0, t) })
+	for _, m := range msgs.list[a:] {
+		if m.t0 >= t1 || len(out.Msgs) >= tl.detail {
+			break
+		}
+		lf, okf := lane[m.from]
+		lt, okt := lane[m.to]
+		if okf && okt && m.t1 >= t0 {
+			out.Msgs = append(out.Msgs, [5]int64{int64(lf), m.t0, int64(lt), m.t1, m.bytes})
+		}
+	}
 }

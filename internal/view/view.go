@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -618,8 +619,68 @@ func (s *Server) rankAPI(w http.ResponseWriter, r *http.Request) {
 			RecvMsgs: c.RecvMsgs, RecvBytes: c.RecvBytes}})
 	}
 	app := rk.AppNs - rk.OffNs
-	writeJSON(w, http.StatusOK, map[string]any{"rank": rk.Rank, "host": rk.Host, "app_ns": app, "mpi_ns": rk.MPINs,
-		"calls": rk.Calls, "state": rk.State, "partners": nonNil(out), "funcs": funcs, "comm_partners": comms})
+	ans := map[string]any{"rank": rk.Rank, "host": rk.Host, "app_ns": app, "mpi_ns": rk.MPINs,
+		"calls": rk.Calls, "state": rk.State, "partners": nonNil(out), "funcs": funcs, "comm_partners": comms}
+	if a := rankAnalysis(l.p.Analysis, rank); a != nil {
+		ans["analysis"] = a
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// rankAnalysisJSON is a rank's part of the trace analysis made in the job:
+// its time on the critical path, its waiting per pattern and its rows.
+type rankAnalysisJSON struct {
+	PathS    float64           `json:"path_s"`
+	PathPct  float64           `json:"path_pct"`
+	Patterns []rankPatternJSON `json:"patterns"`
+	Rows     []rankWaitJSON    `json:"rows"`
+}
+
+type rankPatternJSON struct {
+	Pattern string  `json:"pattern"`
+	Seconds float64 `json:"seconds"`
+}
+
+type rankWaitJSON struct {
+	Pattern   string  `json:"pattern"`
+	Func      string  `json:"func"`
+	Callsite  string  `json:"callsite"`
+	Comm      string  `json:"comm"`
+	Seconds   float64 `json:"seconds"`
+	Instances int64   `json:"instances"`
+}
+
+// rankAnalysis is rank's part of a, nil without analysis or when the rank
+// was not analyzed.
+func rankAnalysis(a *profile.Analysis, rank int) *rankAnalysisJSON {
+	if a == nil {
+		return nil
+	}
+	i := slices.Index(a.Ranks, rank)
+	if i < 0 {
+		return nil
+	}
+	at := func(v []float64) float64 {
+		if i < len(v) && !math.IsNaN(v[i]) && !math.IsInf(v[i], 0) {
+			return v[i]
+		}
+		return 0
+	}
+	out := &rankAnalysisJSON{PathS: at(a.Path.ByRank), Patterns: []rankPatternJSON{}, Rows: []rankWaitJSON{}}
+	if a.Path.Seconds > 0 {
+		out.PathPct = 100 * out.PathS / a.Path.Seconds
+	}
+	for _, p := range a.Patterns {
+		if v := at(p.ByRank); v > 0 {
+			out.Patterns = append(out.Patterns, rankPatternJSON{Pattern: p.Pattern, Seconds: v})
+		}
+	}
+	for _, r := range a.Rows {
+		if r.Rank == rank && len(out.Rows) < 100 {
+			out.Rows = append(out.Rows, rankWaitJSON{Pattern: r.Pattern, Func: r.Func, Callsite: r.Callsite, Comm: r.Comm, Seconds: r.Seconds, Instances: r.Instances})
+		}
+	}
+	return out
 }
 
 // diffPage shows what changed from this job directory (run A) to

@@ -365,13 +365,19 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 // path (fast: MS_TIMED_FAST and the leave functions that need no epoch
 // test) or its slow path.
 func genBody(b *bytes.Buffer, f *Func, fast bool) {
-	pr, s := f.Proto, f.Sem
-	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
-	a := func(i int) string { return fmt.Sprintf("a%d", i) }
-	call := pmpiCall(pr)
+	call := pmpiCall(f.Proto)
 	if !fast {
 		call = pbCall(f, "ms_pc")
 	}
+	genBodyCall(b, f, fast, call)
+}
+
+// genBodyCall is genBody with the call of the next level given: a QMPI
+// wrapper's calls the next QMPI tool (qmpi.go).
+func genBodyCall(b *bytes.Buffer, f *Func, fast bool, call string) {
+	pr, s := f.Proto, f.Sem
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	a := func(i int) string { return fmt.Sprintf("a%d", i) }
 	isInt := pr.Ret == "int"
 	timed, leave := "MS_TIMED", leaveFunc(pr.Name)
 	if fast {

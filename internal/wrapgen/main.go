@@ -26,16 +26,21 @@ func Main(argv []string, stdout io.Writer) error {
 	printFamily := fs.Bool("print-family", false, "print the MPI family (openmpi or mpich) and exit")
 	shim := fs.String("shim", "", "write the stacking shim's C source to `file` (docs/stacking.md)")
 	passthrough := fs.Bool("passthrough", false, "emit wrappers that only call PMPI_ (benchmark floor)")
+	qmpi := fs.String("qmpi", "", "write the QMPI tool wrappers' C source to `file` (docs/stacking.md)")
 	if err := fs.Parse(argv); err != nil {
 		return err
 	}
 	var h *mpih.Header
 	var cmdline string
+	var aux []byte // gcc -aux-info: the QMPI_ declarations (-qmpi)
 	switch {
 	case *from != "":
 		var err error
 		h, err = mpih.FromFiles(*from+".aux", *from+".macros", *from+".symbols")
 		if err != nil {
+			return err
+		}
+		if aux, err = os.ReadFile(*from + ".aux"); err != nil {
 			return err
 		}
 		cmdline = "mpiwrapgen -from " + filepath.Base(*from)
@@ -54,6 +59,7 @@ func Main(argv []string, stdout io.Writer) error {
 		if h, err = raw.Header(); err != nil {
 			return err
 		}
+		aux = raw.AuxInfo
 		cmdline = "go run ./cmd/mpiwrapgen -mpicc " + *mpicc
 	default:
 		return fmt.Errorf("need -mpicc or -from")
@@ -80,6 +86,11 @@ func Main(argv []string, stdout io.Writer) error {
 	}
 	if *shim != "" {
 		if err := os.WriteFile(*shim, p.GenerateShim(cmdline+" -shim "+filepath.Base(*shim)), 0o666); err != nil {
+			return err
+		}
+	}
+	if *qmpi != "" {
+		if err := os.WriteFile(*qmpi, p.GenerateQMPI(cmdline+" -qmpi "+filepath.Base(*qmpi), QMPINames(aux)), 0o666); err != nil {
 			return err
 		}
 	}

@@ -115,9 +115,11 @@ func viewFirstPage(mps, dir string) (start, page float64, err error) {
 // viewTimeline times mpiscope view's timeline (/api/timeline) on a
 // synthetic trace of -timeline-events events over -trace-ranks ranks
 // (bench/cmd/synth -trace-events; made once and kept in the build
-// directory): the first whole-run request (the server reads the trace),
-// the same request again, and a zoomed one (a ten-thousandth of the run,
-// in its middle). Not in the default sections: the trace is about 1 GB.
+// directory): the first whole-run request (the server indexes the trace
+// and decodes each block once for its summary), the same request again,
+// zoomed ones (a ten-thousandth of the run at its end and in its middle,
+// its last hundredth), each with its wall time and the view's CPU time.
+// Not in the default sections: the trace is about 1 GB.
 func viewTimeline(opt *options, res *results) error {
 	dir := filepath.Join(opt.build, "bench", fmt.Sprintf("timeline-%d-%dr", opt.timelineEvents, opt.traceRanks))
 	if _, err := os.Stat(filepath.Join(dir, "trace")); err != nil {
@@ -169,14 +171,24 @@ func viewTimeline(opt *options, res *results) error {
 		Total int    `json:"total"`
 		Cut   bool   `json:"cut"`
 		Calls []any  `json:"calls"`
+		Msgs  []any  `json:"msgs"`
 		Bins  []any  `json:"bins"`
+		// Partial: blocks still summarized in the background.
+		Partial bool `json:"partial"`
+		Pending int  `json:"pending_blocks"`
 	}
-	get := func(q string) (window, float64, int64, error) {
-		var w window
+	type answer struct {
+		w         window
+		wall, cpu float64
+		bytes     int64
+	}
+	get := func(q string) (answer, error) {
+		var a answer
+		c0 := cpuSeconds(c.Process.Pid)
 		t0 := time.Now()
 		resp, err := http.Get(m[1] + "api/timeline?" + q)
 		if err != nil {
-			return w, 0, 0, err
+			return a, err
 		}
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
@@ -184,37 +196,96 @@ func viewTimeline(opt *options, res *results) error {
 			err = fmt.Errorf("%s: %s", resp.Status, body)
 		}
 		if err == nil {
-			err = json.Unmarshal(body, &w)
+			err = json.Unmarshal(body, &a.w)
 		}
-		return w, time.Since(t0).Seconds(), int64(len(body)), err
+		a.wall, a.cpu, a.bytes = time.Since(t0).Seconds(), cpuSeconds(c.Process.Pid)-c0, int64(len(body))
+		return a, err
 	}
-	first, tFirst, nFirst, err := get("w=1000")
+	// The first request indexes the trace (mpiscope view starts it in
+	// the background as it starts: wait for its URL only).
+	start := time.Now()
+	first, err := get("w=1000")
 	if err != nil {
 		return fmt.Errorf("first timeline request: %v", err)
 	}
-	_, tAgain, _, err := get("w=1000")
+	again, err := get("w=1000")
 	if err != nil {
 		return err
 	}
-	mid := first.End / 2
-	zoom, tZoom, nZoom, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", mid, mid+max(first.End/10000, 1)))
+	end := first.w.End
+	span := max(end/10000, 1)
+	zEnd, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", end-span, end+1))
 	if err != nil {
 		return err
 	}
+	zCalls, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", end-max(end/1000000, 1), end+1))
+	if err != nil {
+		return err
+	}
+	mid := end / 2
+	zMid, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", mid, mid+span))
+	if err != nil {
+		return err
+	}
+	zLast, err := get(fmt.Sprintf("t0=%d&t1=%d&w=1000", end-end/100, end+1))
+	if err != nil {
+		return err
+	}
+	// The whole run again each second until every block is summarized.
+	whole, polls := again, 0
+	for whole.w.Partial && polls < 3600 {
+		time.Sleep(time.Second)
+		if whole, err = get("w=1000"); err != nil {
+			return err
+		}
+		polls++
+	}
+	tWhole := time.Since(start).Seconds()
 	rss := peakRSS(c.Process.Pid)
 	res.md("\n## mpiscope view's timeline on a %.2f GB trace\n\n", float64(size)/1e9)
 	res.md("bench/cmd/synth -trace-events %d -ranks %d (%.0f MB of trace, page cache warm), `mpiscope view <dir>`, one run: "+
-		"`GET /api/timeline?w=1000` (the whole run in 1,000 columns: the server reads the trace on this first request), the same again, "+
-		"and a window of a ten-thousandth of the run in its middle. The browser gets what the answer holds, never the trace.\n\n",
+		"`GET /api/timeline?w=1000` (the whole run in 1,000 columns: the server indexes the trace and decodes every block once, for its summary), the same again, "+
+		"a window of a ten-thousandth of the run at its end, of a millionth at its end (single calls), of a ten-thousandth in its middle, and its last hundredth. The browser gets what the answer holds, never the trace.\n\n",
 		opt.timelineEvents, opt.traceRanks, float64(size)/1e6)
-	res.md("| request | time (s) | answer | bytes sent |\n|---|---|---|---|\n")
-	res.md("| first, whole run | %.2f | %s: %d bins, %d calls in the window%s | %d |\n", tFirst, first.Mode, len(first.Bins), first.Total, map[bool]string{true: " (cut)"}[first.Cut], nFirst)
-	res.md("| again, whole run | %.2f | | |\n", tAgain)
-	res.md("| zoomed, 1/10,000 | %.3f | %s: %d calls, %d bins | %d |\n", tZoom, zoom.Mode, len(zoom.Calls), len(zoom.Bins), nZoom)
-	res.md("\nPeak RSS of the view: %.0f MiB.\n", rss)
-	res.raw["view_timeline"] = map[string]any{"events": opt.timelineEvents, "trace_bytes": size, "first_s": tFirst, "again_s": tAgain,
-		"zoom_s": tZoom, "first_bytes": nFirst, "zoom_bytes": nZoom, "peak_rss_mib": rss, "cut": first.Cut}
+	res.md("| request | wall (s) | CPU of the view meanwhile (s; background summaries included) | answer | bytes sent |\n|---|---|---|---|---|\n")
+	row := func(name string, a answer) {
+		what := fmt.Sprintf("%s: %d bins, about %d calls", a.w.Mode, len(a.w.Bins), a.w.Total)
+		if a.w.Partial {
+			what += fmt.Sprintf(" (partial: %d blocks to go)", a.w.Pending)
+		}
+		if a.w.Mode == "calls" {
+			what = fmt.Sprintf("calls: %d calls, %d messages", len(a.w.Calls), len(a.w.Msgs))
+		}
+		res.md("| %s | %.3f | %.2f | %s | %d |\n", name, a.wall, a.cpu, what, a.bytes)
+	}
+	row("first, whole run", first)
+	row("again, whole run", again)
+	row("1/10,000 at the end", zEnd)
+	row("1/1,000,000 at the end", zCalls)
+	row("1/10,000 in the middle", zMid)
+	row("the last 1/100", zLast)
+	res.md("\nThe whole run complete (every block summarized, the page asking each second): %.1f s after the first request, the view's CPU %.1f s in all; peak RSS of the view: %.0f MiB.\n",
+		tWhole, cpuSeconds(c.Process.Pid), rss)
+	res.raw["view_timeline"] = map[string]any{"events": opt.timelineEvents, "trace_bytes": size, "first_s": first.wall, "first_cpu_s": first.cpu,
+		"again_s": again.wall, "zoom_end_s": zEnd.wall, "zoom_end_calls": len(zCalls.w.Calls), "zoom_calls_s": zCalls.wall, "zoom_mid_s": zMid.wall, "last_hundredth_s": zLast.wall,
+		"whole_s": tWhole, "first_pending": first.w.Pending, "first_bytes": first.bytes, "zoom_end_bytes": zEnd.bytes, "peak_rss_mib": rss, "cut": first.w.Cut}
 	return nil
+}
+
+// cpuSeconds is a process's user and system CPU time so far (0 if unknown).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	k, _ := strconv.ParseFloat(f[12], 64)
+	return (u + k) / 100 // clock ticks (USER_HZ: 100 on Linux)
 }
 
 // dirBytes is the size of the files under dir.

@@ -93,6 +93,16 @@ function showRank(rank) {
       body.appendChild(table(["Communicator", "Peer", "Sent msgs", "Sent bytes", "Recv msgs", "Recv bytes"],
         j.comm_partners.map(function (p) { return {key: p.peer, cells: [p.comm, p.peer, p.sent_msgs, p.sent_bytes, p.recv_msgs, p.recv_bytes]}; }), showRank));
     }
+    if (j.analysis) {
+      var a = j.analysis;
+      h("p", "Trace analysis: " + a.path_s.toFixed(6) + " s on the critical path (" + a.path_pct.toFixed(1) + " %)" +
+        (a.patterns.length ? "; waiting: " + a.patterns.map(function (p) { return p.pattern + " " + p.seconds.toFixed(6) + " s"; }).join(", ") : "; no waiting"), body)
+        .className = "rank-analysis";
+      if (a.rows.length) {
+        body.appendChild(table(["Wait state", "Function", "Callsite", "Comm", "Seconds", "Instances"],
+          a.rows.map(function (r) { return {key: null, cells: [r.pattern, r.func, r.callsite || "-", r.comm || "-", r.seconds.toFixed(6), r.instances]}; }), null));
+      }
+    }
     if (j.funcs && j.funcs.length) {
       h("p", "Its MPI functions, per communicator:", body);
       body.appendChild(table(["Function", "Communicator", "Calls", "Time", "Bytes"],
@@ -110,6 +120,8 @@ function rowsOf(id, attr, fn) {
   });
 }
 rowsOf("t-funcs", "data-func", showFunc);
+["t-paths", "t-callers", "t-an-path-funcs", "t-comp-funcs"].forEach(function (id) { rowsOf(id, "data-func", showFunc); });
+["t-an-rows", "t-an-path-ranks", "t-an-delays", "t-comp-ranks"].forEach(function (id) { rowsOf(id, "data-rank", showRank); });
 rowsOf("t-sites", "data-site", showSite);
 rowsOf("t-ranks", "data-rank", showRank);
 
@@ -127,6 +139,8 @@ function load() {
     T.end = d.end_ns;
     if (!(T.t1 > T.t0)) { T.t0 = d.t0; T.t1 = d.t1; }
     draw(d);
+    // Blocks still being summarized: ask again (unless the view moved).
+    if (d.partial) setTimeout(function () { if (seq === T.seq) load(); }, 1000);
   });
 }
 function draw(d) {
@@ -153,8 +167,10 @@ function draw(d) {
   }
   M.el("text", {x: L, y: H - 4}, s, human(d.t0));
   M.el("text", {x: W - 4, y: H - 4, "text-anchor": "end"}, s, human(d.t1));
-  document.getElementById("tl-info").textContent = d.total + " calls in view" + (d.mode === "bins" ? " (aggregated per pixel; zoom in for single calls)" : "") +
-    (d.cut ? "; " + d.warnings.join("; ") : "") + "; wheel: zoom, drag: pan";
+  document.getElementById("tl-info").textContent = (d.mode === "bins" ? "about " : "") + d.total + " calls in view" +
+    (d.mode === "bins" ? " (aggregated per pixel; zoom in for single calls)" : "") +
+    (d.partial ? "; reading the trace: " + d.pending_blocks + " blocks of this view to go" : "") +
+    (d.warnings.length ? "; " + d.warnings.join("; ") : "") + "; wheel: zoom, drag: pan";
 }
 function zoom(f, at) {
   var span = T.t1 - T.t0, c = at === undefined ? T.t0 + span / 2 : at, ns = Math.max(span * f, 1000);
