@@ -67,9 +67,38 @@ type collRec struct {
 	key    int32
 	call   uint32
 	kind   collKind
+	side   uint8 // an intercommunicator's group (1: the lower ID's, 2: the other), 0 an intracommunicator
 	root   int32 // world rank, -1 none
 	t0, t1 float64
 }
+
+// interSide is an intercommunicator's instance numbering: both groups'
+// collectives are instances of the lower of the two sides' IDs.
+type interSide struct {
+	comm int32
+	side uint8
+}
+
+// interSides pairs the intercommunicators whose other side was traced.
+func interSides(comms []*trace.GComm) map[int]interSide {
+	m := map[int]interSide{}
+	for _, g := range comms {
+		if g.Inter && g.Peer != nil {
+			if g.ID < g.Peer.ID {
+				m[g.ID] = interSide{int32(g.ID), 1}
+			} else {
+				m[g.ID] = interSide{int32(g.Peer.ID), 2}
+			}
+		}
+	}
+	return m
+}
+
+// MPI_ROOT's value is -4 in Open MPI, -3 in MPICH; MPI_PROC_NULL's -2 and
+// -1: a rooted collective's root on an intercommunicator below -2 is
+// MPI_ROOT (this rank is the root), -1 or -2 MPI_PROC_NULL (a member of
+// the root's group that takes no part).
+const rootIsMe = -3
 
 // cand is a possible wait of one call: the time its partner was ready for
 // the pattern (waitReady) and for the critical path (jumpReady, partner).
@@ -105,8 +134,9 @@ type rankPass struct {
 	mpi       float64
 	lastFn    string
 	lastBlock bool
-	sp        *spill // nil: records stay in memory
-	byOwner   bool   // in the job: shards are ranks (shard)
+	sp        *spill            // nil: records stay in memory
+	inter     map[int]interSide // intercommunicators by GComm.ID (interSides)
+	byOwner   bool              // in the job: shards are ranks (shard)
 	buf       []byte
 }
 
@@ -318,17 +348,33 @@ func (p *rankPass) Call(c *trace.Call) error {
 			}
 		}
 	}
-	if c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter {
+	if c.Coll && c.CollReq == 0 && c.Comm != nil {
 		seq := p.collSeq[c.Comm.ID]
 		p.collSeq[c.Comm.ID] = seq + 1
 		root := int32(-1)
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
-			root = int32(c.Comm.World[c.Root])
+			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's
 		}
-		s := int((uint64(c.Comm.ID)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
-		p.colls[s] = append(p.colls[s], collRec{comm: int32(c.Comm.ID), seq: seq, idx: me, key: k(), call: call,
-			kind: kindOf(c.Fn), root: root, t0: c.T0, t1: c.T1})
-		p.added(s)
+		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), kindOf(c.Fn), true
+		if c.Comm.Inter {
+			var is interSide
+			is, ok = p.inter[c.Comm.ID]
+			comm, side = is.comm, is.side
+			if kind == coll1xN || kind == collNx1 {
+				switch {
+				case c.Root <= rootIsMe:
+					root = int32(p.rank)
+				case c.Root < 0:
+					ok = false // MPI_PROC_NULL: no part in it
+				}
+			}
+		}
+		if ok {
+			s := int((uint64(comm)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
+			p.colls[s] = append(p.colls[s], collRec{comm: comm, seq: seq, idx: me, key: k(), call: call,
+				kind: kind, side: side, root: root, t0: c.T0, t1: c.T1})
+			p.added(s)
+		}
 	}
 	return nil
 }
@@ -412,7 +458,7 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world
 		i = j
 		ok := true
 		for _, c := range g[1:] {
-			ok = ok && c.kind == g[0].kind && c.root == g[0].root
+			ok = ok && c.kind == g[0].kind && c.root == g[0].root && (c.side == 0) == (g[0].side == 0)
 		}
 		if !ok {
 			st.mismatch += uint64(len(g))
@@ -445,6 +491,22 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 		p := WaitNxN
 		if g[0].kind == collBarrier {
 			p = WaitBarrier
+		}
+		if g[0].side != 0 {
+			// An intercommunicator: each group waits for the last
+			// member of the other to enter.
+			var last [3]*collRec
+			for k := range g {
+				if s := g[k].side; last[s] == nil || g[k].t0 > last[s].t0 {
+					last[s] = &g[k]
+				}
+			}
+			for k := range g {
+				if o := last[3-g[k].side]; o != nil {
+					out = add(&g[k], p, o.t0, o, o.t0)
+				}
+			}
+			return out
 		}
 		for k := range g {
 			out = add(&g[k], p, maxT, who, maxT)

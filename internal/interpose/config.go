@@ -30,6 +30,7 @@ type Config struct {
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
 	PBStage     int    // MPISCOPE_PIGGYBACK_STAGE: sends of at most this many contiguous bytes are staged (piggyback.c)
 	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
+	AnalyzeMem  int64  // MPISCOPE_ANALYZE_MEM: bytes of records a rank holds at once in that analysis
 	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; 0: auto, chosen at start; callpath.h)
 	Compensate  bool   // MPISCOPE_COMPENSATE: overhead compensation, implies Piggyback (compensate.go)
 	TestDelayNs int64  // MPISCOPE_TEST_DELAY_NS: testing, a busy delay in every recorded call
@@ -123,6 +124,15 @@ var Settings = []setting{
 		func(c *Config, v string) (err error) { c.Trace, err = parseBool(v); return }},
 	{"MPISCOPE_ANALYZE", "0", "1: analyze the trace inside the job at MPI_Finalize (wait states, critical path, delay costs; needs the trace; docs/analysis.md)",
 		func(c *Config, v string) (err error) { c.Analyze, err = parseBool(v); return }},
+	{"MPISCOPE_ANALYZE_MEM", "128M", "bytes of records each rank holds at once in the analysis in the job (K, M, G suffixes; at least 64K): beyond it the ranks exchange and match them in rounds, spilling to the temporary directory",
+		func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil || n < 64<<10 {
+				return fmt.Errorf("want a size of at least 64K")
+			}
+			c.AnalyzeMem = n
+			return nil
+		}},
 	{"MPISCOPE_TRACE_BUFFER", "4M", "size of each of a thread's two trace buffers (bytes; K, M, G suffixes)",
 		func(c *Config, v string) error {
 			n, err := parseSize(v)

@@ -53,6 +53,10 @@ func interKey(k string) (size, leader int, ok bool) {
 	return size, leader, err1 == nil && err2 == nil
 }
 
+// PairInter is pairInter for a list of communicators made elsewhere (the
+// analysis in the job, where each rank walks its own trace).
+func PairInter(comms []*GComm) { pairInter(comms) }
+
 // pairInter finds each intercommunicator's other side: the one whose
 // remote group starts with this side's leader and has this side's size,
 // and the other way round.

@@ -29,6 +29,9 @@
 //	          with and without frame pointers (bench/depth; depth.go)
 //	depth-callgrind instructions per call at each depth (valgrind; not in
 //	          the default set; depth.go)
+//	analyzejob the analysis in the job (MPISCOPE_ANALYZE=1) at 2..32 ranks:
+//	          its time as a share of the traced run's, peak RSS per rank
+//	          (analyzejob.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -88,7 +91,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, depth, depth-callgrind, timeline (not by default: a 1 GB trace)")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, depth, depth-callgrind, analyzejob, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.StringVar(&o.traceBase, "trace-base", "", "an earlier mpiscope `binary` whose convert and analyze the tracesynth section runs too, interleaved with this build's (before/after rows)")
@@ -162,7 +165,7 @@ func run(opt *options) error {
 	}
 	res.md("# mpiscope benchmark results\n\n%s\n\n", machine())
 	perFamily := false // sections that run MPI programs
-	for _, s := range []string{"overhead", "ab", "callgrind", "tracecost", "memory", "scale", "channel"} {
+	for _, s := range []string{"overhead", "ab", "callgrind", "tracecost", "memory", "scale", "channel", "analyzejob"} {
 		perFamily = perFamily || sections[s]
 	}
 	if !perFamily {
@@ -176,7 +179,7 @@ func run(opt *options) error {
 		for _, s := range []struct {
 			name string
 			fn   func() error
-		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"tracecost", b.tracecost}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}} {
+		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"tracecost", b.tracecost}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}, {"analyzejob", b.analyzeJob}} {
 			if !sections[s.name] {
 				continue
 			}
