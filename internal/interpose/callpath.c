@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 #include "callpath.h"
+#include "qmpi.h"
 #include "unwind.h"
 
 #include <pthread.h>
@@ -25,7 +26,12 @@ int ms_path_auto_fp, ms_path_auto_n;
 
 void ms_path_setup(int depth)
 {
-	if (depth == MS_PATH_AUTO) {
+	if (depth == MS_PATH_AUTO && ms_qmpi_wanted()) {
+		/* QMPI mode records in the QMPI wrappers, which take no paths:
+		 * the default must not refuse it (an explicit depth > 1 does). */
+		ms_path_auto_n = -1;
+		depth = 1;
+	} else if (depth == MS_PATH_AUTO) {
 		/* The default (docs/callpaths.md, "The default depth"): paths
 		 * where they are cheap, i.e. where the program's own code keeps
 		 * frame pointers (more than half of the functions judged). */

@@ -25,7 +25,10 @@ func pathInit(cfg Config) {
 	if cfg.Depth == C.MS_PATH_AUTO {
 		d, fp, n := int(C.ms_path_depth_get()), int(C.ms_path_auto_fp), int(C.ms_path_auto_n)
 		why := fmt.Sprintf("the program keeps frame pointers in %d of %d functions judged", fp, n)
-		if n == 0 {
+		switch {
+		case n < 0:
+			why = "QMPI mode asked for (MPISCOPE_QMPI or the QMPI tool list): its wrappers take no call paths"
+		case n == 0:
 			why = "the program has no call-frame information to judge it by"
 		}
 		set := profile.Setting{Name: "MPISCOPE_DEPTH", Value: fmt.Sprintf("%d (auto: %s)", d, why)}

@@ -49,6 +49,7 @@ static ms_qmpi_register_function_t *ms_q_register_function;
 static ms_qmpi_get_function_t *ms_q_get_function;
 
 int ms_qmpi_tool_id(void) { return ms_q_active ? ms_q_id : 0; }
+int ms_qmpi_wanted(void) { return ms_q_wanted; }
 const char *ms_qmpi_tool_list(void) { return ms_q_list; }
 const char *ms_qmpi_warning(void) { return ms_q_warn[0] ? ms_q_warn : NULL; }
 

@@ -41,6 +41,7 @@ MS_HIDDEN void ms_qmpi_register(int tool_id);
 /* qmpi.c */
 MS_HIDDEN void ms_qmpi_reg(int tool_id, int function, void (*fn)(void));
 MS_HIDDEN void *ms_qmpi_next(int tool_id, int function, void (**slot)(void), int *next_id);
+MS_HIDDEN int ms_qmpi_wanted(void); /* a setting asks for QMPI mode (known from load on) */
 MS_HIDDEN void ms_qmpi_start(int session); /* at MPI_Init (lifecycle.c): the probe, then QMPI mode or the warning */
 
 /* ms_qenter is ms_enter for a QMPI wrapper: recording is on while ms_qoff

@@ -102,7 +102,8 @@ func qmpiRun(t *testing.T, f mpitest.Family, preload string, env map[string]stri
 // library has read its list before mpiscope can add itself; mpiscope is
 // never initialized as a QMPI tool, warns once and profiles by PMPI, and
 // qcount still counts every call once. So with MPISCOPE_DEPTH=2 (call
-// paths need the PMPI wrappers).
+// paths need the PMPI wrappers). plain, built with frame pointers, gets
+// depth 1 from the default (auto) in QMPI mode, not a refusal.
 func checkTwoTools(t *testing.T, f mpitest.Family, preload, app, plain string) {
 	for _, c := range []struct{ name, list, qmpi, app, setting, warning, depth string }{
 		{"mpiscope-first", "mpiscope:qcount", "", app, "tool 1 of mpiscope:qcount", "", ""},
@@ -131,6 +132,11 @@ func checkTwoTools(t *testing.T, f mpitest.Family, preload, app, plain string) {
 			}
 			if got := settings(p, "qmpi"); c.setting != "" && (len(got) != 1 || got[0] != c.setting) || c.setting == "" && got != nil {
 				t.Errorf("report header: qmpi %q, want %q", got, c.setting)
+			}
+			// plain keeps frame pointers: the default depth (auto) would
+			// take paths, which QMPI mode has not; it takes 1 instead.
+			if d := settings(p, "MPISCOPE_DEPTH"); c.app == plain && (len(d) != 1 || !strings.HasPrefix(d[0], "1 (auto: QMPI mode")) {
+				t.Errorf("report header: MPISCOPE_DEPTH %q, want 1 (auto: QMPI mode ...)", d)
 			}
 			if c.warning == "" && strings.Contains(res.Stderr, "warning") ||
 				c.warning != "" && (strings.Count(res.Stderr, "warning") != 1 || !strings.Contains(res.Stderr, c.warning)) {
@@ -217,7 +223,7 @@ func TestQMPITools(t *testing.T) {
 		t.Skip(why)
 	}
 	dir := t.TempDir()
-	checkTwoTools(t, f, f.Lib(), qmpiApp(t, f, qmpiLib(t, f, "qcount", dir)), mpitest.Compile(t, f.MPICC, "stack/app.c", t.TempDir()))
+	checkTwoTools(t, f, f.Lib(), qmpiApp(t, f, qmpiLib(t, f, "qcount", dir)), mpitest.Compile(t, f.MPICC, "stack/app.c", t.TempDir(), "-fno-omit-frame-pointer"))
 }
 
 // TestQMPIEmulated runs TestQMPITools's checks on any MPICH, with
@@ -233,5 +239,5 @@ func TestQMPIEmulated(t *testing.T) {
 	dir := t.TempDir()
 	fake := qmpiLib(t, f, "fakeqmpi", dir)
 	app := qmpiApp(t, f, qmpiLib(t, f, "qcount", dir))
-	checkTwoTools(t, f, f.Lib()+":"+fake, app, mpitest.Compile(t, f.MPICC, "stack/app.c", t.TempDir()))
+	checkTwoTools(t, f, f.Lib()+":"+fake, app, mpitest.Compile(t, f.MPICC, "stack/app.c", t.TempDir(), "-fno-omit-frame-pointer"))
 }
