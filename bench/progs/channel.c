@@ -2,7 +2,7 @@
  * channel.c: the piggyback channel's benchmarks (runbench's channel
  * section), on 2 ranks.
  *
- *   channel pingpong N   ping-pong of 8 B to 1 MiB, then an 8-byte
+ *   channel pingpong N   ping-pong of 8 B to 1 MiB (MPI_BYTE), then an 8-byte
  *                        MPI_Allreduce loop: BENCH lines, ns per message
  *                        (a round trip is two messages; an allreduce
  *                        counts as one message per rank);
@@ -26,7 +26,7 @@ static char hdr[HDR];
 
 static void pingpong(int rank, long n)
 {
-	const int sizes[] = {8, 64, 1024, 16384, 65536, 1 << 20};
+	const int sizes[] = {8, 64, 256, 1024, 16384, 65536, 1 << 20};
 	for (unsigned k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		int len = sizes[k];
 		long it = len >= 65536 ? n / 20 + 1 : n;

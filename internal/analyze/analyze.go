@@ -97,6 +97,15 @@ type Options struct {
 	// Source resolves a rank's callsite address (nil: callsites stay
 	// addresses); called from one goroutine, once per rank and address.
 	Source func(r *trace.Rank, pc uint64) (trace.Source, bool)
+	// Phase is called, in the job, as each step ends (its name), for the
+	// benchmarks' timings; nil: none.
+	Phase func(name string)
+}
+
+func (o Options) phase(name string) {
+	if o.Phase != nil {
+		o.Phase(name)
+	}
 }
 
 // Row is the waiting time of one pattern at one function, callsite,
@@ -167,7 +176,6 @@ var NotRecorded = []string{
 	"nonblocking and persistent collectives: no wait states (their completion time is not matched across ranks)",
 	"RMA (MPI_Put, MPI_Get, epochs): traced as calls only, no wait states",
 	"MPI-IO: traced as calls only",
-	"collectives on intercommunicators: not matched",
 	"partitioned communication (MPI_Psend_init): not matched",
 }
 
@@ -229,9 +237,11 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	passes := make([]*rankPass, n)
 	damaged := make([]string, n)
+	inter := interSides(w.CommList())
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
+		p.inter = inter
 		passes[i] = p
 		if sp != nil {
 			defer p.flushAll()
@@ -389,7 +399,20 @@ type jump struct {
 // groupWaits turns a rank's candidates into wait states: per call, the
 // latest partner decides.
 func groupWaits(cs []cand) rankWaits {
-	rw := rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
+	rw := newRankWaits()
+	rw.group(cs)
+	rw.sortJumps()
+	return rw
+}
+
+func newRankWaits() rankWaits {
+	return rankWaits{time: map[[2]int32]float64{}, count: map[[2]int32]int64{}}
+}
+
+// group adds the wait states of the calls whose candidates are cs (all of
+// each call's candidates; the calls after those of earlier groups, in the
+// job's bounded memory).
+func (rw *rankWaits) group(cs []cand) {
 	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
 	for i := 0; i < len(cs); {
 		j := i + 1
@@ -425,8 +448,11 @@ func groupWaits(cs []cand) rankWaits {
 		}
 		i = j
 	}
+}
+
+// sortJumps puts the jumps in order of the waiting calls' ends.
+func (rw *rankWaits) sortJumps() {
 	sort.SliceStable(rw.jumps, func(a, b int) bool { return rw.jumps[a].t1 < rw.jumps[b].t1 })
-	return rw
 }
 
 // namer resolves callsites and communicators to names, once each.

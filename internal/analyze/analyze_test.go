@@ -26,9 +26,10 @@ const (
 	fIsend
 	fWaitall
 	fCommRank
+	fAllreduce
 )
 
-var fnNames = []string{"MPI_Send", "MPI_Recv", "MPI_Ssend", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Comm_rank"}
+var fnNames = []string{"MPI_Send", "MPI_Recv", "MPI_Ssend", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Comm_rank", "MPI_Allreduce"}
 
 // rankFile encodes a rank's trace file (1 tick = 1 ns, one host, world
 // only, the events in one compressed block, a final block).
@@ -38,6 +39,12 @@ func rankFile(t testing.TB, rank, size int, evs []trace.Event) []byte {
 
 // rankFileOn is rankFile on a host, with clock samples.
 func rankFileOn(t testing.TB, rank, size int, host string, syncs []trace.Sync, evs []trace.Event) []byte {
+	t.Helper()
+	return rankFileWith(t, rank, size, host, syncs, nil, evs)
+}
+
+// rankFileWith is rankFileOn with communicators besides the world.
+func rankFileWith(t testing.TB, rank, size int, host string, syncs []trace.Sync, comms []trace.CommDef, evs []trace.Event) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	bw, _ := trace.NewBlockWriter(&b)
@@ -53,6 +60,9 @@ func rankFileOn(t testing.TB, rank, size int, host string, syncs []trace.Sync, e
 		world[i] = i
 	}
 	bw.Block(trace.BComm, trace.EncodeComm(&trace.CommDef{ID: 0, Key: "world", Size: size, World: world}))
+	for i := range comms {
+		bw.Block(trace.BComm, trace.EncodeComm(&comms[i]))
+	}
 	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
 	var scratch bytes.Buffer
 	p, err := trace.AppendEvents(nil, 1000+rank, evs, fw, &scratch)

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 	"sort"
 
@@ -110,13 +111,28 @@ func pathKeys(w *trace.Walker, i int, r *trace.Rank, ss [][2]float64) []pathKey 
 	}
 	m := map[fk]float64{}
 	_ = r.Scan(func(_ int, evs []trace.Event) error {
+		// A block is one thread's events, in time order: the first
+		// segment ending after a call's entry moves forward from the
+		// previous call's (searched again if a time goes back).
+		k0, last := 0, math.Inf(-1)
 		for e := range evs {
 			ev := &evs[e]
 			if !ev.IsCall() {
 				continue
 			}
 			t0, t1 := w.Ns(i, ev.T0), w.Ns(i, ev.T1)
-			k := sort.Search(len(ss), func(x int) bool { return ss[x][1] > t0 })
+			if t0 < last {
+				k0 = 0
+			}
+			last = t0
+			for k0 < len(ss) && ss[k0][1] <= t0 {
+				if k0+8 < len(ss) && ss[k0+8][1] <= t0 {
+					k0 += sort.Search(len(ss)-k0, func(x int) bool { return ss[k0+x][1] > t0 })
+					break
+				}
+				k0++
+			}
+			k := k0
 			for ; k < len(ss) && ss[k][0] < t1; k++ {
 				if o := min(t1, ss[k][1]) - max(t0, ss[k][0]); o > 0 {
 					m[fk{ev.Fn, ev.PC}] += o

@@ -102,7 +102,9 @@ func (res *Result) delays(parts []rankPart) {
 		part int
 		key  int32
 	}
-	costs := map[ck]*Delay{}
+	// In order of creation: the order of ties does not depend on a map's.
+	costs := map[ck]int{}
+	var list []Delay
 	for k := range all {
 		d := &all[k]
 		load := d.Wait + d.passed
@@ -135,25 +137,36 @@ func (res *Result) delays(parts []rankPart) {
 		if rest <= 0 {
 			continue
 		}
-		c := costs[ck{sp, d.PKey}]
-		if c == nil {
-			c = &Delay{Rank: d.Partner}
+		x, ok := costs[ck{sp, d.PKey}]
+		if !ok {
+			c := Delay{Rank: d.Partner}
 			if keys := parts[sp].Keys; d.PKey >= 0 && int(d.PKey) < len(keys) {
 				c.Func, c.Callsite, c.Caller = keys[d.PKey].Func, keys[d.PKey].Site, keys[d.PKey].Caller
 			}
-			costs[ck{sp, d.PKey}] = c
+			x = len(list)
+			costs[ck{sp, d.PKey}] = x
+			list = append(list, c)
 		}
+		c := &list[x]
 		c.Short += d.Wait * rest / 1e9
 		c.Long += d.passed * rest / 1e9
 		if d.Wait > 0 {
 			c.Instances++
 		}
 	}
-	for _, c := range costs {
-		c.Seconds = c.Short + c.Long
-		res.Delays = append(res.Delays, *c)
+	for i := range list {
+		list[i].Seconds = list[i].Short + list[i].Long
 	}
-	slices.SortFunc(res.Delays, func(a, b Delay) int {
+	// By rank, each rank's in order of creation, as the job gathers them.
+	slices.SortStableFunc(list, func(a, b Delay) int { return cmp.Compare(a.Rank, b.Rank) })
+	res.Delays = append(res.Delays, list...)
+	sortDelays(res.Delays)
+}
+
+// sortDelays puts delay costs in report order: most first (stable: ties
+// keep their order).
+func sortDelays(ds []Delay) {
+	slices.SortStableFunc(ds, func(a, b Delay) int {
 		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), strings.Compare(a.Callsite, b.Callsite),
 			strings.Compare(a.Func, b.Func), strings.Compare(a.Caller, b.Caller))
 	})

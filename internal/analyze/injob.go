@@ -29,6 +29,13 @@ type Comm interface {
 	// three words to one rank, and the next such message from any rank.
 	SendToken(dest int, m [3]uint64) error
 	RecvToken() ([3]uint64, error)
+	// SendAsync, RecvAny and WaitSends carry the delay analysis: a
+	// message to one rank that does not wait for its receipt (data may
+	// be reused at once), the next such message from any rank, and the
+	// end of this rank's sends.
+	SendAsync(dest int, data []byte) error
+	RecvAny() (int, []byte, error)
+	WaitSends() error
 }
 
 // InJob is the analysis inside the job, each rank on its own trace file
@@ -88,8 +95,15 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		}
 		sort.Ints(ids)
 		for _, id := range ids {
-			if k := r.Comms[id].Key; !slices.Contains(lm.Keys, k) {
-				lm.Keys = append(lm.Keys, k)
+			d := r.Comms[id]
+			if !slices.Contains(lm.Keys, d.Key) {
+				lm.Keys = append(lm.Keys, d.Key)
+			}
+			if d.Inter {
+				if lm.Inter == nil {
+					lm.Inter = map[string][]int{}
+				}
+				lm.Inter[d.Key] = d.World
 			}
 		}
 	}
@@ -138,20 +152,51 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 			origin = w.Clocks[0].Ns(r.Calib.Tick0)
 		}
 	}
-	if err := allReduce(c, &origin, &origin, func(a, b *float64) { *a = min(*a, *b) }); err != nil {
+	// The time origin (the earliest start) and the rounds of the exchange
+	// (the most any rank needs to keep its records within the bound) in
+	// one reduction.
+	type agreed struct {
+		Origin float64
+		Rounds int
+	}
+	ag := agreed{origin, 1}
+	if r != nil {
+		ag.Rounds = jobRounds(r.Events, opt.Memory)
+	}
+	if err := allReduce(c, &ag, &ag, func(a, b *agreed) { a.Origin, a.Rounds = min(a.Origin, b.Origin), max(a.Rounds, b.Rounds) }); err != nil {
 		return nil, err
 	}
+	origin = ag.Origin
 	if math.IsInf(origin, 0) {
 		origin = 0
 	}
 	// 2. This rank's records, matched at their owners.
 	p := newRankPass(me, me, size)
 	p.byOwner = true
+	p.inter = interInJob(meta)
+	var sp *jobSpill
+	if ag.Rounds > 1 {
+		var err error
+		if sp, err = newJobSpill(ag.Rounds); err != nil {
+			warnings = append(warnings, fmt.Sprintf("rank %d: %v: its records held in memory", me, err))
+			sp = nil
+		} else {
+			defer sp.close()
+		}
+	}
 	var unmatchedReqs int
 	if w != nil {
 		w.Origin = origin
+		var v trace.Visitor = p
+		if sp != nil {
+			batch := int(min(max(opt.memory()/(8*recBytes), 64), 1<<16))
+			v = &boundedPass{rankPass: p, sp: sp, batch: batch}
+		}
 		var err error
-		safe("reading its trace", func() { err = w.WalkRank(0, p) })
+		safe("reading its trace", func() { err = w.WalkRank(0, v) })
+		if sp != nil {
+			sp.put(p)
+		}
 		if err != nil {
 			var ce *trace.CorruptError
 			if errors.As(err, &ce) {
@@ -162,49 +207,11 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		}
 		unmatchedReqs = w.Unmatched
 	}
-	out := make([][]byte, size)
-	for d := range out {
-		out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
-		p.sends[d], p.recvs[d], p.colls[d] = nil, nil, nil
-	}
-	in, err := c.Alltoallv(out)
+	rw, st, err := exchange(c, p, sp, ag.Rounds, func(s string) { warnings = append(warnings, s) })
 	if err != nil {
 		return nil, err
 	}
-	var sends []sendRec
-	var recvs []recvRec
-	var colls []collRec
-	for s, b := range in {
-		if sends, recvs, colls, err = decodeSpill(b, sends, recvs, colls); err != nil {
-			warnings = append(warnings, fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
-		}
-	}
-	in = nil
-	var cands []cand
-	var st matchStats
-	safe("matching", func() {
-		cands, st = matchRecs(sends, recvs, colls, func(w int) (int, bool) { return w, w >= 0 && w < size })
-	})
-	sends, recvs, colls = nil, nil, nil
-	for d := range out {
-		out[d] = out[d][:0]
-	}
-	for i := range cands {
-		d := int(cands[i].idx)
-		out[d] = appendCand(out[d], &cands[i])
-	}
-	if in, err = c.Alltoallv(out); err != nil {
-		return nil, err
-	}
-	cands = cands[:0]
-	for s, b := range in {
-		if cands, err = decodeCands(b, cands); err != nil {
-			warnings = append(warnings, fmt.Sprintf("rank %d: wait candidates from rank %d: %v (left out)", me, s, err))
-		}
-	}
-	var rw rankWaits
-	safe("grouping its waits", func() { rw = groupWaits(cands) })
-	cands = nil
+	opt.phase("records")
 	// 3. The critical path.
 	type last struct {
 		T    float64
@@ -228,7 +235,8 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 			return nil, err
 		}
 	}
-	// 4. This rank's part, gathered at rank 0.
+	opt.phase("path")
+	// This rank's part, gathered at rank 0 (5).
 	var g gathered
 	if r != nil {
 		names := newNamer(w.Job, opt.Source, w.CommList())
@@ -242,6 +250,25 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		g.Parts = []rankPart{part}
 		g.Size = r.Header.Size
 	}
+	// 4. The delay costs, each rank charging its own calls (delayjob.go):
+	// only the costs go up the tree, not the waits.
+	var dw []DelayWait
+	var keys []KeyName
+	if len(g.Parts) == 1 {
+		dw, keys = g.Parts[0].DWaits, g.Parts[0].Keys
+		if keys == nil {
+			keys = []KeyName{}
+		}
+		g.Parts[0].DWaits, g.Parts[0].Keys = nil, nil
+	}
+	ds, err := delaysInJob(c, dw, keys)
+	if err != nil {
+		return nil, err
+	}
+	if len(g.Parts) == 1 {
+		g.Parts[0].Delays = ds
+	}
+	opt.phase("delays")
 	g.Stats = [4]uint64{st.messages, st.unmatched, st.colls, st.mismatch}
 	g.UnmatchedReqs = unmatchedReqs
 	g.Warnings = warnings
@@ -272,6 +299,10 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	}
 	res.addStats(matchStats{all.Stats[0], all.Stats[1], all.Stats[2], all.Stats[3]})
 	res.assemble(all.Parts, info)
+	for _, pt := range all.Parts {
+		res.Delays = append(res.Delays, pt.Delays...)
+	}
+	sortDelays(res.Delays)
 	if all.UnmatchedReqs > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d request completions had no matching post (posted before tracing started, or on another thread)", all.UnmatchedReqs))
 	}
@@ -294,6 +325,9 @@ type jobMeta struct {
 	// RankHost is each rank's host key (only when there are several
 	// hosts: for the clock repair).
 	RankHost map[int]string
+	// Inter is each intercommunicator's remote group (its key's
+	// definition), to pair the two sides as trace.NewWalker does.
+	Inter map[string][]int
 }
 
 // hostClock is a rank whose clock samples convert a host's ticks
@@ -338,6 +372,28 @@ func mergeMeta(a, b *jobMeta) {
 			a.Keys = append(a.Keys, k)
 		}
 	}
+	for k, v := range b.Inter {
+		if _, ok := a.Inter[k]; !ok {
+			if a.Inter == nil {
+				a.Inter = map[string][]int{}
+			}
+			a.Inter[k] = v
+		}
+	}
+}
+
+// interInJob is interSides in the job, where this rank's walker knows
+// only its own communicators: the job's intercommunicators, numbered as
+// the keys are, are paired as trace.NewWalker pairs them.
+func interInJob(meta jobMeta) map[int]interSide {
+	var comms []*trace.GComm
+	for i, k := range meta.Keys {
+		if wd, ok := meta.Inter[k]; ok {
+			comms = append(comms, &trace.GComm{ID: i, Key: k, World: wd, Inter: true})
+		}
+	}
+	trace.PairInter(comms)
+	return interSides(comms)
 }
 
 // tokenReplay is the backward replay of the critical path in the job: the

@@ -166,15 +166,16 @@ func TestDelayChain(t *testing.T) {
 
 // TestInJobP2P: p2p.c traced from MPI_Init (blocking, nonblocking and
 // persistent messages, MPI_ANY_SOURCE, a duplicate of MPI_COMM_WORLD)
-// analyzed in the job: exactly `mpiscope analyze`'s result, every
-// message matched.
+// analyzed in the job with MPISCOPE_ANALYZE_MEM=256K (2,520 events per
+// rank: the records exchanged and matched in four rounds, through spill
+// files): exactly `mpiscope analyze`'s result, every message matched.
 func TestInJobP2P(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
 		prog := mpitest.Compile(t, f.MPICC, "p2p.c", dir)
 		job := filepath.Join(dir, "job")
 		res := f.Exec(t, mpitest.Run{NP: 4, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1",
-			"MPISCOPE_TRACE": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+			"MPISCOPE_TRACE": "1", "MPISCOPE_ANALYZE_MEM": "256K", "MPISCOPE_DEBUG_TIMING": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
 		if res.Err != nil {
 			t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
 		}
@@ -191,6 +192,9 @@ func TestInJobP2P(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameAnalysis(t, p.Analysis, &off)
+		if n := strings.Count(res.Stderr, "analysis timing: rank="); n != 4 {
+			t.Errorf("%d ranks printed their analysis timing, want 4:\n%s", n, res.Stderr)
+		}
 		// Per rank: 1000 + 100 + 50 + 5 + 20 + 6 messages received (the
 		// left neighbour's and MPI_ANY_SOURCE's).
 		if p.Analysis.Unmatched != 0 || p.Analysis.Messages != 4*(1000+100+50+5+20+6) {
@@ -222,5 +226,46 @@ func TestInJobNoTrace(t *testing.T) {
 		if p.Analysis != nil || len(p.Funcs) == 0 {
 			t.Errorf("analysis %+v, %d functions: want none and the profile", p.Analysis, len(p.Funcs))
 		}
+	})
+}
+
+// TestInterCollE2E: waits.c's inter case (collectives on an
+// intercommunicator between ranks {0, 1} and {2, 3}), analyzed in the job
+// and by `mpiscope analyze`, on both families: the same result, every
+// collective instance matched, and the waits the program's entry times
+// make (each group of a barrier or allreduce waiting for the other's last
+// member; a broadcast's and a reduce's between the root and the other
+// group, the root group's MPI_PROC_NULL ranks out of them).
+func TestInterCollE2E(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		in, off, e := runInJob(t, f, 4, "inter")
+		sameAnalysis(t, in, off)
+		if off.Colls != 4*iter {
+			t.Errorf("%d collectives matched, want %d", off.Colls, 4*iter)
+		}
+		grp := [2][]int{{0, 1}, {2, 3}}
+		last := func(i int, what string, g []int) float64 {
+			m := 0.0
+			for _, r := range g {
+				m = max(m, e.get(t, r, i, what))
+			}
+			return m
+		}
+		w := map[analyze.Pattern]map[int]float64{analyze.WaitBarrier: {}, analyze.LateBroadcast: {}, analyze.WaitNxN: {}, analyze.EarlyReduce: {}}
+		for i := 0; i < iter; i++ {
+			for s, g := range grp {
+				for _, r := range g {
+					w[analyze.WaitBarrier][r] += max(0, last(i, "barrier", grp[1-s])-e.get(t, r, i, "barrier")) / 1e9
+					w[analyze.WaitNxN][r] += max(0, last(i, "allreduce", grp[1-s])-e.get(t, r, i, "allreduce")) / 1e9
+				}
+			}
+			for _, r := range grp[1] {
+				w[analyze.LateBroadcast][r] += max(0, e.get(t, 0, i, "bcast")-e.get(t, r, i, "bcast")) / 1e9
+			}
+			first := min(e.get(t, 0, i, "reduce"), e.get(t, 1, i, "reduce"))
+			w[analyze.EarlyReduce][2] += max(0, first-e.get(t, 2, i, "reduce")) / 1e9
+		}
+		wantWaits(t, off, w, map[analyze.Pattern]map[int]float64{analyze.WaitBarrier: {0: 20, 1: 20}, analyze.LateBroadcast: {2: 20, 3: 20},
+			analyze.WaitNxN: {2: 20, 3: 20}, analyze.EarlyReduce: {2: 20}})
 	})
 }

@@ -23,6 +23,7 @@ type rankPart struct {
 	Path        []PathEntry // MPI time on the path per function and callsite
 	DWaits      []DelayWait // the waits with a partner, for the delay analysis
 	Keys        []KeyName   // the rank's call keys (DelayWait.PKey)
+	Delays      []Delay     // in the job: the delay costs of this rank's calls (DWaits and Keys left out)
 }
 
 // WaitEntry is one rank's waiting time of one pattern at one key.

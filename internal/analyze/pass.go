@@ -67,9 +67,38 @@ type collRec struct {
 	key    int32
 	call   uint32
 	kind   collKind
+	side   uint8 // an intercommunicator's group (1: the lower ID's, 2: the other), 0 an intracommunicator
 	root   int32 // world rank, -1 none
 	t0, t1 float64
 }
+
+// interSide is an intercommunicator's instance numbering: both groups'
+// collectives are instances of the lower of the two sides' IDs.
+type interSide struct {
+	comm int32
+	side uint8
+}
+
+// interSides pairs the intercommunicators whose other side was traced.
+func interSides(comms []*trace.GComm) map[int]interSide {
+	m := map[int]interSide{}
+	for _, g := range comms {
+		if g.Inter && g.Peer != nil {
+			if g.ID < g.Peer.ID {
+				m[g.ID] = interSide{int32(g.ID), 1}
+			} else {
+				m[g.ID] = interSide{int32(g.Peer.ID), 2}
+			}
+		}
+	}
+	return m
+}
+
+// MPI_ROOT's value is -4 in Open MPI, -3 in MPICH; MPI_PROC_NULL's -2 and
+// -1: a rooted collective's root on an intercommunicator below -2 is
+// MPI_ROOT (this rank is the root), -1 or -2 MPI_PROC_NULL (a member of
+// the root's group that takes no part).
+const rootIsMe = -3
 
 // cand is a possible wait of one call: the time its partner was ready for
 // the pattern (waitReady) and for the critical path (jumpReady, partner).
@@ -92,7 +121,9 @@ type rankPass struct {
 	nshard    int
 	keys      map[keyID]int32
 	keyList   []keyT
-	reqT      map[uint64]float64 // request id -> the post's entry
+	reqT      reqTimes // request id -> the post's entry
+	lastKey   keyID    // the key interned last, and its value
+	lastKeyV  int32
 	sends     [][]sendRec
 	recvs     [][]recvRec
 	colls     [][]collRec
@@ -103,8 +134,9 @@ type rankPass struct {
 	mpi       float64
 	lastFn    string
 	lastBlock bool
-	sp        *spill // nil: records stay in memory
-	byOwner   bool   // in the job: shards are ranks (shard)
+	sp        *spill            // nil: records stay in memory
+	inter     map[int]interSide // intercommunicators by GComm.ID (interSides)
+	byOwner   bool              // in the job: shards are ranks (shard)
 	buf       []byte
 }
 
@@ -120,7 +152,7 @@ func (p *rankPass) added(s int) {
 }
 
 func newRankPass(idx, rank, nshard int) *rankPass {
-	return &rankPass{idx: idx, rank: rank, nshard: nshard, keys: map[keyID]int32{}, reqT: map[uint64]float64{},
+	return &rankPass{idx: idx, rank: rank, nshard: nshard, keys: map[keyID]int32{}, lastKeyV: -1,
 		sends: make([][]sendRec, nshard), recvs: make([][]recvRec, nshard), colls: make([][]collRec, nshard),
 		collSeq: map[int]uint32{}}
 }
@@ -134,13 +166,97 @@ func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
 	} else if g != nil {
 		k.comm = g.ID
 	}
-	if v, ok := p.keys[k]; ok {
-		return v
+	if k == p.lastKey && p.lastKeyV >= 0 {
+		return p.lastKeyV // a completion's messages share their call's key
 	}
-	v := int32(len(p.keyList))
-	p.keys[k] = v
-	p.keyList = append(p.keyList, keyT{fn: c.Fn, pc: k.pc, comm: k.comm})
+	v, ok := p.keys[k]
+	if !ok {
+		v = int32(len(p.keyList))
+		p.keys[k] = v
+		p.keyList = append(p.keyList, keyT{fn: c.Fn, pc: k.pc, comm: k.comm})
+	}
+	p.lastKey, p.lastKeyV = k, v
 	return v
+}
+
+// reqTimes maps a rank's request ids to their post's entry time. The
+// walk gives ids in increasing order and most complete soon: the recent
+// ones are a window of a slice (no hashing per message end); an id left
+// pending while maxReqWindow later ones were posted moves to a map.
+type reqTimes struct {
+	base uint64 // id of win[0]
+	win  []reqTime
+	old  map[uint64]float64
+}
+
+type reqTime struct {
+	t  float64
+	ok bool
+}
+
+const maxReqWindow = 1 << 14
+
+func (r *reqTimes) set(id uint64, t float64) {
+	if len(r.win) == 0 {
+		r.base, r.win = id, r.win[:0]
+	}
+	if id < r.base {
+		r.setOld(id, t)
+		return
+	}
+	if i := id - r.base; i >= maxReqWindow {
+		// Slide the window: what falls out of it goes to the map.
+		nb := id - maxReqWindow/2
+		n := int(min(nb-r.base, uint64(len(r.win))))
+		for k := 0; k < n; k++ {
+			if r.win[k].ok {
+				r.setOld(r.base+uint64(k), r.win[k].t)
+			}
+		}
+		r.win = r.win[:copy(r.win, r.win[n:])]
+		r.base = nb
+	}
+	for i := id - r.base; uint64(len(r.win)) <= i; {
+		r.win = append(r.win, reqTime{})
+	}
+	r.win[id-r.base] = reqTime{t, true}
+}
+
+func (r *reqTimes) setOld(id uint64, t float64) {
+	if r.old == nil {
+		r.old = map[uint64]float64{}
+	}
+	r.old[id] = t
+}
+
+// take returns and forgets id's time.
+func (r *reqTimes) take(id uint64) (float64, bool) {
+	if i := id - r.base; id >= r.base && i < uint64(len(r.win)) {
+		x := r.win[i]
+		r.win[i] = reqTime{}
+		if i == 0 {
+			// Drop the completed head (the array is reused when it empties).
+			k := 0
+			for k < len(r.win) && !r.win[k].ok {
+				k++
+			}
+			if k == len(r.win) {
+				r.win = r.win[:0]
+			} else if k > 0 && k*2 >= len(r.win) {
+				r.win = r.win[:copy(r.win, r.win[k:])]
+				r.base += uint64(k)
+			}
+		}
+		if x.ok {
+			return x.t, true
+		}
+	}
+	if len(r.old) > 0 {
+		t, ok := r.old[id]
+		delete(r.old, id)
+		return t, ok
+	}
+	return 0, false
 }
 
 // keyID is keyT with the function's id: no string to hash per message.
@@ -190,7 +306,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 	me := int32(p.idx)
 	if m := c.Send; m != nil {
 		if m.Req != 0 {
-			p.reqT[m.Req] = c.T0
+			p.reqT.set(m.Req, c.T0)
 		} else if m.Flow != 0 {
 			s := p.shard(m.Flow, m.Peer)
 			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: true})
@@ -198,13 +314,13 @@ func (p *rankPass) Call(c *trace.Call) error {
 		}
 	}
 	if m := c.RecvPost; m != nil {
-		p.reqT[m.Req] = c.T0
+		p.reqT.set(m.Req, c.T0)
 	}
 	for i := range c.StartSend {
-		p.reqT[c.StartSend[i].Req] = c.T0
+		p.reqT.set(c.StartSend[i].Req, c.T0)
 	}
 	for i := range c.StartRecv {
-		p.reqT[c.StartRecv[i].Req] = c.T0
+		p.reqT.set(c.StartRecv[i].Req, c.T0)
 	}
 	if m := c.Recv; m != nil && m.Flow != 0 {
 		s := p.shard(m.Flow, p.rank)
@@ -215,8 +331,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 		b := p.blocks(c.Fn)
 		for i := range c.SendDone {
 			m := &c.SendDone[i]
-			t, ok := p.reqT[m.Req]
-			delete(p.reqT, m.Req)
+			t, ok := p.reqT.take(m.Req)
 			if ok && m.Flow != 0 {
 				s := p.shard(m.Flow, m.Peer)
 				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
@@ -225,8 +340,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 		}
 		for i := range c.RecvDone {
 			m := &c.RecvDone[i]
-			t, ok := p.reqT[m.Req]
-			delete(p.reqT, m.Req)
+			t, ok := p.reqT.take(m.Req)
 			if ok && m.Flow != 0 {
 				s := p.shard(m.Flow, p.rank)
 				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
@@ -234,17 +348,33 @@ func (p *rankPass) Call(c *trace.Call) error {
 			}
 		}
 	}
-	if c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter {
+	if c.Coll && c.CollReq == 0 && c.Comm != nil {
 		seq := p.collSeq[c.Comm.ID]
 		p.collSeq[c.Comm.ID] = seq + 1
 		root := int32(-1)
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
-			root = int32(c.Comm.World[c.Root])
+			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's
 		}
-		s := int((uint64(c.Comm.ID)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
-		p.colls[s] = append(p.colls[s], collRec{comm: int32(c.Comm.ID), seq: seq, idx: me, key: k(), call: call,
-			kind: kindOf(c.Fn), root: root, t0: c.T0, t1: c.T1})
-		p.added(s)
+		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), kindOf(c.Fn), true
+		if c.Comm.Inter {
+			var is interSide
+			is, ok = p.inter[c.Comm.ID]
+			comm, side = is.comm, is.side
+			if kind == coll1xN || kind == collNx1 {
+				switch {
+				case c.Root <= rootIsMe:
+					root = int32(p.rank)
+				case c.Root < 0:
+					ok = false // MPI_PROC_NULL: no part in it
+				}
+			}
+		}
+		if ok {
+			s := int((uint64(comm)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
+			p.colls[s] = append(p.colls[s], collRec{comm: comm, seq: seq, idx: me, key: k(), call: call,
+				kind: kind, side: side, root: root, t0: c.T0, t1: c.T1})
+			p.added(s)
+		}
 	}
 	return nil
 }
@@ -328,7 +458,7 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world
 		i = j
 		ok := true
 		for _, c := range g[1:] {
-			ok = ok && c.kind == g[0].kind && c.root == g[0].root
+			ok = ok && c.kind == g[0].kind && c.root == g[0].root && (c.side == 0) == (g[0].side == 0)
 		}
 		if !ok {
 			st.mismatch += uint64(len(g))
@@ -361,6 +491,22 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 		p := WaitNxN
 		if g[0].kind == collBarrier {
 			p = WaitBarrier
+		}
+		if g[0].side != 0 {
+			// An intercommunicator: each group waits for the last
+			// member of the other to enter.
+			var last [3]*collRec
+			for k := range g {
+				if s := g[k].side; last[s] == nil || g[k].t0 > last[s].t0 {
+					last[s] = &g[k]
+				}
+			}
+			for k := range g {
+				if o := last[3-g[k].side]; o != nil {
+					out = add(&g[k], p, o.t0, o, o.t0)
+				}
+			}
+			return out
 		}
 		for k := range g {
 			out = add(&g[k], p, maxT, who, maxT)

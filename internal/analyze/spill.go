@@ -149,7 +149,7 @@ func encodeRecs(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) []b
 		e.u32(uint32(r.idx))
 		e.u32(uint32(r.key))
 		e.u32(r.call)
-		e.b = append(e.b, byte(r.kind))
+		e.b = append(e.b, byte(r.kind)|r.side<<4)
 		e.u32(uint32(r.root))
 		e.f64(r.t0)
 		e.f64(r.t1)
@@ -191,7 +191,7 @@ func decodeSpill(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) ([
 				return sends, recvs, colls, fmt.Errorf("spill file cut short")
 			}
 			colls = append(colls, collRec{comm: int32(le.Uint32(b[1:])), seq: le.Uint32(b[5:]), idx: int32(le.Uint32(b[9:])),
-				key: int32(le.Uint32(b[13:])), call: le.Uint32(b[17:]), kind: collKind(b[21]), root: int32(le.Uint32(b[22:])),
+				key: int32(le.Uint32(b[13:])), call: le.Uint32(b[17:]), kind: collKind(b[21] & 0xf), side: b[21] >> 4, root: int32(le.Uint32(b[22:])),
 				t0: f(b[26:]), t1: f(b[34:])})
 			b = b[collLen:]
 		default:

@@ -4,18 +4,28 @@ package interpose
 
 /*
 #include <stdint.h>
-int ms_an_counts(const int64_t *send, int64_t *recv);
+int ms_an_counts(const int64_t *send, int64_t *recv, int64_t *rounds);
 int ms_an_alltoallv(const char *sbuf, const int64_t *scount, const int64_t *soff, char *rbuf, const int64_t *rcount,
-		    const int64_t *roff);
+		    const int64_t *roff, int64_t all);
 int ms_an_token_send(int dest, const uint64_t *m);
 int ms_an_token_recv(uint64_t *m);
+int ms_an_isend(int dest, const void *b, int n);
+int ms_an_probe(int *src, int *n);
+int ms_an_recv(int src, void *b, int n);
+int ms_an_waitsends(void);
 int ms_trace_any(int mine);
 */
 import "C"
 
 import (
+	"bytes"
 	"fmt"
+	"math"
+	"os"
 	"sort"
+	"strconv"
+	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/analyze"
@@ -50,7 +60,30 @@ func analyzeFinalize() *profile.Analysis {
 	if !ok {
 		path = ""
 	}
-	res, err := analyze.InJobFile(anComm{}, state.job, path, analyze.Options{Source: ownSites()})
+	timing := os.Getenv("MPISCOPE_DEBUG_TIMING") == "1"
+	var t0 time.Time
+	var before int64
+	var phases []string
+	opt := analyze.Options{Source: ownSites(), Memory: state.cfg.AnalyzeMem}
+	if timing {
+		last := time.Now()
+		opt.Phase = func(name string) {
+			now := time.Now()
+			phases = append(phases, fmt.Sprintf("%s=%.3f", name, float64(now.Sub(last).Microseconds())/1e3))
+			last = now
+		}
+		before = vmHWM()
+		// The peak from here on is the analysis' (Linux 4.0 and later).
+		_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+		t0 = time.Now()
+	}
+	res, err := analyze.InJobFile(anComm{}, state.job, path, opt)
+	if timing {
+		// For the benchmarks (bench/cmd/runbench/analyzejob.go): rank 0's
+		// time ends with the gathered result, the job's analysis.
+		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d %s\n", state.rank,
+			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), strings.Join(phases, " "))
+	}
 	if err != nil {
 		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))
 		return nil
@@ -99,7 +132,8 @@ func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
 		scount[i], soff[i] = int64(len(b)), st
 		st += int64(len(b))
 	}
-	if rc := C.ms_an_counts((*C.int64_t)(unsafe.Pointer(&scount[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0]))); rc != 0 {
+	var rounds C.int64_t
+	if rc := C.ms_an_counts((*C.int64_t)(unsafe.Pointer(&scount[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0])), &rounds); rc != 0 {
 		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
 	var rt int64
@@ -117,7 +151,7 @@ func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
 	rbuf := make([]byte, rt+1)
 	if rc := C.ms_an_alltoallv((*C.char)(unsafe.Pointer(&sbuf[0])), (*C.int64_t)(unsafe.Pointer(&scount[0])),
 		(*C.int64_t)(unsafe.Pointer(&soff[0])), (*C.char)(unsafe.Pointer(&rbuf[0])),
-		(*C.int64_t)(unsafe.Pointer(&rcount[0])), (*C.int64_t)(unsafe.Pointer(&roff[0]))); rc != 0 {
+		(*C.int64_t)(unsafe.Pointer(&rcount[0])), (*C.int64_t)(unsafe.Pointer(&roff[0])), rounds); rc != 0 {
 		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
 	in := make([][]byte, n)
@@ -140,4 +174,49 @@ func (anComm) RecvToken() ([3]uint64, error) {
 		return m, fmt.Errorf("MPI error %d", int(rc))
 	}
 	return m, nil
+}
+
+func (anComm) SendAsync(dest int, data []byte) error {
+	if len(data) > math.MaxInt32 {
+		return fmt.Errorf("a message of %d bytes", len(data))
+	}
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	if rc := C.ms_an_isend(C.int(dest), p, C.int(len(data))); rc != 0 {
+		return fmt.Errorf("MPI error %d", int(rc))
+	}
+	return nil
+}
+
+func (anComm) RecvAny() (int, []byte, error) {
+	var src, n C.int
+	if rc := C.ms_an_probe(&src, &n); rc != 0 {
+		return 0, nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	b := make([]byte, int(n)+1)
+	if rc := C.ms_an_recv(src, unsafe.Pointer(&b[0]), n); rc != 0 {
+		return 0, nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	return int(src), b[:n], nil
+}
+
+func (anComm) WaitSends() error {
+	if rc := C.ms_an_waitsends(); rc != 0 {
+		return fmt.Errorf("MPI error %d", int(rc))
+	}
+	return nil
+}
+
+// vmHWM is this process's peak resident set size (KiB; 0 unknown).
+func vmHWM() int64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(l, []byte("VmHWM:")); ok {
+			n, _ := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
+			return n
+		}
+	}
+	return 0
 }

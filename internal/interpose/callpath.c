@@ -21,8 +21,17 @@ static __thread ms_paths *ms_ptls __attribute__((tls_model("initial-exec")));
 static __thread int ms_ptls_failed __attribute__((tls_model("initial-exec")));
 
 
+int ms_path_auto_fp, ms_path_auto_n;
+
 void ms_path_setup(int depth)
 {
+	if (depth == MS_PATH_AUTO) {
+		/* The default (docs/callpaths.md, "The default depth"): paths
+		 * where they are cheap, i.e. where the program's own code keeps
+		 * frame pointers (more than half of the functions judged). */
+		ms_unwind_main_fp(&ms_path_auto_fp, &ms_path_auto_n);
+		depth = ms_path_auto_n > 0 && 2 * ms_path_auto_fp > ms_path_auto_n ? MS_PATH_AUTO_FP : 1;
+	}
 	if (depth < 1)
 		depth = 1;
 	if (depth > MS_PATH_MAXDEPTH)
@@ -70,33 +79,10 @@ static inline uint64_t ms_path_hash(const uintptr_t *f, int n)
 	return h ^ (h >> 29);
 }
 
-uint64_t ms_path_take(ms_thread *t, void *pcv)
+/* ms_path_find returns the slot of path f[0..n) (rules r) in p's table,
+ * entered if new; -1 when the table is full. */
+static int64_t ms_path_find(ms_paths *p, const uintptr_t *f, const uint64_t *r, int n)
 {
-	const uintptr_t pc = (uintptr_t)pcv;
-	ms_paths *p = ms_ptls;
-	if (__builtin_expect(p == NULL, 0) && (p = ms_paths_new(t)) == NULL)
-		return pc;
-	/* Our own frame bounds the stack from below: the application's
-	 * frames are above it. */
-	const uintptr_t lo = (uintptr_t)__builtin_frame_address(0);
-	const uintptr_t hi = p->stack_hi ? p->stack_hi : lo + ((uintptr_t)64 << 20);
-	uintptr_t f[MS_PATH_MAXDEPTH];
-	int n = 0;
-	for (int s = 0; s < 2 && n == 0; s++) {
-		uintptr_t sp = ms_pnote[s].sp;
-		if (sp <= lo + 8 || sp > hi || (sp & 7) != 0 || ((const uintptr_t *)sp)[-1] != pc)
-			continue;
-		uintptr_t fp = ms_pnote[s].fp;
-		n = ms_unwind(pc, sp, fp, f, ms_path_depth);
-	}
-	ms_pnote[0].sp = ms_pnote[1].sp = 0;
-	if (n <= 0) {
-		p->walks_short++;
-		f[0] = pc;
-		n = 1;
-	}
-	if (n > ms_path_depth)
-		n = ms_path_depth;
 	const uint64_t h = ms_path_hash(f, n);
 	const uint32_t mask = (1u << MS_PATH_BITS) - 1;
 	for (uint32_t i = (uint32_t)(h >> (64 - MS_PATH_BITS)), k = 0; k <= mask; k++, i = (i + 1) & mask) {
@@ -107,20 +93,130 @@ uint64_t ms_path_take(ms_thread *t, void *pcv)
 			 * probes); beyond that, or with the frames full, the
 			 * "other paths" bucket keeps the callsite. */
 			if (p->npaths >= (mask + 1) / 4 * 3 || p->nframes + (uint32_t)n > MS_PATH_FRAMES)
-				break;
+				return -1;
 			memcpy(&p->frames[p->nframes], f, (size_t)n * sizeof f[0]);
-			e->hash = h;
+			memcpy(&p->rules[p->nframes], r, (size_t)n * sizeof r[0]);
+			uint32_t k = 1;
+			while (k < (uint32_t)n && r[k - 1] == MS_UNWIND_RULE_FP)
+				k++;
+			e->hash = (uint32_t)h;
+			e->nfp = k;
 			e->off = p->nframes;
 			p->nframes += (uint32_t)n;
 			p->npaths++;
 			__atomic_store_n(&e->n, (uint32_t)n, __ATOMIC_RELEASE);
-			return MS_PATH_TAG | i;
+			return i;
 		}
-		if (e->hash == h && en == (uint32_t)n && memcmp(&p->frames[e->off], f, (size_t)n * sizeof f[0]) == 0)
-			return MS_PATH_TAG | i;
+		if (e->hash == (uint32_t)h && en == (uint32_t)n) {
+			const uintptr_t *g = &p->frames[e->off];
+			int j = 0;
+			while (j < n && g[j] == f[j])
+				j++;
+			if (j == n)
+				return i;
+		}
 	}
-	p->other++;
-	return MS_PATH_TAG | MS_PATH_OTHER | (pc & (MS_PATH_OTHER - 1));
+	return -1;
+}
+
+/* ms_path_walk is ms_path_take's general case: the walk from the note
+ * (ms_unwind_hint, following the callsite's last path hp), then the path
+ * found among the callsite's last two or in the table, or entered. */
+static __attribute__((noinline)) uint64_t ms_path_walk(ms_paths *p, uintptr_t pc, uintptr_t lo, uintptr_t hi, ms_plast *c,
+                                                       const ms_path *hp)
+{
+	uintptr_t f[MS_PATH_MAXDEPTH];
+	uint64_t r[MS_PATH_MAXDEPTH];
+	int n = 0, same = 0;
+	const int nh = hp ? (int)hp->n : 0;
+	for (int s = 0; s < 2 && n == 0; s++) {
+		uintptr_t sp = ms_pnote[s].sp;
+		if (sp <= lo + 8 || sp > hi || (sp & 7) != 0 || ((const uintptr_t *)sp)[-1] != pc)
+			continue;
+		uintptr_t fp = ms_pnote[s].fp;
+		n = ms_unwind_hint(pc, sp, fp, f, r, ms_path_depth, hp ? &p->frames[hp->off] : NULL,
+		                   hp ? &p->rules[hp->off] : NULL, nh, &same);
+	}
+	ms_pnote[0].sp = ms_pnote[1].sp = 0;
+	if (n <= 0) {
+		p->walks_short++;
+		f[0] = pc;
+		r[0] = 0; /* not known: a walk that follows this path looks it up */
+		n = 1;
+		same = nh >= 1 && p->frames[hp->off] == pc && nh == 1;
+	}
+	if (__builtin_expect(same == n && n == nh, 1)) {
+		p->hits++;
+		return MS_PATH_TAG | c->idx[0];
+	}
+	/* The callsite's path before the last? */
+	if (c->pc[1] == pc) {
+		const ms_path *e = &p->slot[c->idx[1]];
+		if (e->n == (uint32_t)n) {
+			const uintptr_t *g = &p->frames[e->off];
+			int j = 0;
+			while (j < n && g[j] == f[j])
+				j++;
+			if (j == n) {
+				uint32_t i = c->idx[1];
+				c->pc[1] = c->pc[0];
+				c->idx[1] = c->idx[0];
+				c->pc[0] = pc;
+				c->idx[0] = i;
+				p->hits++;
+				return MS_PATH_TAG | i;
+			}
+		}
+	}
+	int64_t i = ms_path_find(p, f, r, n);
+	if (i < 0) {
+		p->other++;
+		return MS_PATH_TAG | MS_PATH_OTHER | (pc & (MS_PATH_OTHER - 1));
+	}
+	c->pc[1] = c->pc[0];
+	c->idx[1] = c->idx[0];
+	c->pc[0] = pc;
+	c->idx[0] = (uint32_t)i;
+	return MS_PATH_TAG | (uint64_t)i;
+}
+
+uint64_t ms_path_take(ms_thread *t, void *pcv)
+{
+	const uintptr_t pc = (uintptr_t)pcv;
+	ms_paths *p = ms_ptls;
+	if (__builtin_expect(p == NULL, 0) && (p = ms_paths_new(t)) == NULL)
+		return pc;
+	/* Our own frame bounds the stack from below: the application's
+	 * frames are above it. */
+	const uintptr_t lo = (uintptr_t)__builtin_frame_address(0);
+	const uintptr_t hi = p->stack_hi ? p->stack_hi : lo + ((uintptr_t)64 << 20);
+	/* The callsite's last path: the hint the walk follows. */
+	ms_plast *c = &p->last[(pc * 0x9E3779B97F4A7C15ull) >> (64 - MS_PLAST_BITS)];
+	const ms_path *hp = c->pc[0] == pc ? &p->slot[c->idx[0]] : NULL;
+	/* The common case: a call from the C entry (note 0) along that path,
+	 * which reached the depth by frame-pointer steps alone. Its frames
+	 * are checked as ms_unwind_hint checks them (each rbp inside the
+	 * stack, above the frame before; the return address the path's, so
+	 * code): per frame two loads and three compares, nothing stored. */
+	uintptr_t sp = ms_pnote[0].sp;
+	if (hp && hp->nfp == (uint32_t)ms_path_depth && p->stack_hi && sp > lo + 8 && sp <= hi && !(sp & 7) &&
+	    ((const uintptr_t *)sp)[-1] == pc) {
+		const uintptr_t *g = &p->frames[hp->off];
+		const uintptr_t top = hi - 16;
+		uintptr_t fp = ms_pnote[0].fp;
+		uint32_t k = 1;
+		while (k < hp->n && fp >= sp && fp <= top && ((const uintptr_t *)fp)[1] == g[k]) {
+			sp = fp + 16;
+			fp = ((const uintptr_t *)fp)[0];
+			k++;
+		}
+		if (k == hp->n) {
+			ms_pnote[0].sp = ms_pnote[1].sp = 0;
+			p->hits++;
+			return MS_PATH_TAG | c->idx[0];
+		}
+	}
+	return ms_path_walk(p, pc, lo, hi, c, hp);
 }
 
 /* ---- for Go (callpath_cgo.go) ---- */

@@ -25,9 +25,14 @@
  * path, and a note that does not match its callsite (a stale one, a
  * relayed call) only shortens the path to the callsite alone.
  *
- * Per call at depth > 1: the slow path's checks, the walk (a few loads
- * per frame), a hash and one probe of the thread's table. No malloc, lock
- * or call into Go (the table is mapped at a thread's first path).
+ * Per call at depth > 1: the slow path's checks and the walk, which
+ * follows the last path entered from the same callsite (ms_plast): while
+ * the frames found equal that path's, each frame costs its loads and a
+ * compare, its rule taken from the path (ms_unwind_hint). A call whose
+ * path is that one, or the callsite's one before, is entered with no hash
+ * and no probe; any other path is hashed and looked up in the thread's
+ * table. No malloc, lock or call into Go (the table is mapped at a
+ * thread's first path).
  */
 #ifndef MS_CALLPATH_H
 #define MS_CALLPATH_H
@@ -40,11 +45,21 @@
 #define MS_PATH_TAG (1ull << 63)        /* a site's pc: a path index of its thread */
 #define MS_PATH_OTHER (1ull << 62)      /* with MS_PATH_TAG: the "other paths" bucket, the callsite in the low bits */
 
-/* One interned path: frames[off .. off+n) of its table. n == 0: empty. */
+/* One interned path: frames[off .. off+n) of its table, their rules
+ * (ms_unwind_hint's) in rules[off .. off+n); its first nfp frames are
+ * reached from the first by frame-pointer steps. n == 0: empty. */
 typedef struct ms_path {
-	uint64_t hash;
+	uint32_t hash, nfp;
 	uint32_t off, n;
 } ms_path;
+
+/* The last two paths entered from one callsite (a set of ms_paths.last,
+ * chosen by the callsite's hash): way 0 the most recent. pc 0: empty. */
+#define MS_PLAST_BITS 8 /* 256 sets */
+typedef struct ms_plast {
+	uintptr_t pc[2];
+	uint32_t idx[2];
+} ms_plast;
 
 /* A thread's path table: written by its thread only; read by the Go side at
  * collection (slots whose n is set, published with release). */
@@ -55,8 +70,11 @@ typedef struct ms_paths {
 	uint32_t npaths, nframes;
 	uint64_t other;         /* calls that went to the "other paths" bucket */
 	uint64_t walks_short;   /* calls whose note did not match: path of the callsite alone */
+	uint64_t hits;          /* calls whose path was their callsite's last (no hash, no probe) */
+	ms_plast last[1u << MS_PLAST_BITS];
 	ms_path slot[1u << MS_PATH_BITS];
 	uintptr_t frames[MS_PATH_FRAMES];
+	uint64_t rules[MS_PATH_FRAMES];
 } ms_paths;
 
 /* The application frame a wrapper of ours was entered from. */
@@ -66,6 +84,13 @@ typedef struct { uintptr_t sp, fp; } ms_pnote_t;
 extern __thread ms_pnote_t ms_pnote[2] __attribute__((tls_model("initial-exec")));
 
 MS_HIDDEN extern int ms_path_depth; /* MPISCOPE_DEPTH, set at start: 1 = off */
+
+/* MPISCOPE_DEPTH=auto (the default): MS_PATH_AUTO_FP when the program's
+ * own code keeps frame pointers (ms_unwind_main_fp: ms_path_auto_fp of
+ * ms_path_auto_n functions judged), else 1. */
+#define MS_PATH_AUTO 0
+#define MS_PATH_AUTO_FP 4
+extern int ms_path_auto_fp, ms_path_auto_n;
 
 /* MS_PATH_NOTE records, in the function that uses it, where its caller's
  * frame is: its own frame (forced) holds the caller's frame pointer and,
@@ -89,7 +114,8 @@ MS_INLINE void *ms_path_key(ms_thread *t, void *pc)
 	return pc;
 }
 
-/* For Go (callpath_cgo.go). */
+/* For Go (callpath_cgo.go). depth: 1 to MS_PATH_MAXDEPTH, or
+ * MS_PATH_AUTO. */
 void ms_path_setup(int depth);
 ms_paths *ms_paths_head(void);
 const uintptr_t *ms_path_frames(const ms_paths *p, uint32_t i, uint32_t *n);

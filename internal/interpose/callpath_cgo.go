@@ -18,9 +18,25 @@ import (
 )
 
 // pathInit sets the call-path depth (MPISCOPE_DEPTH) for the run, before
-// recording starts (msgoStart).
+// recording starts (msgoStart). The default, auto (Depth 0), is chosen
+// from the program (callpath.c) and shown in the report's settings.
 func pathInit(cfg Config) {
 	C.ms_path_setup(C.int(cfg.Depth))
+	if cfg.Depth == C.MS_PATH_AUTO {
+		d, fp, n := int(C.ms_path_depth_get()), int(C.ms_path_auto_fp), int(C.ms_path_auto_n)
+		why := fmt.Sprintf("the program keeps frame pointers in %d of %d functions judged", fp, n)
+		if n == 0 {
+			why = "the program has no call-frame information to judge it by"
+		}
+		set := profile.Setting{Name: "MPISCOPE_DEPTH", Value: fmt.Sprintf("%d (auto: %s)", d, why)}
+		for i, s := range state.settings {
+			if s.Name == set.Name { // MPISCOPE_DEPTH=auto given
+				state.settings = append(state.settings[:i:i], state.settings[i+1:]...)
+				break
+			}
+		}
+		state.settings = append(state.settings, set)
+	}
 }
 
 // pathColl gathers one rank's call paths while collect reads the site

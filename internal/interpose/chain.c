@@ -279,6 +279,50 @@ out:
 	return ok;
 }
 
+static ms_level ms_chain_lv[MS_CHAIN_MAX]; /* the levels loaded, top first */
+static void **ms_chain_next;               /* ms_chain_link's table */
+
+/* ms_chain_link binds every level from next's last row (what the last
+ * tool calls: the MPI library's PMPI_X, or the piggyback channel's
+ * handlers) up: next[k]: what level k calls (k = 0: mpiscope, k = n: the
+ * last tool). A tool that does not define MPI_X leaves the call to the
+ * level below it. */
+static void ms_chain_link(void **next, int n)
+{
+	for (int k = n; k >= 1; k--) {
+		void **below = next + (size_t)k * ms_nfuncs, **above = next + (size_t)(k - 1) * ms_nfuncs;
+		for (int i = 0; i < ms_nfuncs; i++) {
+			void *p = dlsym(ms_chain_lv[k - 1].tool, ms_fn_names[i]);
+			Dl_info info;
+			struct link_map *in = NULL;
+			if (p != NULL && dladdr1(p, &info, (void **)&in, RTLD_DL_LINKMAP) != 0 && in == ms_chain_lv[k - 1].lm)
+				above[i] = p;
+			else
+				above[i] = below[i];
+		}
+		void (*bind)(void *(*)(const char *, void *), void *) =
+			(void (*)(void *(*)(const char *, void *), void *))dlsym(ms_chain_lv[k - 1].shim, "mpiscope_shim_bind");
+		if (bind != NULL)
+			bind(ms_chain_next_of, below);
+	}
+	ms_chain_bind(next);
+}
+
+MS_HIDDEN void ms_pb_bottom(void **row); /* zwrap_<family>.c */
+
+/* ms_chain_pb puts the piggyback channel's handlers below the last tool
+ * (piggyback.go, once the ranks agreed on the channel): the tools then
+ * see the application's calls as written, and the messages leave with our
+ * header whatever the tools made of them. 0: no stack. */
+int ms_chain_pb(void)
+{
+	if (ms_chain_n == 0 || ms_chain_next == NULL)
+		return 0;
+	ms_pb_bottom(ms_chain_next + (size_t)ms_chain_n * ms_nfuncs);
+	ms_chain_link(ms_chain_next, ms_chain_n);
+	return 1;
+}
+
 /* ms_chain_setup reads MPISCOPE_STACK, loads the tools and binds every
  * level; once, at the first MPI_Init or MPI_Init_thread. */
 static int ms_chain_done; /* ms_chain_setup ran */
@@ -309,7 +353,7 @@ static void ms_chain_setup(void)
 			return;
 		}
 	}
-	ms_level lv[MS_CHAIN_MAX];
+	ms_level *lv = ms_chain_lv;
 	dev_t devs[MS_CHAIN_MAX];
 	ino_t inos[MS_CHAIN_MAX];
 	int n = 0;
@@ -348,9 +392,8 @@ static void ms_chain_setup(void)
 	rmdir(dir);
 	if (n == 0)
 		return;
-	/* next[k]: what level k calls (k = 0: mpiscope, k = n: the last tool,
-	 * which calls the MPI library). A tool that does not define MPI_X
-	 * leaves the call to the level below it. */
+	/* next[k]: what level k calls (ms_chain_link); the last tool calls
+	 * the MPI library. */
 	void **next = calloc((size_t)(n + 1) * (size_t)ms_nfuncs, sizeof *next);
 	if (next == NULL)
 		return;
@@ -359,22 +402,8 @@ static void ms_chain_setup(void)
 		snprintf(pname, sizeof pname, "P%s", ms_fn_names[i]);
 		next[(size_t)n * ms_nfuncs + i] = dlsym(RTLD_DEFAULT, pname);
 	}
-	for (int k = n; k >= 1; k--) {
-		void **below = next + (size_t)k * ms_nfuncs, **above = next + (size_t)(k - 1) * ms_nfuncs;
-		for (int i = 0; i < ms_nfuncs; i++) {
-			void *p = dlsym(lv[k - 1].tool, ms_fn_names[i]);
-			Dl_info info;
-			struct link_map *in = NULL;
-			if (p != NULL && dladdr1(p, &info, (void **)&in, RTLD_DL_LINKMAP) != 0 && in == lv[k - 1].lm)
-				above[i] = p;
-			else
-				above[i] = below[i];
-		}
-		void (*bind)(void *(*)(const char *, void *), void *) =
-			(void (*)(void *(*)(const char *, void *), void *))dlsym(lv[k - 1].shim, "mpiscope_shim_bind");
-		if (bind != NULL)
-			bind(ms_chain_next_of, below);
-	}
+	ms_chain_link(next, n);
+	ms_chain_next = next;
 	int i;
 	if ((i = ms_chain_lookup("MPI_Init")) >= 0)
 		ms_next_init = (int (*)(int *, char ***))next[i];
@@ -386,7 +415,6 @@ static void ms_chain_setup(void)
 		ms_next_abort = (int (*)(MPI_Comm, int))next[i];
 	if ((i = ms_chain_lookup("MPI_Pcontrol")) >= 0)
 		ms_next_pcontrol = (int (*)(int, ...))next[i];
-	ms_chain_bind(next);
 	ms_chain_n = n;
 	/* next stays: the shims and the wrappers hold its addresses' values,
 	 * not the table, but it is small and lives as long as the run. */

@@ -28,8 +28,10 @@ type Config struct {
 	TraceDirect bool   // MPISCOPE_TRACE_DIRECT: raw buffers go to the file in direct (O_DIRECT) writes
 	TraceMax    int64  // MPISCOPE_TRACE_MAX: bytes of trace per rank, then tracing stops (0: no bound)
 	Piggyback   bool   // MPISCOPE_PIGGYBACK: our header on every point-to-point message, online wait states (piggyback.go)
+	PBStage     int    // MPISCOPE_PIGGYBACK_STAGE: sends of at most this many contiguous bytes are staged (piggyback.c)
 	Analyze     bool   // MPISCOPE_ANALYZE: analyze the trace in the job at MPI_Finalize (analyze.go)
-	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; callpath.h)
+	AnalyzeMem  int64  // MPISCOPE_ANALYZE_MEM: bytes of records a rank holds at once in that analysis
+	Depth       int    // MPISCOPE_DEPTH: frames of each call's call path (1: the callsite only; 0: auto, chosen at start; callpath.h)
 	Compensate  bool   // MPISCOPE_COMPENSATE: overhead compensation, implies Piggyback (compensate.go)
 	TestDelayNs int64  // MPISCOPE_TEST_DELAY_NS: testing, a busy delay in every recorded call
 	// TestDelayRanks is MPISCOPE_TEST_DELAY_RANKS: the ranks TestDelayNs
@@ -122,6 +124,15 @@ var Settings = []setting{
 		func(c *Config, v string) (err error) { c.Trace, err = parseBool(v); return }},
 	{"MPISCOPE_ANALYZE", "0", "1: analyze the trace inside the job at MPI_Finalize (wait states, critical path, delay costs; needs the trace; docs/analysis.md)",
 		func(c *Config, v string) (err error) { c.Analyze, err = parseBool(v); return }},
+	{"MPISCOPE_ANALYZE_MEM", "128M", "bytes of records each rank holds at once in the analysis in the job (K, M, G suffixes; at least 64K): beyond it the ranks exchange and match them in rounds, spilling to the temporary directory",
+		func(c *Config, v string) error {
+			n, err := parseSize(v)
+			if err != nil || n < 64<<10 {
+				return fmt.Errorf("want a size of at least 64K")
+			}
+			c.AnalyzeMem = n
+			return nil
+		}},
 	{"MPISCOPE_TRACE_BUFFER", "4M", "size of each of a thread's two trace buffers (bytes; K, M, G suffixes)",
 		func(c *Config, v string) error {
 			n, err := parseSize(v)
@@ -186,11 +197,24 @@ var Settings = []setting{
 		func(c *Config, v string) error { _, err := parseBool(v); return err }},
 	{"MPISCOPE_PIGGYBACK", "0", "1: carry a header of ours on every point-to-point message and measure wait states online (decided at MPI_Init: on only if every rank asks for it)",
 		func(c *Config, v string) (err error) { c.Piggyback, err = parseBool(v); return }},
-	{"MPISCOPE_DEPTH", "1", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only)",
+	{"MPISCOPE_PIGGYBACK_STAGE", "1024", "with the channel on, a send of at most this many bytes of contiguous data copies our header and its data into a buffer of ours sent as one (cheaper than a datatype for small messages); 0: never (0 to 65536)",
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 0 || n > 65536 {
+				return fmt.Errorf("want a number of bytes from 0 to 65536")
+			}
+			c.PBStage = n
+			return nil
+		}},
+	{"MPISCOPE_DEPTH", "auto", "frames of each MPI call's call path, from the callsite up (1 to 32; 1: the callsite only; auto: 4 when the program keeps frame pointers, else 1)",
+		func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "auto" {
+				c.Depth = 0 // chosen at start (callpath.c)
+				return nil
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 1 || n > 32 {
-				return fmt.Errorf("want an integer from 1 to 32")
+				return fmt.Errorf("want auto or an integer from 1 to 32")
 			}
 			c.Depth = n
 			return nil

@@ -31,12 +31,30 @@
 ms_pb_wtab *volatile ms_pb_wtabs;
 int64_t ms_pb_off_ns;
 double ms_pb_delay;
-uint64_t ms_pb_stats[4];
+uint64_t ms_pb_stats[5];
 extern int64_t ms_trace_skew; /* trace.c: testing, added to this rank's clock */
+
+int ms_pb_below;
+static __thread void *ms_pb_pc;
+
+void ms_pb_at(void *pc) { ms_pb_pc = pc; }
+
+/* ms_pb_take: the callsite left by the wrapper whose call reached a bottom
+ * hook; NULL for the next (a call a tool makes of its own is not
+ * recorded). */
+void *ms_pb_take(void)
+{
+	void *pc = ms_pb_pc;
+	ms_pb_pc = NULL;
+	return pc;
+}
 
 void ms_pb_enable(int64_t off_ns)
 {
 	ms_pb_off_ns = off_ns + ms_trace_skew;
+	/* Below the stacked tools, if any, before the gate opens. */
+	if (ms_chain_pb())
+		ms_pb_below = 1;
 	ms_gate_set(MS_G_PB, 1);
 }
 
@@ -197,7 +215,10 @@ void ms_pb_coll(MPI_Comm comm, int kind, int root, unsigned fn, void *pc)
 
 /* ---- the datatype cache ---- */
 
-enum { MS_PB_SEND, MS_PB_RECV, MS_PB_REPL };
+/* Directions: MS_PB_SEND is a send whose data is read during the call
+ * (or until its request completes), which may be staged; MS_PB_PSEND a
+ * persistent send (its data is read at every MPI_Start: never staged). */
+enum { MS_PB_SEND, MS_PB_RECV, MS_PB_REPL, MS_PB_PSEND };
 #define MS_PB_SLOTS 4
 #define MS_PB_CBITS 7
 
@@ -205,6 +226,7 @@ typedef struct ms_pb_slot {
 	MPI_Datatype type; /* MPI_DATATYPE_NULL until first used */
 	int busy;          /* requests holding it (atomic: they may complete on another thread) */
 	ms_pb_hdr hdr;
+	char *sbuf;        /* staging buffer (ms_pb_stage_max + header), allocated at its first use, kept */
 } ms_pb_slot;
 
 typedef struct ms_pb_ent {
@@ -214,8 +236,19 @@ typedef struct ms_pb_ent {
 	int dir;
 	uint32_t gen;
 	int used;
+	int staged;        /* sends of this entry are staged: sn bytes from buf + soff */
+	size_t sn;
+	MPI_Aint soff;
 	ms_pb_slot s[MS_PB_SLOTS];
 } ms_pb_ent;
+
+/* Staging (MPISCOPE_PIGGYBACK_STAGE, piggyback.go): a send of at most
+ * ms_pb_stage_max bytes of contiguous data copies header and data into
+ * the slot's staging buffer and sends them as MPI_PACKED, which is
+ * cheaper than a struct datatype up to about 1 KiB (the bench's channel
+ * section); the receiver's struct datatype takes it as it is
+ * (docs/compensation.md, "Staging"). 0: never. */
+int ms_pb_stage_max = 1024;
 
 static __thread ms_pb_ent *ms_pb_cache;
 static int ms_pb_ntypes; /* datatypes of ours in existence (debugging) */
@@ -257,6 +290,8 @@ typedef struct ms_pb_use {
 	int *busy;         /* the cached slot held (nonblocking), or NULL */
 	MPI_Datatype own;  /* a datatype of our own to free after, or MPI_DATATYPE_NULL */
 	void *mem;         /* the header allocated for it, or NULL */
+	void *sbuf;        /* staged: send sn bytes of sbuf as MPI_PACKED (hdr is its start), not 1 x type */
+	int sn;
 } ms_pb_use;
 
 /* ms_pb_build commits [h: 24 bytes, buf: count x dt] in *out. */
@@ -290,6 +325,38 @@ static __attribute__((noinline)) int ms_pb_build(const void *h, const void *buf,
 	return 0;
 }
 
+/* ms_pb_stageable decides, on a cache miss, whether sends of e are staged:
+ * a predefined datatype (a derived one may repeat or reorder bytes that
+ * its size and extents do not reveal) whose count elements lie back to
+ * back, at most ms_pb_stage_max bytes in all, and whose packed form,
+ * checked once here with MPI_Pack into the slot's staging buffer, is the
+ * bytes in memory: a copy then produces exactly the packing unit that
+ * MPI_Pack of the header and the data would. */
+static __attribute__((noinline)) void ms_pb_stageable(ms_pb_ent *e, ms_pb_slot *s)
+{
+	int ni = 0, na = 0, nd = 0, comb = 0, psz = 0, pos = 0;
+	MPI_Count size = 0, lb = 0, ext = 0, tlb = 0, text = 0;
+	e->staged = 0;
+	if (e->buf == MPI_BOTTOM || e->count < 0 || e->count > ms_pb_stage_max ||
+	    PMPI_Type_get_envelope(e->dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb != MPI_COMBINER_NAMED ||
+	    PMPI_Type_size_x(e->dt, &size) != MPI_SUCCESS || size <= 0 || e->count * size > ms_pb_stage_max ||
+	    PMPI_Type_get_extent_x(e->dt, &lb, &ext) != MPI_SUCCESS ||
+	    PMPI_Type_get_true_extent_x(e->dt, &tlb, &text) != MPI_SUCCESS || text != size || (e->count > 1 && ext != size))
+		return;
+	const size_t n = (size_t)(e->count * size), cap = (size_t)ms_pb_stage_max + MS_PB_HDR;
+	if (s->sbuf == NULL && (s->sbuf = malloc(cap)) == NULL)
+		return;
+	if (PMPI_Pack_size((int)e->count, e->dt, MPI_COMM_WORLD, &psz) != MPI_SUCCESS || (size_t)psz != n ||
+	    PMPI_Pack(&s->hdr, MS_PB_HDR, MPI_BYTE, s->sbuf, (int)cap, &pos, MPI_COMM_WORLD) != MPI_SUCCESS ||
+	    pos != MS_PB_HDR || PMPI_Pack(e->buf, (int)e->count, e->dt, s->sbuf, (int)cap, &pos, MPI_COMM_WORLD) != MPI_SUCCESS ||
+	    (size_t)pos != MS_PB_HDR + n || memcmp(s->sbuf, &s->hdr, MS_PB_HDR) != 0 ||
+	    memcmp(s->sbuf + MS_PB_HDR, (const char *)e->buf + tlb, n) != 0)
+		return;
+	e->staged = 1;
+	e->sn = n;
+	e->soff = (MPI_Aint)tlb;
+}
+
 /* ms_pb_get fills u for a call on (buf, count, dt) in direction dir; hold:
  * a nonblocking call keeps the header until its request completes.
  * stackhdr: a blocking call's header when no slot is free. Returns -1 if
@@ -301,6 +368,7 @@ static int ms_pb_get(ms_pb_use *u, const void *buf, MPI_Count count, MPI_Datatyp
 	u->busy = NULL;
 	u->own = MPI_DATATYPE_NULL;
 	u->mem = NULL;
+	u->sbuf = NULL;
 	ms_pb_ent *c = ms_pb_cache;
 	if (__builtin_expect(c == NULL, 0))
 		c = ms_pb_cache_new();
@@ -317,18 +385,25 @@ static int ms_pb_get(ms_pb_use *u, const void *buf, MPI_Count count, MPI_Datatyp
 			if (held)
 				goto own;
 			ms_pb_stats[1]++;
-			for (int i = 0; i < MS_PB_SLOTS; i++)
+			char *sb[MS_PB_SLOTS];
+			for (int i = 0; i < MS_PB_SLOTS; i++) {
 				if (e->used && e->s[i].type != MPI_DATATYPE_NULL)
 					ms_pb_tfree(&e->s[i].type);
+				sb[i] = e->s[i].sbuf; /* the staging buffers stay with the entry */
+			}
 			memset(e, 0, sizeof *e);
-			for (int i = 0; i < MS_PB_SLOTS; i++)
+			for (int i = 0; i < MS_PB_SLOTS; i++) {
 				e->s[i].type = MPI_DATATYPE_NULL;
+				e->s[i].sbuf = sb[i];
+			}
 			e->buf = buf;
 			e->count = count;
 			e->dt = dt;
 			e->dir = dir;
 			e->gen = gen;
 			e->used = 1;
+			if (dir == MS_PB_SEND && ms_pb_stage_max > 0)
+				ms_pb_stageable(e, &e->s[0]);
 		} else {
 			ms_pb_stats[0]++;
 		}
@@ -336,6 +411,21 @@ static int ms_pb_get(ms_pb_use *u, const void *buf, MPI_Count count, MPI_Datatyp
 			ms_pb_slot *s = &e->s[i];
 			if (__atomic_load_n(&s->busy, __ATOMIC_ACQUIRE) != 0)
 				continue;
+			if (e->staged) {
+				if (s->sbuf == NULL && (s->sbuf = malloc((size_t)ms_pb_stage_max + MS_PB_HDR)) == NULL)
+					break;
+				memcpy(s->sbuf + MS_PB_HDR, (const char *)buf + e->soff, e->sn);
+				ms_pb_stats[4]++;
+				if (hold) {
+					__atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
+					u->busy = &s->busy;
+				}
+				u->hdr = (ms_pb_hdr *)(void *)s->sbuf;
+				u->sbuf = s->sbuf;
+				u->sn = (int)(MS_PB_HDR + e->sn);
+				u->type = MPI_PACKED;
+				return 0;
+			}
 			if (s->type == MPI_DATATYPE_NULL && ms_pb_build(&s->hdr, buf, count, dt, &s->type) != 0) {
 				s->type = MPI_DATATYPE_NULL;
 				break;
@@ -377,6 +467,7 @@ static void ms_pb_put(ms_pb_use *u)
 	free(u->mem);
 	u->busy = NULL;
 	u->mem = NULL;
+	u->sbuf = NULL;
 }
 
 /* ms_pb_fix makes a received status tell the user's part of the message. */
@@ -396,7 +487,7 @@ static int ms_pb_cancelled(const MPI_Status *st)
 	return c;
 }
 
-static const ms_pb_use ms_pb_none = {NULL, MPI_DATATYPE_NULL, NULL, MPI_DATATYPE_NULL, NULL};
+static const ms_pb_use ms_pb_none = {NULL, MPI_DATATYPE_NULL, NULL, MPI_DATATYPE_NULL, NULL, NULL, 0};
 
 /* ---- requests in flight ---- */
 
@@ -406,6 +497,7 @@ static const ms_pb_use ms_pb_none = {NULL, MPI_DATATYPE_NULL, NULL, MPI_DATATYPE
 
 typedef struct ms_pb_req {
 	uintptr_t key; /* the request handle; 0 free, 1 deleted, 2 being written */
+	uint32_t mark; /* the last completion call of arrays that found it (ms_pb_many_begin) */
 	int flags;
 	int comm;      /* communicator id of the receive */
 	ms_pb_use s;   /* the send part */
@@ -438,11 +530,16 @@ static void ms_pb_add(MPI_Request r, int flags, int comm, const ms_pb_use *s, co
 		ms_pb_req *q = &ms_pb_reqs[i];
 		uintptr_t cur = __atomic_load_n(&q->key, __ATOMIC_ACQUIRE);
 		if (cur == k) {
-			/* A handle reused while we still had it (a request freed
-			 * by MPI_Request_free before it completed): what it held
-			 * may still be in use by that message, so it is left. */
+			/* A handle handed out again while we still had it: the
+			 * operation it named has completed (MPI deallocates a
+			 * request freed by MPI_Request_free when its operation
+			 * completes, not before; Open MPI returns one shared,
+			 * already completed request for every send it finished
+			 * at once), so what it held is free. */
 			if (!__atomic_compare_exchange_n(&q->key, &cur, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 				continue;
+			ms_pb_put(&q->s);
+			ms_pb_put(&q->r);
 			__atomic_sub_fetch(&ms_pb_pending, 1, __ATOMIC_RELAXED);
 		} else if (cur > 1 || !__atomic_compare_exchange_n(&q->key, &cur, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			continue;
@@ -527,7 +624,7 @@ static int ms_pb_send(ms_pb_sendfn f, const void *buf, MPI_Count count, MPI_Data
 	if (dest == MPI_PROC_NULL || ms_pb_get(&u, buf, count, dt, MS_PB_SEND, 0, &sh) != 0)
 		return -1;
 	ms_pb_stamp(u.hdr, te);
-	int rc = f(MPI_BOTTOM, 1, u.type, dest, tag, comm);
+	int rc = u.sbuf ? f(u.sbuf, u.sn, MPI_PACKED, dest, tag, comm) : f(MPI_BOTTOM, 1, u.type, dest, tag, comm);
 	ms_pb_put(&u);
 	ms_pb_sent(fn, pc);
 	return rc;
@@ -538,10 +635,10 @@ static int ms_pb_isend(ms_pb_isendfn f, const void *buf, MPI_Count count, MPI_Da
 {
 	ms_pb_use u;
 	const int64_t te = ms_pb_gnow();
-	if (dest == MPI_PROC_NULL || ms_pb_get(&u, buf, count, dt, MS_PB_SEND, 1, NULL) != 0)
+	if (dest == MPI_PROC_NULL || ms_pb_get(&u, buf, count, dt, persist ? MS_PB_PSEND : MS_PB_SEND, 1, NULL) != 0)
 		return -1;
 	ms_pb_stamp(u.hdr, te);
-	int rc = f(MPI_BOTTOM, 1, u.type, dest, tag, comm, req);
+	int rc = u.sbuf ? f(u.sbuf, u.sn, MPI_PACKED, dest, tag, comm, req) : f(MPI_BOTTOM, 1, u.type, dest, tag, comm, req);
 	ms_pb_sent(fn, pc);
 	if (rc != MPI_SUCCESS)
 		ms_pb_put(&u);
@@ -653,14 +750,20 @@ MS_PB_INIT(Bsend)
 MS_PB_INIT(Ssend)
 MS_PB_INIT(Rsend)
 
-int ms_pb_MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st, unsigned fn,
-		   void *pc)
+/* The receives, Sendrecv and Sendrecv_replace work on MPI_Count counts,
+ * for the calls with int counts and their large-count forms (MPI_X_c,
+ * MPI-4) alike: the joined call passes one element of our datatype, so it
+ * is always the int form; -1: no datatype could be made, the caller
+ * makes its own call unchanged. */
+
+static int ms_pb_recv(void *buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st,
+		      unsigned fn, void *pc)
 {
 	ms_pb_hdr sh;
 	ms_pb_use u;
 	const int64_t te = ms_pb_gnow();
 	if (src == MPI_PROC_NULL || ms_pb_get(&u, buf, count, dt, MS_PB_RECV, 0, &sh) != 0)
-		return PMPI_Recv(buf, count, dt, src, tag, comm, st);
+		return -1;
 	u.hdr->rank = -1;
 	int rc = PMPI_Recv(MPI_BOTTOM, 1, u.type, src, tag, comm, st);
 	if (rc == MPI_SUCCESS) {
@@ -671,6 +774,13 @@ int ms_pb_MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_
 	}
 	ms_pb_put(&u);
 	return rc;
+}
+
+int ms_pb_MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st, unsigned fn,
+		   void *pc)
+{
+	int rc = ms_pb_recv(buf, count, dt, src, tag, comm, st, fn, pc);
+	return rc == -1 ? PMPI_Recv(buf, count, dt, src, tag, comm, st) : rc;
 }
 
 static int ms_pb_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r,
@@ -707,13 +817,13 @@ int ms_pb_MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int src, int tag,
 	return rc == -1 ? PMPI_Recv_init(buf, count, dt, src, tag, comm, r) : rc;
 }
 
-int ms_pb_MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *st, unsigned fn, void *pc)
+static int ms_pb_mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *st, unsigned fn, void *pc)
 {
 	ms_pb_hdr sh;
 	ms_pb_use u;
 	const int64_t te = ms_pb_gnow();
 	if (*msg == MPI_MESSAGE_NO_PROC || ms_pb_get(&u, buf, count, dt, MS_PB_RECV, 0, &sh) != 0)
-		return PMPI_Mrecv(buf, count, dt, msg, st);
+		return -1;
 	u.hdr->rank = -1;
 	int rc = PMPI_Mrecv(MPI_BOTTOM, 1, u.type, msg, st);
 	ms_pb_fix(st);
@@ -723,13 +833,17 @@ int ms_pb_MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI
 	return rc;
 }
 
-int ms_pb_MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *r, unsigned fn, void *pc)
+int ms_pb_MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *st, unsigned fn, void *pc)
 {
-	(void)fn;
-	(void)pc;
+	int rc = ms_pb_mrecv(buf, count, dt, msg, st, fn, pc);
+	return rc == -1 ? PMPI_Mrecv(buf, count, dt, msg, st) : rc;
+}
+
+static int ms_pb_imrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *r)
+{
 	ms_pb_use u;
 	if (*msg == MPI_MESSAGE_NO_PROC || ms_pb_get(&u, buf, count, dt, MS_PB_RECV, 1, NULL) != 0)
-		return PMPI_Imrecv(buf, count, dt, msg, r);
+		return -1;
 	u.hdr->rank = -1;
 	int rc = PMPI_Imrecv(MPI_BOTTOM, 1, u.type, msg, r);
 	if (rc != MPI_SUCCESS)
@@ -739,36 +853,77 @@ int ms_pb_MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MP
 	return rc;
 }
 
-int ms_pb_MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, int rcount,
-		       MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Status *st, unsigned fn, void *pc)
+int ms_pb_MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *r, unsigned fn, void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = ms_pb_imrecv(buf, count, dt, msg, r);
+	return rc == -1 ? PMPI_Imrecv(buf, count, dt, msg, r) : rc;
+}
+
+/* ms_pb_sendrecv: MPI_Sendrecv, and with r != NULL MPI_Isendrecv (the
+ * headers are held until the request completes); big: the caller's call
+ * is the large-count form, which the joined call then also is (a side
+ * to MPI_PROC_NULL passes the user's arguments on). */
+static int ms_pb_sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+			  MPI_Count rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Status *st,
+			  MPI_Request *req, int big, unsigned fn, void *pc)
 {
 	ms_pb_hdr sh, rh;
-	ms_pb_use s, r;
+	ms_pb_use s = ms_pb_none, r = ms_pb_none;
 	const int64_t te = ms_pb_gnow();
 	const void *sb = sbuf;
 	void *rb = rbuf;
 	MPI_Datatype st_ = sdt, rt_ = rdt;
-	int sc = scount, rc_ = rcount;
-	s.busy = r.busy = NULL;
-	s.own = r.own = MPI_DATATYPE_NULL;
-	s.mem = r.mem = NULL;
+	MPI_Count sc = scount, rc_ = rcount;
+	const int hold = req != NULL;
+	if (dest == MPI_PROC_NULL && src == MPI_PROC_NULL)
+		return -1;
 	if (dest != MPI_PROC_NULL) {
-		if (ms_pb_get(&s, sbuf, scount, sdt, MS_PB_SEND, 0, &sh) != 0)
-			return PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st);
+		if (ms_pb_get(&s, sbuf, scount, sdt, MS_PB_SEND, hold, &sh) != 0)
+			return -1;
 		ms_pb_stamp(s.hdr, te);
-		sb = MPI_BOTTOM, sc = 1, st_ = s.type;
+		if (s.sbuf)
+			sb = s.sbuf, sc = s.sn, st_ = MPI_PACKED;
+		else
+			sb = MPI_BOTTOM, sc = 1, st_ = s.type;
 	}
 	if (src != MPI_PROC_NULL) {
-		if (ms_pb_get(&r, rbuf, rcount, rdt, MS_PB_RECV, 0, &rh) != 0) {
+		if (ms_pb_get(&r, rbuf, rcount, rdt, MS_PB_RECV, hold, &rh) != 0) {
 			ms_pb_put(&s);
-			return PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st);
+			return -1;
 		}
 		r.hdr->rank = -1;
 		rb = MPI_BOTTOM, rc_ = 1, rt_ = r.type;
 	}
-	int rc = PMPI_Sendrecv(sb, sc, st_, dest, stag, rb, rc_, rt_, src, rtag, comm, st);
+	int rc;
+	if (req != NULL) {
+#if MPI_VERSION >= 4
+		rc = big ? PMPI_Isendrecv_c(sb, sc, st_, dest, stag, rb, rc_, rt_, src, rtag, comm, req)
+			 : PMPI_Isendrecv(sb, (int)sc, st_, dest, stag, rb, (int)rc_, rt_, src, rtag, comm, req);
+#else
+		rc = MPI_ERR_INTERN;
+#endif
+	} else if (big) {
+#if MPI_VERSION >= 4
+		rc = PMPI_Sendrecv_c(sb, sc, st_, dest, stag, rb, rc_, rt_, src, rtag, comm, st);
+#else
+		rc = MPI_ERR_INTERN;
+#endif
+	} else {
+		rc = PMPI_Sendrecv(sb, (int)sc, st_, dest, stag, rb, (int)rc_, rt_, src, rtag, comm, st);
+	}
 	if (dest != MPI_PROC_NULL)
 		ms_pb_sent(fn, pc);
+	if (req != NULL) {
+		if (rc == MPI_SUCCESS)
+			ms_pb_add(*req, src != MPI_PROC_NULL ? MS_PB_R_RECV : 0, ms_pb_comm_id(comm), &s, &r);
+		else {
+			ms_pb_put(&s);
+			ms_pb_put(&r);
+		}
+		return rc;
+	}
 	if (src != MPI_PROC_NULL) {
 		ms_pb_fix(st);
 		if (rc == MPI_SUCCESS)
@@ -779,16 +934,24 @@ int ms_pb_MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest,
 	return rc;
 }
 
-int ms_pb_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
-			       MPI_Comm comm, MPI_Status *st, unsigned fn, void *pc)
+int ms_pb_MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, int rcount,
+		       MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Status *st, unsigned fn, void *pc)
+{
+	int rc = ms_pb_sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st, NULL, 0, fn, pc);
+	return rc == -1 ? PMPI_Sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st) : rc;
+}
+
+/* ms_pb_replace: MPI_Sendrecv_replace. One datatype for both parts:
+ * nothing is sent to MPI_PROC_NULL, and nothing received from it leaves
+ * the header as it was (so then no header is read). */
+static int ms_pb_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+			 MPI_Comm comm, MPI_Status *st, unsigned fn, void *pc)
 {
 	ms_pb_hdr sh;
 	ms_pb_use u;
 	const int64_t te = ms_pb_gnow();
-	/* One datatype for both parts: nothing is sent to MPI_PROC_NULL,
-	 * and nothing received from it leaves the header as it was. */
 	if ((dest == MPI_PROC_NULL && src == MPI_PROC_NULL) || ms_pb_get(&u, buf, count, dt, MS_PB_REPL, 0, &sh) != 0)
-		return PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st);
+		return -1;
 	ms_pb_stamp(u.hdr, te);
 	int rc = PMPI_Sendrecv_replace(MPI_BOTTOM, 1, u.type, dest, stag, src, rtag, comm, st);
 	if (dest != MPI_PROC_NULL)
@@ -801,6 +964,213 @@ int ms_pb_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, 
 	ms_pb_put(&u);
 	return rc;
 }
+
+int ms_pb_MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+			       MPI_Comm comm, MPI_Status *st, unsigned fn, void *pc)
+{
+	int rc = ms_pb_replace(buf, count, dt, dest, stag, src, rtag, comm, st, fn, pc);
+	return rc == -1 ? PMPI_Sendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, st) : rc;
+}
+
+#if MPI_VERSION >= 4
+/* ---- MPI-4: MPI_Isendrecv(_replace) and the large-count forms ---- */
+
+/* ms_pb_ireplace: MPI_Isendrecv_replace(_c). MPICH 4.0.2's
+ * MPI_Isendrecv_replace fails on MPI_BOTTOM (a segmentation fault) and
+ * receives garbage into noncontiguous datatypes, so it is made of
+ * MPI_Isendrecv, as an implementation makes it: the send part is header
+ * and data packed into a buffer of ours (MPI_PACKED: the receiver's
+ * datatype takes it, see ms_pb_packed), held until the request
+ * completes, and the receive part goes into the user's buffer with a
+ * header of its own. */
+static int ms_pb_ireplace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+			  MPI_Comm comm, MPI_Request *req, unsigned fn, void *pc)
+{
+	const int64_t te = ms_pb_gnow();
+	ms_pb_use s = ms_pb_none, r = ms_pb_none;
+	int pos = 0;
+	if (dest == MPI_PROC_NULL && src == MPI_PROC_NULL)
+		return -1;
+	if (dest != MPI_PROC_NULL) {
+		int us = 0, hs = 0;
+		if (count > INT_MAX || PMPI_Pack_size((int)count, dt, comm, &us) != MPI_SUCCESS ||
+		    PMPI_Pack_size(MS_PB_HDR, MPI_BYTE, comm, &hs) != MPI_SUCCESS || us > INT_MAX - hs ||
+		    (s.mem = malloc((size_t)us + (size_t)hs)) == NULL)
+			return -1;
+		ms_pb_hdr h;
+		ms_pb_stamp(&h, te);
+		if (PMPI_Pack(&h, MS_PB_HDR, MPI_BYTE, s.mem, us + hs, &pos, comm) != MPI_SUCCESS ||
+		    PMPI_Pack(buf, (int)count, dt, s.mem, us + hs, &pos, comm) != MPI_SUCCESS) {
+			ms_pb_put(&s);
+			return -1;
+		}
+	}
+	if (src != MPI_PROC_NULL) {
+		if (ms_pb_get(&r, buf, count, dt, MS_PB_RECV, 1, NULL) != 0) {
+			ms_pb_put(&s);
+			return -1;
+		}
+		r.hdr->rank = -1;
+	}
+	int rc = PMPI_Isendrecv(s.mem ? s.mem : MPI_BOTTOM, pos, MPI_PACKED, dest, stag, src != MPI_PROC_NULL ? MPI_BOTTOM : buf,
+				src != MPI_PROC_NULL ? 1 : 0, src != MPI_PROC_NULL ? r.type : MPI_BYTE, src, rtag, comm, req);
+	if (dest != MPI_PROC_NULL)
+		ms_pb_sent(fn, pc);
+	if (rc == MPI_SUCCESS) {
+		ms_pb_add(*req, src != MPI_PROC_NULL ? MS_PB_R_RECV : 0, ms_pb_comm_id(comm), &s, &r);
+	} else {
+		ms_pb_put(&s);
+		ms_pb_put(&r);
+	}
+	return rc;
+}
+
+int ms_pb_MPI_Isendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dest, int stag, void *rbuf, int rcount,
+			MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Request *r, unsigned fn, void *pc)
+{
+	int rc = ms_pb_sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, NULL, r, 0, fn, pc);
+	return rc == -1 ? PMPI_Isendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, r) : rc;
+}
+
+int ms_pb_MPI_Isendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+			  MPI_Count rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Request *r, unsigned fn,
+			  void *pc)
+{
+	int rc = ms_pb_sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, NULL, r, 1, fn, pc);
+	return rc == -1 ? PMPI_Isendrecv_c(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, r) : rc;
+}
+
+int ms_pb_MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+				MPI_Comm comm, MPI_Request *r, unsigned fn, void *pc)
+{
+	int rc = ms_pb_ireplace(buf, count, dt, dest, stag, src, rtag, comm, r, fn, pc);
+	return rc == -1 ? PMPI_Isendrecv_replace(buf, count, dt, dest, stag, src, rtag, comm, r) : rc;
+}
+
+int ms_pb_MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+				  MPI_Comm comm, MPI_Request *r, unsigned fn, void *pc)
+{
+	int rc = ms_pb_ireplace(buf, count, dt, dest, stag, src, rtag, comm, r, fn, pc);
+	return rc == -1 ? PMPI_Isendrecv_replace_c(buf, count, dt, dest, stag, src, rtag, comm, r) : rc;
+}
+
+int ms_pb_MPI_Sendrecv_c(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int dest, int stag, void *rbuf,
+			 MPI_Count rcount, MPI_Datatype rdt, int src, int rtag, MPI_Comm comm, MPI_Status *st, unsigned fn,
+			 void *pc)
+{
+	int rc = ms_pb_sendrecv(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st, NULL, 1, fn, pc);
+	return rc == -1 ? PMPI_Sendrecv_c(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, src, rtag, comm, st) : rc;
+}
+
+int ms_pb_MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int stag, int src, int rtag,
+				 MPI_Comm comm, MPI_Status *st, unsigned fn, void *pc)
+{
+	int rc = ms_pb_replace(buf, count, dt, dest, stag, src, rtag, comm, st, fn, pc);
+	return rc == -1 ? PMPI_Sendrecv_replace_c(buf, count, dt, dest, stag, src, rtag, comm, st) : rc;
+}
+
+int ms_pb_MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Status *st,
+		     unsigned fn, void *pc)
+{
+	int rc = ms_pb_recv(buf, count, dt, src, tag, comm, st, fn, pc);
+	return rc == -1 ? PMPI_Recv_c(buf, count, dt, src, tag, comm, st) : rc;
+}
+
+int ms_pb_MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r,
+		      unsigned fn, void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = ms_pb_irecv(buf, count, dt, src, tag, comm, r, 0);
+	return rc == -1 ? PMPI_Irecv_c(buf, count, dt, src, tag, comm, r) : rc;
+}
+
+int ms_pb_MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype dt, int src, int tag, MPI_Comm comm, MPI_Request *r,
+			  unsigned fn, void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = ms_pb_irecv(buf, count, dt, src, tag, comm, r, 1);
+	return rc == -1 ? PMPI_Recv_init_c(buf, count, dt, src, tag, comm, r) : rc;
+}
+
+int ms_pb_MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *msg, MPI_Status *st, unsigned fn, void *pc)
+{
+	int rc = ms_pb_mrecv(buf, count, dt, msg, st, fn, pc);
+	return rc == -1 ? PMPI_Mrecv_c(buf, count, dt, msg, st) : rc;
+}
+
+int ms_pb_MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *msg, MPI_Request *r, unsigned fn,
+		       void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = ms_pb_imrecv(buf, count, dt, msg, r);
+	return rc == -1 ? PMPI_Imrecv_c(buf, count, dt, msg, r) : rc;
+}
+
+/* The sends: the joined call passes one element (or the staged bytes), so
+ * it is the int form, reached through the same trampolines. */
+#define MS_PB_SENDS_C(X, IX)                                                                                             \
+	int ms_pb_MPI_##X##_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,       \
+			      unsigned fn, void *pc)                                                                    \
+	{                                                                                                                \
+		int rc = ms_pb_send(ms_pb_do_##X, buf, count, dt, dest, tag, comm, fn, pc);                                  \
+		return rc == -1 ? PMPI_##X##_c(buf, count, dt, dest, tag, comm) : rc;                                    \
+	}                                                                                                                \
+	int ms_pb_MPI_##IX##_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,      \
+			       MPI_Request *r, unsigned fn, void *pc)                                                   \
+	{                                                                                                                \
+		int rc = ms_pb_isend(ms_pb_do_##IX, buf, count, dt, dest, tag, comm, r, 0, fn, pc);                          \
+		return rc == -1 ? PMPI_##IX##_c(buf, count, dt, dest, tag, comm, r) : rc;                                \
+	}
+
+#define MS_PB_INIT_C(X)                                                                                                  \
+	int ms_pb_MPI_##X##_init_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,  \
+				   MPI_Request *r, unsigned fn, void *pc)                                               \
+	{                                                                                                                \
+		int rc = ms_pb_isend(ms_pb_do_##X##_init, buf, count, dt, dest, tag, comm, r, 1, fn, pc);                    \
+		return rc == -1 ? PMPI_##X##_init_c(buf, count, dt, dest, tag, comm, r) : rc;                            \
+	}
+
+MS_PB_SENDS_C(Send, Isend)
+MS_PB_SENDS_C(Ssend, Issend)
+MS_PB_SENDS_C(Rsend, Irsend)
+MS_PB_INIT_C(Send)
+MS_PB_INIT_C(Bsend)
+MS_PB_INIT_C(Ssend)
+MS_PB_INIT_C(Rsend)
+
+static int ms_pb_do_Bsend(const void *b, int c, MPI_Datatype d, int de, int t, MPI_Comm cm)
+{
+	return PMPI_Bsend(b, c, d, de, t, cm);
+}
+
+static int ms_pb_do_Ibsend(const void *b, int c, MPI_Datatype d, int de, int t, MPI_Comm cm, MPI_Request *r)
+{
+	return PMPI_Ibsend(b, c, d, de, t, cm, r);
+}
+
+/* Buffered: packed like MPI_Bsend; a message too large to pack in an int
+ * count goes with the datatype. */
+int ms_pb_MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, unsigned fn,
+		      void *pc)
+{
+	int rc = ms_pb_packed(0, buf, count, dt, dest, tag, comm, NULL);
+	if (rc == -1)
+		rc = ms_pb_send(ms_pb_do_Bsend, buf, count, dt, dest, tag, comm, fn, pc);
+	return rc == -1 ? PMPI_Bsend_c(buf, count, dt, dest, tag, comm) : rc;
+}
+
+int ms_pb_MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+		       MPI_Request *r, unsigned fn, void *pc)
+{
+	int rc = ms_pb_packed(1, buf, count, dt, dest, tag, comm, r);
+	if (rc == -1)
+		rc = ms_pb_isend(ms_pb_do_Ibsend, buf, count, dt, dest, tag, comm, r, 0, fn, pc);
+	return rc == -1 ? PMPI_Ibsend_c(buf, count, dt, dest, tag, comm, r) : rc;
+}
+#endif
 
 /* ---- probes ---- */
 
@@ -949,6 +1319,7 @@ int ms_pb_MPI_Request_get_status(MPI_Request r, int *flag, MPI_Status *st, unsig
 /* Completion of arrays of requests: the records are looked up before the
  * call (it sets completed requests to MPI_REQUEST_NULL). */
 #define MS_PB_STACK 64
+static uint32_t ms_pb_calls; /* completion calls of arrays that found records */
 
 typedef struct {
 	ms_pb_req *qs[MS_PB_STACK];
@@ -970,9 +1341,18 @@ static int ms_pb_many_begin(ms_pb_many *m, MPI_Request *r, int n, MPI_Status **s
 		return 0;
 	if (n > MS_PB_STACK && (m->q = malloc((size_t)n * sizeof *m->q)) == NULL)
 		return 0;
-	for (int i = 0; i < n; i++)
-		if ((m->q[i] = ms_pb_find(ms_pb_rkey(r[i]))) != NULL)
+	/* A handle may come more than once (Open MPI's shared completed
+	 * send request): its record is completed once. */
+	const uint32_t call = __atomic_add_fetch(&ms_pb_calls, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < n; i++) {
+		ms_pb_req *q = ms_pb_find(ms_pb_rkey(r[i]));
+		if (q != NULL && q->mark == call)
+			q = NULL;
+		if ((m->q[i] = q) != NULL) {
+			q->mark = call;
 			m->found = 1;
+		}
+	}
 	if (!m->found) {
 		if (m->q != m->qs)
 			free(m->q);
@@ -1089,21 +1469,26 @@ int ms_pb_MPI_Testsome(int n, MPI_Request r[], int *outn, int idx[], MPI_Status 
  * for each, so that a buffer sized for the user's messages holds them
  * with their headers too. MPI_Buffer_detach gives the user's back. */
 static void *ms_pb_ubuf, *ms_pb_obuf;
-static int ms_pb_usize;
+static MPI_Count ms_pb_usize;
 
-int ms_pb_MPI_Buffer_attach(void *buf, int size, unsigned fn, void *pc)
+/* ms_pb_attach attaches our larger buffer in place of the user's (big:
+ * with MPI_Buffer_attach_c); -1: the user's is attached unchanged. */
+static int ms_pb_attach(void *buf, MPI_Count size, int big)
 {
-	(void)fn;
-	(void)pc;
 	if (size < 0 || ms_pb_obuf != NULL)
-		return PMPI_Buffer_attach(buf, size);
-	int64_t big = (int64_t)size + ((int64_t)size / MPI_BSEND_OVERHEAD + 1) * MS_PB_HDR;
-	if (big > INT_MAX)
-		big = INT_MAX;
-	void *o = malloc((size_t)big);
+		return -1;
+	MPI_Count lim = big ? (MPI_Count)(SIZE_MAX / 2) : INT_MAX;
+	MPI_Count more = (size / MPI_BSEND_OVERHEAD + 1) * MS_PB_HDR;
+	MPI_Count n = size > lim - more ? lim : size + more;
+	void *o = malloc((size_t)n);
 	if (o == NULL)
-		return PMPI_Buffer_attach(buf, size);
-	int rc = PMPI_Buffer_attach(o, (int)big);
+		return -1;
+	int rc;
+#if MPI_VERSION >= 4
+	rc = big ? PMPI_Buffer_attach_c(o, n) : PMPI_Buffer_attach(o, (int)n);
+#else
+	rc = PMPI_Buffer_attach(o, (int)n);
+#endif
 	if (rc != MPI_SUCCESS) {
 		free(o);
 		return rc;
@@ -1114,19 +1499,57 @@ int ms_pb_MPI_Buffer_attach(void *buf, int size, unsigned fn, void *pc)
 	return rc;
 }
 
+/* ms_pb_detached gives the user's buffer back after a detach that
+ * returned ours; its size in *size. */
+static int ms_pb_detached(void *addr, MPI_Count *size)
+{
+	if (ms_pb_obuf == NULL || *(void **)addr != ms_pb_obuf)
+		return 0;
+	free(ms_pb_obuf);
+	*(void **)addr = ms_pb_ubuf;
+	*size = ms_pb_usize;
+	ms_pb_obuf = NULL;
+	return 1;
+}
+
+int ms_pb_MPI_Buffer_attach(void *buf, int size, unsigned fn, void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = ms_pb_attach(buf, size, 0);
+	return rc == -1 ? PMPI_Buffer_attach(buf, size) : rc;
+}
+
 int ms_pb_MPI_Buffer_detach(void *addr, int *size, unsigned fn, void *pc)
 {
 	(void)fn;
 	(void)pc;
 	int rc = PMPI_Buffer_detach(addr, size);
-	if (rc == MPI_SUCCESS && ms_pb_obuf != NULL && *(void **)addr == ms_pb_obuf) {
-		free(ms_pb_obuf);
-		*(void **)addr = ms_pb_ubuf;
-		*size = ms_pb_usize;
-		ms_pb_obuf = NULL;
-	}
+	MPI_Count n;
+	if (rc == MPI_SUCCESS && ms_pb_detached(addr, &n))
+		*size = n > INT_MAX ? INT_MAX : (int)n;
 	return rc;
 }
+
+#if MPI_VERSION >= 4
+int ms_pb_MPI_Buffer_attach_c(void *buf, MPI_Count size, unsigned fn, void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = ms_pb_attach(buf, size, 1);
+	return rc == -1 ? PMPI_Buffer_attach_c(buf, size) : rc;
+}
+
+int ms_pb_MPI_Buffer_detach_c(void *addr, MPI_Count *size, unsigned fn, void *pc)
+{
+	(void)fn;
+	(void)pc;
+	int rc = PMPI_Buffer_detach_c(addr, size);
+	if (rc == MPI_SUCCESS)
+		ms_pb_detached(addr, size);
+	return rc;
+}
+#endif
 
 /* ---- start ---- */
 
@@ -1148,7 +1571,10 @@ void ms_pb_fini(void)
 			}
 	pthread_mutex_unlock(&ms_pb_wlock);
 	if (getenv("MPISCOPE_DEBUG_PIGGYBACK"))
-		fprintf(stderr, "mpiscope: piggyback: %d datatypes left, %d requests, stats %llu %llu %llu %llu\n", ms_pb_ntypes,
-			ms_pb_pending, (unsigned long long)ms_pb_stats[0], (unsigned long long)ms_pb_stats[1],
-			(unsigned long long)ms_pb_stats[2], (unsigned long long)ms_pb_stats[3]);
+		fprintf(stderr,
+			"mpiscope: piggyback: rank %d: datatypes %d requests %d hits %llu misses %llu uncached %llu "
+			"records %llu staged %llu\n",
+			ms_world_rank, ms_pb_ntypes, ms_pb_pending, (unsigned long long)ms_pb_stats[0],
+			(unsigned long long)ms_pb_stats[1], (unsigned long long)ms_pb_stats[2], (unsigned long long)ms_pb_stats[3],
+			(unsigned long long)ms_pb_stats[4]);
 }

@@ -74,6 +74,7 @@ func pbInit() {
 	}
 	pb.on = true
 	pb.offset = int64(off)
+	C.ms_pb_stage_max = C.int(state.cfg.PBStage)
 	C.ms_pb_enable(off)
 	pb.comp = compAgree(all[1] != 0, any[1] != 0)
 }

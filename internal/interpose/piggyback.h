@@ -7,7 +7,10 @@
  * MPI_BOTTOM of [header, the user's buffer as count x datatype], header
  * first (a receive posted larger than the message then fills a prefix of
  * the user's buffer exactly as without us). The datatypes are cached per
- * thread by (buffer, count, datatype, direction). Statuses are corrected
+ * thread by (buffer, count, datatype, direction). A send of a small
+ * contiguous buffer is staged instead: header and data copied into a
+ * buffer of ours sent as MPI_PACKED, which the receiver's struct datatype
+ * takes alike (docs/compensation.md, "Staging"). Statuses are corrected
  * so that MPI_Get_count and MPI_Get_elements report the user's counts.
  *
  * The channel is decided once, collectively, at MPI_Init
@@ -69,9 +72,21 @@ typedef struct ms_pb_wtab {
 extern ms_pb_wtab *volatile ms_pb_wtabs; /* every thread's table (Go reads them at the end) */
 extern int64_t ms_pb_off_ns;             /* this rank's clock offset to rank 0's (ns) */
 extern double ms_pb_delay;               /* this rank's accumulated delay (ns), carried in the headers */
-extern uint64_t ms_pb_stats[4];          /* cache hits, misses, uncached types, records */
+extern uint64_t ms_pb_stats[5];          /* cache hits, misses, uncached types, records, staged sends */
+extern int ms_pb_stage_max;              /* staging threshold in bytes (MPISCOPE_PIGGYBACK_STAGE; 0: never) */
 
 void ms_pb_enable(int64_t off_ns); /* piggyback.go at MPI_Init: all ranks agreed */
+
+/* With tools stacked below mpiscope (MPISCOPE_STACK), the handlers sit
+ * below the last tool (chain.c, ms_chain_pb): ms_pb_below is set, and a
+ * wrapper calls down the stack as written, leaving its callsite with
+ * ms_pb_at for the handler, which the bottom hooks of zwrap_<family>.c
+ * take back with ms_pb_take (functions, not a thread-local variable the
+ * wrappers would reference). */
+extern int ms_pb_below;
+void ms_pb_at(void *pc);
+void *ms_pb_take(void);
+int ms_chain_pb(void); /* chain.c */
 
 /* Collectives: before the collective, one PMPI_Allreduce of the members'
  * entry times (kind: MS_PB_WAIT_NXN, MS_PB_LATE_BCAST, MS_PB_EARLY_REDUCE;

@@ -4,6 +4,7 @@ package interpose
 
 /*
 #include "api.h"
+#include "callpath.h"
 */
 import "C"
 
@@ -417,6 +418,31 @@ func traceMaps() {
 	tr.bw.Block(trace.BMaps, trace.EncodeMaps(ms))
 }
 
+// tracePaths writes each thread's call-path table (MPISCOPE_DEPTH > 1;
+// tr locked): the records of its calls hold their path's index in it
+// (trace/paths.go). Written at the end: a table only grows.
+func tracePaths() {
+	for p := C.ms_paths_head(); p != nil; p = p.next {
+		tp := &trace.ThreadPaths{Tid: int(p.owner.tid)}
+		for i := 0; i < 1<<C.MS_PATH_BITS; i++ {
+			var n C.uint32_t
+			f := C.ms_path_frames(p, C.uint32_t(i), &n)
+			if f == nil || n == 0 {
+				continue
+			}
+			fr := make([]uint64, int(n))
+			for k, a := range unsafe.Slice(f, int(n)) {
+				fr[k] = uint64(a)
+			}
+			tp.Index = append(tp.Index, uint32(i))
+			tp.Frames = append(tp.Frames, fr)
+		}
+		if len(tp.Index) > 0 {
+			tr.bw.Block(trace.BPaths, trace.EncodePaths(tp))
+		}
+	}
+}
+
 // traceDefs writes definitions added since the last block (tr locked).
 func traceDefs() {
 	n := int(C.ms_comm_count())
@@ -535,6 +561,7 @@ func traceFinish() {
 	defer tr.Unlock()
 	traceDefs()
 	traceMaps()
+	tracePaths()
 	if ok {
 		tr.bw.Block(trace.BSync, trace.EncodeSync(s))
 	}
@@ -575,6 +602,7 @@ func traceEnd(final bool, wait time.Duration) {
 	defer tr.Unlock()
 	traceDefs()
 	traceMaps()
+	tracePaths()
 	traceClose(false)
 }
 

@@ -78,6 +78,7 @@ enum {
 	 (uint64_t)(uint32_t)(int32_t)(cfaoff) << 32)
 #define UW_FRAME_RULE UW_RULE(UW_FRAME, -1, -16, 16)
 #define UW_BAD_RULE UW_RULE(UW_BAD, 0, 0, 0) /* 0 */
+_Static_assert(UW_FRAME_RULE == MS_UNWIND_RULE_FP, "unwind.h's MS_UNWIND_RULE_FP");
 #define UW_RA_OFF(r) ((intptr_t)(int8_t)((r) >> 8) * 8)
 #define UW_RBP_OFF(r) ((intptr_t)(int16_t)((r) >> 16))
 #define UW_CFA_OFF(r) ((intptr_t)(int32_t)((r) >> 32))
@@ -623,8 +624,18 @@ static int uw_run(const uint8_t *p, const uint8_t *end, const uw_cie *cie, uintp
 /* uw_decode: the rule for target (a return address - 1) in seg, or
  * UW_FRAME when no FDE covers it (code without call-frame information:
  * walked by its frame pointer). */
+static uint64_t uw_decode_fde(const uw_seg *seg, uintptr_t target, int *found);
 static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 {
+	int found;
+	return uw_decode_fde(seg, target, &found);
+}
+
+/* uw_decode_fde is uw_decode, telling in *found whether an FDE covers
+ * target. */
+static uint64_t uw_decode_fde(const uw_seg *seg, uintptr_t target, int *found)
+{
+	*found = 0;
 	if (!seg->table)
 		return UW_FRAME_RULE;
 	/* The last entry whose initial location is <= target. */
@@ -666,6 +677,7 @@ static uint64_t uw_decode(const uw_seg *seg, uintptr_t target)
 	}
 	if (!ok || p > end)
 		return UW_RULE(UW_END, 0, 0, 0);
+	*found = 1;
 	uw_stats.fde++;
 	if (cie.signal)
 		return UW_RULE(UW_END, 0, 0, 0);
@@ -891,12 +903,190 @@ int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max)
 	}
 }
 
+/* ms_unwind_hint: ms_unwind following a hint (unwind.h). The same steps
+ * and checks, in two loops. The first follows the hint while its rules
+ * are the frame pointer's: per frame the bounds test, two loads and a
+ * compare with the hint's frame, nothing stored (the frames found are the
+ * hint's). The second takes every rule (a frame-pointer step is UW_FRAME's
+ * case), each frame's rule the hint's while the frames equal it, position
+ * by position (a rule never changes once found, and the hint's frames were
+ * proved code when it was made), the tables' from the first frame that
+ * differs. The frames the first loop found are written to out (from the
+ * hint) only when the walk's path is not the hint's. A hint rule of 0
+ * (unknown) is looked up. */
+int ms_unwind_hint(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, uint64_t *rules, int max,
+                   const uintptr_t *hint, const uint64_t *hrule, int nh, int *same)
+{
+	*same = 0;
+	if (max <= 0)
+		return 0;
+	int lim = nh < max ? nh : max; /* frames still compared with the hint; 0 once one differs */
+	int n = 1, m = 0, pre = 0;     /* frames found, of which equal to the hint's, of which not in out */
+	uint64_t r;
+	uintptr_t hi = uw_tls.hi;
+	if (__builtin_expect(hi == 0, 0)) {
+		uw_thread_init();
+		hi = uw_tls.hi;
+	}
+	const int on_stack = sp >= uw_tls.lo && sp < hi;
+	hi -= 8; /* the highest word that may be read (ms_unwind) */
+	if (lim > 0 && hint[0] == pc && hrule[0] != 0) {
+		r = hrule[0];
+		if (on_stack)
+			while (n < lim && r == UW_FRAME_RULE && fp >= sp && fp <= hi - 8) {
+				uintptr_t ra = ((const uintptr_t *)fp)[1];
+				if (ra != hint[n])
+					break;
+				sp = fp + 16;
+				fp = ((const uintptr_t *)fp)[0];
+				r = hrule[n++];
+			}
+		m = pre = n;
+	} else {
+		out[0] = pc;
+		r = rules[0] = uw_rule(pc);
+		lim = 0;
+	}
+	if (n == max || !on_stack)
+		goto done;
+	for (;;) {
+		uintptr_t cfa, ra, nfp;
+		if (__builtin_expect(r == UW_FRAME_RULE, 1)) {
+			/* CFA = rbp + 16: the caller's rbp at [rbp], the return
+			 * address at [rbp + 8]; sp <= rbp <= top - 16. */
+			if (fp < sp || fp > hi - 8)
+				break;
+			ra = ((const uintptr_t *)fp)[1];
+			nfp = ((const uintptr_t *)fp)[0];
+			cfa = fp + 16;
+		} else {
+			unsigned kind = UW_KIND(r);
+			if (sp & 7)
+				break; /* reached through a misaligned rbp */
+			if (kind == UW_RSP)
+				cfa = sp + UW_CFA_OFF(r);
+			else if (kind == UW_RBP)
+				cfa = fp + UW_CFA_OFF(r);
+			else if (kind == UW_DEREF) {
+				uintptr_t a = fp + UW_CFA_OFF(r);
+				if (a < sp || a > hi || (a & 7))
+					break;
+				cfa = *(const uintptr_t *)a;
+			} else
+				break; /* UW_END, UW_BAD */
+			if (cfa <= sp || cfa > hi + 8 || (cfa & 7))
+				break;
+			uintptr_t a = cfa + UW_RA_OFF(r);
+			if (a < sp || a > hi)
+				break;
+			ra = *(const uintptr_t *)a;
+			nfp = fp;
+			if (UW_RBP_OFF(r) || (r & UW_RBP_AT_FP)) {
+				a = ((r & UW_RBP_AT_FP) ? fp : cfa) + UW_RBP_OFF(r);
+				if (a < sp || a > hi || (a & 7))
+					break;
+				nfp = *(const uintptr_t *)a;
+			}
+		}
+		/* The caller's frame: its return address must be code. */
+		if (n < lim && hint[n] == ra) {
+			r = hrule[n];
+			m++;
+		} else {
+			lim = 0;
+			r = uw_rule(ra);
+			if (r == UW_BAD_RULE)
+				break;
+		}
+		out[n] = ra;
+		rules[n] = r;
+		if (++n == max)
+			break;
+		sp = cfa;
+		fp = nfp;
+	}
+done:
+	*same = m;
+	if (!(m == n && n == nh))
+		for (int i = 0; i < pre; i++) {
+			out[i] = hint[i];
+			rules[i] = hrule[i];
+		}
+	return n;
+}
+
 void ms_unwind_init(void)
 {
 	if (uw_tls.hi == 0)
 		uw_thread_init();
 	pthread_mutex_lock(&uw_mu);
 	uw_scan();
+	pthread_mutex_unlock(&uw_mu);
+}
+
+/* The main program's .eh_frame_hdr table (ms_unwind_main_fp): the first
+ * object dl_iterate_phdr lists. */
+static int uw_main_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uw_seg *s = data;
+	const uint8_t *hdr = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (hdr && hdr[0] == 1 && hdr[3] == (DW_EH_PE_datarel | DW_EH_PE_sdata4)) {
+		const uint8_t *p = hdr + 4, *end = hdr + 4 + 32;
+		int ok = 1;
+		uw_read_enc(&p, end, hdr[1], (uintptr_t)hdr, &ok);
+		uintptr_t n = uw_read_enc(&p, end, hdr[2], (uintptr_t)hdr, &ok);
+		if (ok && n > 0 && n < (1u << 31)) {
+			s->hdr = hdr;
+			s->table = (const int32_t *)p;
+			s->nfde = (uint32_t)n;
+		}
+	}
+	return 1; /* the main program only */
+}
+
+void ms_unwind_main_fp(int *fp, int *sampled)
+{
+	*fp = *sampled = 0;
+	uw_seg seg = {0};
+	dl_iterate_phdr(uw_main_cb, &seg);
+	if (!seg.table || seg.nfde < 2)
+		return;
+	/* Up to 256 functions, evenly spread over the table, each judged
+	 * by its rules between its start and the next function's. Functions
+	 * of under 16 bytes and rules that end a walk (the PLT's
+	 * expressions, _start's undefined return address) are not counted. */
+	const uint32_t nf = seg.nfde - 1, want = nf < 256 ? nf : 256;
+	const uintptr_t base = (uintptr_t)seg.hdr;
+	pthread_mutex_lock(&uw_mu);
+	const uint64_t fdes = uw_stats.fde; /* counts the walks' decoding only */
+	for (uint32_t k = 0; k < want; k++) {
+		uint32_t i = (uint32_t)((uint64_t)k * nf / want);
+		uintptr_t a = base + (intptr_t)seg.table[2 * i], b = base + (intptr_t)seg.table[2 * i + 2];
+		if (b <= a || b - a < 16)
+			continue;
+		/* The rule at 1/8, 2/8 ... 7/8 of the way: a function that
+		 * keeps a frame pointer has the frame pointer's rule between
+		 * its prologue and its epilogue, which in a small function
+		 * (a few instructions around a call) may hold at a point or
+		 * two only. */
+		int judged = 0, keeps = 0;
+		for (int j = 1; j < 8 && !keeps; j++) {
+			int found;
+			uint64_t r = uw_decode_fde(&seg, a + (b - a) * j / 8, &found);
+			unsigned kind = UW_KIND(r);
+			if (!found || kind == UW_END || kind == UW_BAD)
+				continue;
+			judged = 1;
+			keeps = r == UW_FRAME_RULE;
+		}
+		*sampled += judged;
+		*fp += keeps;
+	}
+	uw_stats.fde = fdes;
 	pthread_mutex_unlock(&uw_mu);
 }
 

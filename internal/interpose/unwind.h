@@ -32,6 +32,19 @@
  * how many. No malloc or lock on addresses already seen. */
 MS_UNWIND_API int ms_unwind(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, int max);
 
+/* ms_unwind_hint is ms_unwind that also writes each frame's rule to
+ * rules[i] (a word of unwind.c's own), and follows a hint: the frames and
+ * rules of an earlier walk (nh of them; call paths pass the last path
+ * walked from the same callsite). While the frames found equal the hint's,
+ * position by position, their rules are taken from the hint, not looked up:
+ * a walk over a path walked before costs its loads and compares. *same is
+ * the number of leading frames equal to the hint's (the path is the hint's
+ * when *same == nh == the count returned). A rule of 0 in the hint means
+ * unknown: looked up. */
+#define MS_UNWIND_RULE_FP 0x00000010fff0ff01ull /* the rule of a frame-pointer step (UW_FRAME_RULE) */
+MS_UNWIND_API int ms_unwind_hint(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t *out, uint64_t *rules, int max,
+                                 const uintptr_t *hint, const uint64_t *hrule, int nh, int *same);
+
 /* Cold: at MPI_Init. Reads the loaded objects and this thread's stack
  * bounds. Optional: the first walk does the same. */
 MS_UNWIND_API void ms_unwind_init(void);
@@ -45,6 +58,14 @@ MS_UNWIND_API void ms_unwind_init(void);
 	ms_unwind((uintptr_t)__builtin_return_address(0),                     \
 	          (uintptr_t)__builtin_frame_address(0) + 16,                 \
 	          *(uintptr_t *)__builtin_frame_address(0), (out), (max))
+
+/* Cold: of up to 256 functions of the main program (from its
+ * .eh_frame_hdr), how many keep a frame pointer (their rule at one of
+ * seven points through the function is the frame pointer's) of how many
+ * could be judged. Both 0 when the
+ * program has no .eh_frame_hdr. Call paths choose their default depth from
+ * it (callpath.c). */
+MS_UNWIND_API void ms_unwind_main_fp(int *fp, int *sampled);
 
 /* What the unwinder did so far (tests, benchmarks, the report's settings). */
 typedef struct ms_unwind_stats {

@@ -94,17 +94,14 @@ func buildCallTree(t *testing.T, f mpitest.Family, dir string, flags ...string) 
 // TestCallPaths profiles calltree.c, built with frame pointers, at depth
 // 1, 3 and 8 on both families: the paths and their counts are exactly the
 // program's call tree cut to the depth, through recursion and a shared
-// library of the program's own; at depth 1 (the default) there are no
-// paths and the callsites are today's.
+// library of the program's own; at depth 1 there are no paths and the
+// callsites are the same.
 func TestCallPaths(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		prog := buildCallTree(t, f, t.TempDir(), "-fno-omit-frame-pointer")
 		for _, depth := range []int{1, 3, 8} {
 			t.Run(fmt.Sprint("depth", depth), func(t *testing.T) {
-				env := map[string]string{}
-				if depth != 1 {
-					env["MPISCOPE_DEPTH"] = fmt.Sprint(depth)
-				}
+				env := map[string]string{"MPISCOPE_DEPTH": fmt.Sprint(depth)}
 				p, _, res := f.Profile(t, 2, env, prog)
 				if !strings.Contains(res.Stdout, "calltree done") {
 					t.Errorf("output %q", res.Stdout)
@@ -141,14 +138,61 @@ func TestCallPaths(t *testing.T) {
 	})
 }
 
-// TestCallPathsBadDepth: a depth out of range warns and falls back to 1.
+// depthSetting is the report's MPISCOPE_DEPTH setting ("" if none).
+func depthSetting(p *profile.Profile) string {
+	for _, s := range p.Meta.Settings {
+		if s.Name == "MPISCOPE_DEPTH" {
+			return s.Value
+		}
+	}
+	return ""
+}
+
+// TestCallPathsDefaultDepth: without MPISCOPE_DEPTH (auto) the depth is 4
+// for a program built with frame pointers, exactly its call tree cut to 4
+// frames, and 1 (no paths) for the same program built without; the
+// report's settings say which and why. Both families.
+func TestCallPathsDefaultDepth(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		for _, c := range []struct {
+			flag    string
+			depth   int
+			setting string
+		}{
+			{"-fno-omit-frame-pointer", 4, "4 (auto: the program keeps frame pointers in "},
+			{"-fomit-frame-pointer", 1, "1 (auto: the program keeps frame pointers in 0 of "},
+		} {
+			prog := buildCallTree(t, f, t.TempDir(), c.flag)
+			p, _, _ := f.Profile(t, 2, nil, prog)
+			mpitest.Want(t, p, map[string][2]int64{"MPI_Allreduce": {70, 70 * 32}, "MPI_Barrier": {6, 0}, "MPI_Bcast": {14, 14 * 4}, "MPI_Scan": {6, 6 * 4}})
+			if got := depthSetting(p); !strings.HasPrefix(got, c.setting) {
+				t.Errorf("%s: setting MPISCOPE_DEPTH %q, want %q...", c.flag, got, c.setting)
+			}
+			if c.depth == 1 {
+				if len(p.Paths) != 0 {
+					t.Errorf("%s: %d paths, want none", c.flag, len(p.Paths))
+				}
+				continue
+			}
+			if got, want := gotPaths(t, p), wantPaths(c.depth); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: paths\n%v\nwant\n%v", c.flag, got, want)
+			}
+		}
+	})
+}
+
+// TestCallPathsBadDepth: a depth out of range warns and falls back to the
+// default (auto: 4 for this program, built with frame pointers).
 func TestCallPathsBadDepth(t *testing.T) {
 	f := mpitest.Get(t, "openmpi")
 	prog := buildCallTree(t, f, t.TempDir(), "-fno-omit-frame-pointer")
 	for _, v := range []string{"0", "33", "deep"} {
 		p, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_DEPTH": v}, prog)
-		if len(p.Paths) != 0 {
-			t.Errorf("MPISCOPE_DEPTH=%s: %d paths, want none", v, len(p.Paths))
+		if got, want := gotPaths(t, p), wantPaths(4); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("MPISCOPE_DEPTH=%s: paths\n%v\nwant the default's\n%v", v, got, want)
+		}
+		if got := depthSetting(p); !strings.HasPrefix(got, "4 (auto: ") {
+			t.Errorf("MPISCOPE_DEPTH=%s: setting %q, want the default's", v, got)
 		}
 		warned := false
 		for _, s := range p.Meta.Settings {

@@ -18,8 +18,10 @@ import (
 	"slices"
 )
 
-// Magic starts every trace file; the last byte is the format version.
-const Magic = "MSTRACE\x02"
+// Magic starts every trace file; the last byte is the format version: 3
+// since records may hold a call path's key where the callsite is
+// (paths.go). Version 2 files, which hold none, are read as they are.
+const Magic = "MSTRACE\x03"
 
 // Event kinds.
 const (
@@ -59,6 +61,7 @@ type Event struct {
 	RTag   int32
 	SBytes int64
 	RBytes int64
+	Path   uint32 // the call's path (Rank.PathFrames; 0: none), set when a rank is read
 }
 
 // IsCall tells whether the event is an MPI call (KCall, and the one-sided
@@ -722,9 +725,9 @@ func NewBlockReader(r io.Reader, name string) (*BlockReader, error) {
 			return nil, &TruncatedError{name, 0, int64(n)}
 		}
 	}
-	if string(m[:n]) != Magic {
+	if string(m[:n]) != Magic && (n < len(Magic) || string(m[:7]) != Magic[:7] || m[7] != 2) {
 		if string(m[:7]) == Magic[:7] {
-			return nil, &CorruptError{name, 7, fmt.Errorf("trace format version %d not supported (this mpiscope reads %d)", m[7], Magic[7])}
+			return nil, &CorruptError{name, 7, fmt.Errorf("trace format version %d not supported (this mpiscope reads 2 to %d)", m[7], Magic[7])}
 		}
 		return nil, &CorruptError{name, 0, errors.New("not an mpiscope trace (bad magic)")}
 	}

@@ -237,6 +237,7 @@ func (r *Rank) readBlockBuf(f io.ReaderAt, dec *evDecoder, buf *[]byte, s BlockS
 	if err != nil {
 		return 0, out, &CorruptError{r.Path, s.Off, fmt.Errorf("block %q: %v", s.Kind, err)}
 	}
+	r.resolvePaths(tid, out[len(evs):]) // call paths' keys to callsites (paths.go)
 	return tid, out, nil
 }
 

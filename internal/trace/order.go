@@ -1,7 +1,5 @@
 package trace
 
-import "sort"
-
 // recvOrder numbers a rank's received messages per channel (source,
 // communicator, tag) in the order MPI matches them, so that the n-th
 // receive of a channel pairs with the n-th send of it (a flow id both ends
@@ -21,18 +19,29 @@ import "sort"
 // posted before them is pending; a receive left pending for more than
 // maxPending later posts (never waited for) stops holding them back.
 type recvOrder struct {
-	next    uint64 // post index of the next receive (1-based)
-	pending map[uint64]chanKey
-	fifo    []uint64 // pending post indices, oldest first from head (lazily pruned)
-	head    int
-	chans   map[chanKey]*chanOrder
-	max     uint64
+	next uint64 // post index of the next receive (1-based)
+	// fifo holds the receives posted from post index first on, oldest
+	// first from head (post indices are consecutive: one entry each;
+	// those completed are marked, pruned lazily from the head).
+	fifo  []pendingRecv
+	first uint64
+	head  int
+	chans map[chanKey]*chanOrder
+	max   uint64
+}
+
+// pendingRecv is a posted receive in the fifo: its channel, and whether
+// it is still pending.
+type pendingRecv struct {
+	k    chanKey
+	live bool
 }
 
 type chanOrder struct {
 	base    uint64   // completed receives no longer held
 	done    []uint64 // post indices of completed receives, sorted
 	waiting []uint64 // post indices of pending receives bound to this channel, sorted
+	h       uint64   // flowID's hash of the channel (flowHash)
 }
 
 // maxPending bounds how long a pending receive holds completed ones.
@@ -42,13 +51,13 @@ const maxPending = 1 << 16
 var wildcard = chanKey{src: -1}
 
 func newRecvOrder() *recvOrder {
-	return &recvOrder{pending: map[uint64]chanKey{}, chans: map[chanKey]*chanOrder{}, max: maxPending}
+	return &recvOrder{first: 1, chans: map[chanKey]*chanOrder{}, max: maxPending}
 }
 
 func (o *recvOrder) ch(k chanKey) *chanOrder {
 	c := o.chans[k]
 	if c == nil {
-		c = &chanOrder{}
+		c = &chanOrder{h: flowHash(k)}
 		o.chans[k] = c
 	}
 	return c
@@ -59,14 +68,15 @@ func (o *recvOrder) ch(k chanKey) *chanOrder {
 func (o *recvOrder) post(k chanKey) uint64 {
 	o.next++
 	pi := o.next
-	o.pending[pi] = k
 	if o.head > 0 && o.head == len(o.fifo) {
-		o.fifo, o.head = o.fifo[:0], 0 // empty: reuse the array
+		o.first += uint64(o.head) // empty: reuse the array
+		o.fifo, o.head = o.fifo[:0], 0
 	} else if o.head >= 1024 && o.head*2 >= len(o.fifo) {
 		o.fifo = o.fifo[:copy(o.fifo, o.fifo[o.head:])]
+		o.first += uint64(o.head)
 		o.head = 0
 	}
-	o.fifo = append(o.fifo, pi)
+	o.fifo = append(o.fifo, pendingRecv{k: k, live: true})
 	if k != wildcard {
 		c := o.ch(k)
 		c.waiting = append(c.waiting, pi)
@@ -74,11 +84,20 @@ func (o *recvOrder) post(k chanKey) uint64 {
 	return pi
 }
 
+// at returns the fifo entry of post index pi, nil when it is no longer
+// there (pruned) or was never posted.
+func (o *recvOrder) at(pi uint64) *pendingRecv {
+	if pi < o.first+uint64(o.head) || pi-o.first >= uint64(len(o.fifo)) {
+		return nil
+	}
+	return &o.fifo[pi-o.first]
+}
+
 // watermark is the oldest post index still pending (next+1 when none).
 func (o *recvOrder) watermark() uint64 {
 	for o.head < len(o.fifo) {
-		h := o.fifo[o.head]
-		_, ok := o.pending[h]
+		h := o.first + uint64(o.head)
+		ok := o.fifo[o.head].live
 		if ok && o.next-h < o.max {
 			return h
 		}
@@ -91,12 +110,12 @@ func (o *recvOrder) watermark() uint64 {
 }
 
 func (o *recvOrder) drop(pi uint64) {
-	k, ok := o.pending[pi]
-	if !ok {
+	p := o.at(pi)
+	if p == nil || !p.live {
 		return
 	}
-	delete(o.pending, pi)
-	if k != wildcard {
+	p.live = false
+	if k := p.k; k != wildcard {
 		c := o.chans[k]
 		if i := search(c.waiting, pi); i < len(c.waiting) && c.waiting[i] == pi {
 			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
@@ -104,14 +123,24 @@ func (o *recvOrder) drop(pi uint64) {
 	}
 }
 
+// search is the index of the first element of sorted a that is >= x.
 func search(a []uint64, x uint64) int {
-	return sort.Search(len(a), func(i int) bool { return a[i] >= x })
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m] < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // complete gives the receive posted as pi, completed on channel k, its
-// sequence number on k (1-based). pi 0 is a receive posted and completed
-// at once (blocking).
-func (o *recvOrder) complete(pi uint64, k chanKey) uint64 {
+// sequence number on k (1-based), and the channel (flowHash in its h).
+// pi 0 is a receive posted and completed at once (blocking).
+func (o *recvOrder) complete(pi uint64, k chanKey) (uint64, *chanOrder) {
 	if pi == 0 {
 		pi = o.post(wildcard)
 	}
@@ -129,7 +158,7 @@ func (o *recvOrder) complete(pi uint64, k chanKey) uint64 {
 	c.done = append(c.done, 0)
 	copy(c.done[i+1:], c.done[i:])
 	c.done[i] = pi
-	return seq
+	return seq, c
 }
 
 // cancel forgets a receive that completed without a message.

@@ -151,11 +151,14 @@ func (o *otf2File) flushChunk(final bool) {
 		o.w.Write([]byte{otf2EndOfChunk, otf2EndOfFile})
 	} else {
 		pad := o.size - otf2HeaderLen - len(o.chunk)
-		o.w.Write(make([]byte, pad))
+		o.w.Write(otf2Zeros[:pad])
 	}
 	o.chunk = o.chunk[:0]
 	o.first = o.n + 1
 }
+
+// otf2Zeros pads chunks.
+var otf2Zeros [otf2DefChunk]byte
 
 // add appends one record (an event is preceded by its timestamp).
 func (o *otf2File) add(rec []byte, ts uint64, isEvent bool) {
@@ -221,16 +224,48 @@ type OTF2Writer struct {
 	// A rank's writer (RankWriter) shares the definitions of its root
 	// under the root's lock, with caches of its own; its locations are
 	// its rank's alone.
-	root *OTF2Writer
-	mu   sync.Mutex // of a root: definitions and locations
-	lreg map[string]uint32
-	lcc  map[otf2CtxKey]uint32
-	lloc map[[2]int]*otf2Loc
-	ops  map[string]struct {
+	root  *OTF2Writer
+	mu    sync.Mutex // of a root: definitions and locations
+	lreg  map[string]uint32
+	lcc   map[otf2CtxKey]uint32
+	lpath map[otf2PathKey]uint32 // callctx.go
+	lloc  map[[2]int]*otf2Loc
+	// Per-event caches: the last location, the last names looked up
+	// (regionCache), the last communicator's id.
+	lastLoc   *otf2Loc
+	lastLocK  [2]int
+	rcache    [8]regionCache
+	rnext     int
+	lastComm  *GComm
+	lastCommI uint32
+	ops       map[string]struct {
 		op byte
 		ok bool
 	}
 	obj otf2Obj // of a root: windows, groups, files (otf2obj.go)
+}
+
+// regionCache is a name's region id and collective operation, so that
+// the events of a few functions (a loop's) need no string hashing.
+type regionCache struct {
+	name        string
+	reg         uint32
+	hasReg      bool
+	op          byte
+	isOp, hasOp bool
+}
+
+// cached returns the cache entry of name, made if needed.
+func (o *OTF2Writer) cached(name string) *regionCache {
+	for i := range o.rcache {
+		if c := &o.rcache[i]; c.name == name && (c.hasReg || c.hasOp) {
+			return c
+		}
+	}
+	c := &o.rcache[o.rnext]
+	o.rnext = (o.rnext + 1) % len(o.rcache)
+	*c = regionCache{name: name}
+	return c
 }
 
 type otf2CtxKey struct {
@@ -255,7 +290,7 @@ func (o *OTF2Writer) Merge(r *OTF2Writer) {
 }
 
 type otf2CCKey struct {
-	region, scl uint32
+	region, scl, parent uint32 // callctx.go
 }
 
 // otf2CommDef is an OTF2 communicator: an intracommunicator (B nil) or an
@@ -309,6 +344,18 @@ func locID(rank, thread int) uint64 { return uint64(thread)<<32 | uint64(rank) }
 
 func (o *OTF2Writer) loc(rank, thread int) (*otf2Loc, error) {
 	k := [2]int{rank, thread}
+	if o.lastLoc != nil && o.lastLocK == k {
+		return o.lastLoc, nil
+	}
+	l, err := o.loc1(k)
+	if err == nil {
+		o.lastLoc, o.lastLocK = l, k
+	}
+	return l, err
+}
+
+func (o *OTF2Writer) loc1(k [2]int) (*otf2Loc, error) {
+	rank, thread := k[0], k[1]
 	if o.root != nil {
 		if l := o.lloc[k]; l != nil {
 			return l, nil
@@ -336,6 +383,14 @@ func (o *OTF2Writer) loc(rank, thread int) (*otf2Loc, error) {
 }
 
 func (o *OTF2Writer) region(name string, role, paradigm byte) uint32 {
+	c := o.cached(name)
+	if !c.hasReg {
+		c.reg, c.hasReg = o.region1(name, role, paradigm), true
+	}
+	return c.reg
+}
+
+func (o *OTF2Writer) region1(name string, role, paradigm byte) uint32 {
 	if o.root != nil {
 		if id, ok := o.lreg[name]; ok {
 			return id
@@ -410,16 +465,31 @@ func fnRole(fn, class string) byte {
 }
 
 func (o *OTF2Writer) ev(l *otf2Loc, typ byte, t uint64, withLen bool, data []byte) {
-	if t < l.file.lastTime {
-		t = l.file.lastTime // keep each location's time line monotonic
+	f := l.file
+	if t < f.lastTime {
+		t = f.lastTime // keep each location's time line monotonic
 	}
-	l.file.lastTime = t
+	f.lastTime = t
+	// What add does with the record built apart, appended in place.
+	n := 1 + len(data) // the record: type, length, data
 	if withLen {
-		o.rec = record(o.rec[:0], typ, data)
-	} else {
-		o.rec = append(append(o.rec[:0], typ), data...)
+		n++
+		if len(data) >= 0xff {
+			n += 8
+		}
 	}
-	l.file.add(o.rec, t, true)
+	if otf2HeaderLen+len(f.chunk)+n+2+9 > f.size {
+		f.flushChunk(false)
+	}
+	b := append(f.chunk, otf2Timestamp)
+	b = binary.LittleEndian.AppendUint64(b, t)
+	f.n++
+	if withLen {
+		b = record(b, typ, data)
+	} else {
+		b = append(append(b, typ), data...)
+	}
+	f.chunk = b
 	o.Records++
 }
 
@@ -430,7 +500,7 @@ func (o *OTF2Writer) msgComm(m *Msg) (uint32, uint32, bool) {
 	if m == nil || m.Comm == nil || m.Peer < 0 {
 		return 0, 0, false
 	}
-	id, ok := o.comms[m.Comm.Key]
+	id, ok := o.commID(m.Comm)
 	p := m.Comm.Local(m.Peer)
 	if !ok || p < 0 {
 		return 0, 0, false
@@ -450,13 +520,26 @@ func (o *OTF2Writer) msgData(m *Msg, peer, comm uint32, req bool) []byte {
 	return d
 }
 
+// commID is o.comms[g.Key], the last one cached.
+func (o *OTF2Writer) commID(g *GComm) (uint32, bool) {
+	if g == o.lastComm {
+		return o.lastCommI, true
+	}
+	id, ok := o.comms[g.Key]
+	if ok {
+		o.lastComm, o.lastCommI = g, id
+	}
+	return id, ok
+}
+
 // collData renders the fields MpiCollectiveEnd and
 // NonBlockingCollectiveComplete share: operation, communicator, root, bytes
 // sent and received (the call's byte count for both).
 func (o *OTF2Writer) collData(op byte, g *GComm, root int, bytes int64) []byte {
 	b := uint64(max(bytes, 0))
 	d := append(o.d[:0], op)
-	d = cu32(d, o.comms[g.Key])
+	id, _ := o.commID(g)
+	d = cu32(d, id)
 	r := uint32(otf2Undef32)
 	if root >= 0 {
 		r = uint32(root)
@@ -476,11 +559,11 @@ func (o *OTF2Writer) Call(c *Call) error {
 	}
 	t0, t1 := ts(c.T0), ts(c.T1)
 	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
-	cc := uint32(otf2Undef32)
-	if c.Src != nil {
-		// Entered in the calling context of its callsite; readers
-		// without calling contexts see an Enter of the region.
-		cc = o.context(reg, c.Src)
+	// Entered in the calling context of its callsite and path
+	// (callctx.go); readers without calling contexts see an Enter of the
+	// region.
+	cc := o.callContext(reg, c)
+	if cc != otf2Undef32 {
 		o.ev(l, otf2CCEnter, t0, true, cu32(cu32(o.d[:0], cc), 1))
 	} else {
 		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
@@ -561,6 +644,15 @@ func (o *OTF2Writer) Call(c *Call) error {
 // collOp is collOps[collName(fn)], cached per writer (collName
 // allocates).
 func (o *OTF2Writer) collOp(fn string) (byte, bool) {
+	c := o.cached(fn)
+	if !c.hasOp {
+		c.op, c.isOp = o.collOp1(fn)
+		c.hasOp = true
+	}
+	return c.op, c.isOp
+}
+
+func (o *OTF2Writer) collOp1(fn string) (byte, bool) {
 	if v, ok := o.ops[fn]; ok {
 		return v.op, v.ok
 	}
@@ -591,20 +683,7 @@ func (o *OTF2Writer) context(reg uint32, src *Source) uint32 {
 		o.lcc[k] = id
 		return id
 	}
-	scl, ok := o.scls[*src]
-	if !ok {
-		scl = uint32(len(o.scll))
-		o.scls[*src] = scl
-		o.scll = append(o.scll, *src)
-	}
-	k := otf2CCKey{reg, scl}
-	id, ok := o.ccs[k]
-	if !ok {
-		id = uint32(len(o.ccl))
-		o.ccs[k] = id
-		o.ccl = append(o.ccl, k)
-	}
-	return id
+	return o.ccNode(reg, o.sclOf(src), otf2Undef32)
 }
 
 // Region implements Visitor.
@@ -766,7 +845,7 @@ func (o *OTF2Writer) Close() error {
 		d = cu32(nil, uint32(i))
 		d = cu32(d, k.region)
 		d = cu32(d, k.scl)
-		d = cu32(d, otf2Undef32) // parent
+		d = cu32(d, k.parent)
 		def(otf2DefCC, d)
 	}
 	group := func(id uint32, oldType, typ byte, members []uint64) {

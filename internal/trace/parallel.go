@@ -1,7 +1,7 @@
 package trace
 
 import (
-	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"runtime"
@@ -42,10 +42,12 @@ func ConvertOTF2(w *Walker, dir string, workers int) (uint64, error) {
 }
 
 // ConvertPerfetto writes the job as Chrome trace JSON to out, ranks on up
-// to workers goroutines: each rank's events go to a temporary file in
-// tmpDir (deleted when copied), then the files are joined in rank order
-// (so the disk holds the output twice at most while it is written). It
-// returns the records written.
+// to workers goroutines. A rank that starts when every rank before it is
+// in out writes into out directly; the others write to a temporary file
+// in tmpDir, copied into out (and deleted) as soon as the ranks before it
+// are there: the output is that of one writer walking the ranks in order,
+// and the disk holds it twice at most while it is written. It returns the
+// records written.
 func ConvertPerfetto(w *Walker, out io.Writer, workers int, tmpDir string) (uint64, error) {
 	n := len(w.Job.Ranks)
 	files := make([]*os.File, n)
@@ -58,25 +60,78 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int, tmpDir string) (uint
 			}
 		}
 	}()
-	var mu sync.Mutex
+	if _, err := io.WriteString(out, perfettoHead); err != nil {
+		return 0, err
+	}
+	var mu sync.Mutex // all below, and out
 	var ferr error
+	joined := 0 // ranks [0, joined) are in out
+	some := false
+	finished := make([]bool, n)
+	direct := make([]bool, n)
+	var records uint64
+	// join copies the finished ranks that follow the joined ones into out.
+	join := func() error {
+		for joined < n && finished[joined] {
+			i := joined
+			joined++
+			p := pws[i]
+			if p == nil || p.n == 0 {
+				continue
+			}
+			records += p.Records
+			if direct[i] {
+				some = true
+				continue
+			}
+			f := files[i]
+			if some {
+				if _, err := io.WriteString(out, ",\n"); err != nil {
+					return err
+				}
+			}
+			some = true
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			if _, err := io.Copy(out, f); err != nil {
+				return err
+			}
+			f.Close()
+			os.Remove(f.Name())
+			files[i] = nil
+		}
+		return nil
+	}
 	err := w.WalkRanks(workers, func(i int) Visitor {
+		mu.Lock()
+		defer mu.Unlock()
+		if joined == i {
+			direct[i] = true
+			pws[i] = newPerfettoFragment(out)
+			pws[i].sep = some
+			return pws[i]
+		}
 		f, err := os.CreateTemp(tmpDir, ".perfetto-rank-*")
 		if err != nil {
-			mu.Lock()
 			ferr = err
-			mu.Unlock()
 			return failVisitor{err}
 		}
 		files[i] = f
 		pws[i] = newPerfettoFragment(f)
 		return pws[i]
 	}, func(i int, err error) error {
+		mu.Lock()
+		defer mu.Unlock()
 		if pws[i] == nil {
 			return err
 		}
-		if ferr := pws[i].w.Flush(); ferr != nil {
+		if ferr := pws[i].flush(); ferr != nil {
 			return ferr
+		}
+		finished[i] = true
+		if jerr := join(); jerr != nil {
+			return jerr
 		}
 		return err
 	})
@@ -86,34 +141,11 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int, tmpDir string) (uint
 	if err != nil {
 		return 0, err
 	}
-	bw := bufio.NewWriterSize(out, 1<<16)
-	bw.WriteString(perfettoHead)
-	var records uint64
-	first := true
-	for i, f := range files {
-		if f == nil || pws[i].n == 0 {
-			continue
-		}
-		records += pws[i].Records
-		if !first {
-			bw.WriteString(",\n")
-		}
-		first = false
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return 0, err
-		}
-		if err := bw.Flush(); err != nil {
-			return 0, err
-		}
-		if _, err := io.Copy(out, f); err != nil {
-			return 0, err
-		}
-		f.Close()
-		os.Remove(f.Name())
-		files[i] = nil
+	if joined != n {
+		return 0, fmt.Errorf("perfetto: %d of %d ranks joined", joined, n)
 	}
-	bw.WriteString(perfettoTail)
-	return records, bw.Flush()
+	_, err = io.WriteString(out, perfettoTail)
+	return records, err
 }
 
 // failVisitor fails the walk of its rank.

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,31 +17,44 @@ import (
 // the channel and the message's sequence number on it, so both ends compute
 // it without seeing each other).
 type PerfettoWriter struct {
-	w         *bufio.Writer
-	n         int
-	named     map[[2]int]bool
-	q         map[string]string
-	Records   uint64
-	b, h      []byte
-	lastTrack [2]int
+	w       io.Writer
+	err     error  // the first write error: later writes are dropped
+	out     []byte // written to w when it holds flushAt bytes
+	n       int
+	sep     bool // a separator before the first record too (ConvertPerfetto)
+	named   map[[2]int]bool
+	q       map[string]string
+	pq      map[**Source]string // callctx.go
+	Records uint64
+	// Quoted names cached by what the walk hands over: the function by
+	// its id (checked against its name: ids are per rank), the
+	// communicator and the callsite by pointer (the walk keeps one object
+	// each).
+	fnName, fnQ []string
+	lastComm    *GComm
+	lastCommQ   string
+	src         map[*Source][2]string
+	lastTrack   [2]int
 }
 
 const (
 	perfettoHead = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
 	perfettoTail = "\n]}\n"
+	flushAt      = 1 << 16
 )
 
 // NewPerfettoWriter starts the JSON array.
 func NewPerfettoWriter(w io.Writer) *PerfettoWriter {
 	p := newPerfettoFragment(w)
-	p.w.WriteString(perfettoHead)
+	p.out = append(p.out, perfettoHead...)
 	return p
 }
 
 // newPerfettoFragment writes events separated by commas, without the
 // document's head and tail (one rank's part: ConvertPerfetto).
 func newPerfettoFragment(w io.Writer) *PerfettoWriter {
-	return &PerfettoWriter{w: bufio.NewWriterSize(w, 1<<16), named: map[[2]int]bool{}, q: map[string]string{}}
+	return &PerfettoWriter{w: w, out: make([]byte, 0, flushAt+4096), named: map[[2]int]bool{}, q: map[string]string{},
+		src: map[*Source][2]string{}}
 }
 
 // jq quotes s as a JSON string.
@@ -51,15 +63,35 @@ func jq(s string) string {
 	return string(b)
 }
 
-func us(t float64) string { return string(appendUs(nil, t)) }
-
-func (p *PerfettoWriter) emit(b []byte) {
-	if p.n > 0 {
-		p.w.WriteString(",\n")
+// begin starts a record in p.out: the separator, counted.
+func (p *PerfettoWriter) begin() {
+	if p.n > 0 || p.sep {
+		p.out = append(p.out, ",\n"...)
 	}
 	p.n++
-	p.w.Write(b)
 	p.Records++
+}
+
+// end ends a record: p.out goes to the writer once it holds flushAt bytes.
+func (p *PerfettoWriter) end() {
+	if len(p.out) >= flushAt {
+		p.flush()
+	}
+}
+
+// flush writes p.out.
+func (p *PerfettoWriter) flush() error {
+	if p.err == nil && len(p.out) > 0 {
+		_, p.err = p.w.Write(p.out)
+	}
+	p.out = p.out[:0]
+	return p.err
+}
+
+func (p *PerfettoWriter) emit(b []byte) {
+	p.begin()
+	p.out = append(p.out, b...)
+	p.end()
 }
 
 func (p *PerfettoWriter) track(rank, thread int) {
@@ -90,25 +122,32 @@ func commName(g *GComm) string {
 	return g.Key
 }
 
-func (p *PerfettoWriter) flow(ph string, c *Call, m *Msg, t float64) {
+func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	if m.Flow == 0 {
 		return
 	}
-	b := append(p.b[:0], `{"ph":"`...)
-	b = append(b, ph...)
+	p.begin()
+	b := append(p.out, `{"ph":"`...)
+	b = append(b, ph)
 	b = append(b, `","cat":"msg","name":"message","id":"0x`...)
-	h := strconv.AppendUint(p.h[:0], m.Flow, 16)
-	for i := len(h); i < 16; i++ {
-		b = append(b, '0')
-	}
-	p.h = h
-	b = append(b, h...)
+	b = appendHex16(b, m.Flow)
 	b = p.where(b, c.Rank, c.Thread, t)
-	if ph == "f" {
+	if ph == 'f' {
 		b = append(b, `,"bp":"e"`...)
 	}
-	p.b = append(b, '}')
-	p.emit(p.b)
+	p.out = append(b, '}')
+	p.end()
+}
+
+// appendHex16 appends v in 16 lower-case hexadecimal digits.
+func appendHex16(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	var h [16]byte
+	for i := 15; i >= 0; i-- {
+		h[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return append(b, h[:]...)
 }
 
 // where appends `","pid":R,"tid":T,"ts":US` (after a quoted value).
@@ -164,6 +203,19 @@ func (a *args) key(k string) {
 	a.b = append(a.b, `":`...)
 }
 
+// keyN starts the argument "<k>_<i>".
+func (a *args) keyN(k string, i int) {
+	if a.sep {
+		a.b = append(a.b, ',')
+	}
+	a.sep = true
+	a.b = append(a.b, '"')
+	a.b = append(a.b, k...)
+	a.b = append(a.b, '_')
+	a.b = strconv.AppendInt(a.b, int64(i), 10)
+	a.b = append(a.b, `":`...)
+}
+
 func (a *args) int(k string, v int64) {
 	a.key(k)
 	a.b = strconv.AppendInt(a.b, v, 10)
@@ -179,7 +231,7 @@ func (a *args) quoted(k, q string) {
 func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
 	for i := range ms {
 		m := &ms[i]
-		a.key(what + "_" + strconv.Itoa(i))
+		a.keyN(what, i)
 		a.b = append(a.b, `"request `...)
 		a.b = strconv.AppendUint(a.b, m.Req, 10)
 		a.b = append(a.b, dir...)
@@ -198,10 +250,11 @@ func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
 // Call implements Visitor.
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
-	b := append(p.b[:0], `{"ph":"X","cat":"`...)
+	p.begin()
+	b := append(p.out, `{"ph":"X","cat":"`...)
 	b = append(b, c.Class...)
 	b = append(b, `","name":`...)
-	b = append(b, p.quote(c.Fn)...)
+	b = append(b, p.fnQuote(c)...)
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(c.Rank), 10)
 	b = append(b, `,"tid":`...)
@@ -213,7 +266,10 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	b = append(b, `,"args":{`...)
 	a := args{b: b}
 	if c.Comm != nil {
-		a.quoted("comm", p.quote(commName(c.Comm)))
+		if c.Comm != p.lastComm {
+			p.lastComm, p.lastCommQ = c.Comm, p.quote(commName(c.Comm))
+		}
+		a.quoted("comm", p.lastCommQ)
 	}
 	if m := c.Send; m != nil {
 		a.int("dest", int64(m.Peer))
@@ -295,32 +351,55 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	}
 	a.key("callsite")
 	if c.Src != nil {
-		a.b = append(a.b, p.quote(c.Src.String())...)
+		q, ok := p.src[c.Src]
+		if !ok {
+			q = [2]string{p.quote(c.Src.String()), p.quote(c.Src.Func)}
+			p.src[c.Src] = q
+		}
+		a.b = append(a.b, q[0]...)
 		if c.Src.Func != "" {
-			a.quoted("caller", p.quote(c.Src.Func))
+			a.quoted("caller", q[1])
+		}
+		if len(c.Path) > 0 {
+			a.quoted("path", p.pathArg(c.Path))
 		}
 	} else {
 		a.b = append(a.b, `"0x`...)
 		a.b = strconv.AppendUint(a.b, c.PC, 16)
 		a.b = append(a.b, '"')
 	}
-	p.b = append(a.b, `}}`...)
-	p.emit(p.b)
+	p.out = append(a.b, `}}`...)
+	p.end()
 	// Flow ends bind to the enclosing slice: place them inside it.
 	mid := c.T0 + (c.T1-c.T0)/2
 	if c.Send != nil {
-		p.flow("s", c, c.Send, mid)
+		p.flow('s', c, c.Send, mid)
 	}
 	for i := range c.StartSend {
-		p.flow("s", c, &c.StartSend[i], mid)
+		p.flow('s', c, &c.StartSend[i], mid)
 	}
 	if c.Recv != nil {
-		p.flow("f", c, c.Recv, mid)
+		p.flow('f', c, c.Recv, mid)
 	}
 	for i := range c.RecvDone {
-		p.flow("f", c, &c.RecvDone[i], mid)
+		p.flow('f', c, &c.RecvDone[i], mid)
 	}
 	return nil
+}
+
+// fnQuote is the call's function name as a JSON string.
+func (p *PerfettoWriter) fnQuote(c *Call) string {
+	if c.FnID >= 0 && c.FnID < len(p.fnName) && p.fnName[c.FnID] == c.Fn {
+		return p.fnQ[c.FnID]
+	}
+	q := p.quote(c.Fn)
+	if c.FnID >= 0 && c.FnID < 1<<16 {
+		for len(p.fnName) <= c.FnID {
+			p.fnName, p.fnQ = append(p.fnName, ""), append(p.fnQ, "")
+		}
+		p.fnName[c.FnID], p.fnQ[c.FnID] = c.Fn, q
+	}
+	return q
 }
 
 // collDesc describes a nonblocking or persistent collective.
@@ -339,19 +418,31 @@ func (p *PerfettoWriter) Region(rank, thread int, enter bool, name string, t flo
 	if enter {
 		ph = "B"
 	}
-	p.emit(fmt.Appendf(p.b[:0], `{"ph":"%s","cat":"region","name":%s,"pid":%d,"tid":%d,"ts":%s}`, ph, jq(name), rank, thread, us(t)))
+	p.begin()
+	b := append(p.out, `{"ph":"`...)
+	b = append(b, ph...)
+	b = append(b, `","cat":"region","name":`...)
+	b = append(b, p.quote(name)...)
+	b = p.where(b[:len(b)-1], rank, thread, t) // where starts after a quote
+	p.out = append(b, '}')
+	p.end()
 	return nil
 }
 
 // Mark implements Visitor.
 func (p *PerfettoWriter) Mark(rank, thread int, text string, t float64) error {
 	p.track(rank, thread)
-	p.emit(fmt.Appendf(p.b[:0], `{"ph":"i","s":"t","cat":"event","name":%s,"pid":%d,"tid":%d,"ts":%s}`, jq(text), rank, thread, us(t)))
+	p.begin()
+	b := append(p.out, `{"ph":"i","s":"t","cat":"event","name":`...)
+	b = append(b, p.quote(text)...)
+	b = p.where(b[:len(b)-1], rank, thread, t) // where starts after a quote
+	p.out = append(b, '}')
+	p.end()
 	return nil
 }
 
 // Close ends the JSON document.
 func (p *PerfettoWriter) Close() error {
-	p.w.WriteString(perfettoTail)
-	return p.w.Flush()
+	p.out = append(p.out, perfettoTail...)
+	return p.flush()
 }

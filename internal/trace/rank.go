@@ -36,6 +36,11 @@ type Rank struct {
 	Dropped  uint64
 	Complete bool   // the final block was read
 	Warning  string // what was lost when the file is truncated
+	// Paths are the rank's call paths (MPISCOPE_DEPTH > 1), by id - 1:
+	// each path's return addresses, the callsite first (paths.go).
+	Paths   [][]uint64
+	pathOf  map[pathKey]uint32
+	pathIDs map[string]uint32
 }
 
 // OpenRank reads a rank file's metadata. A truncated file is accepted with
@@ -109,6 +114,7 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 					return bad(err)
 				}
 				evs = out
+				r.resolvePaths(tid, evs)
 				if err := fn(tid, evs); err != nil {
 					return err
 				}
@@ -177,6 +183,12 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 			if d.err != nil {
 				return bad(d.err)
 			}
+		case BPaths:
+			tp, err := decodePaths(p)
+			if err != nil {
+				return bad(err)
+			}
+			r.addPaths(tp)
 		case BFinal:
 			d := dec{b: p}
 			d.u()

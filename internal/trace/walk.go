@@ -53,6 +53,10 @@ func interKey(k string) (size, leader int, ok bool) {
 	return size, leader, err1 == nil && err2 == nil
 }
 
+// PairInter is pairInter for a list of communicators made elsewhere (the
+// analysis in the job, where each rank walks its own trace).
+func PairInter(comms []*GComm) { pairInter(comms) }
+
 // pairInter finds each intercommunicator's other side: the one whose
 // remote group starts with this side's leader and has this side's size,
 // and the other way round.
@@ -120,7 +124,8 @@ type Call struct {
 	FnID         int     // the function's id in its rank's header (Header.FnNames)
 	T0, T1       float64 // ns since the job's origin
 	PC           uint64
-	Src          *Source // the callsite in the source, nil when unknown
+	Src          *Source   // the callsite in the source, nil when unknown
+	Path         []*Source // the callers above the callsite (MPISCOPE_DEPTH > 1), innermost first; an entry is nil when unknown
 	Comm         *GComm
 	Send         *Msg  // blocking send, or a nonblocking send's post (Req set)
 	Recv         *Msg  // blocking receive, completed
@@ -274,21 +279,33 @@ type chanKey struct {
 
 // flowID hashes a message's channel and sequence number (FNV-1a over the
 // fields, then a final mix): both ends compute it alone.
-func flowID(k chanKey, seq uint64) uint64 {
-	const prime = 1099511628211
-	h := uint64(14695981039346656037)
-	mix := func(v uint64) {
-		for i := 0; i < 8; i++ {
-			h ^= v & 0xff
-			h *= prime
-			v >>= 8
-		}
+func flowID(k chanKey, seq uint64) uint64 { return flowSeq(flowHash(k), seq) }
+
+const fnvPrime = 1099511628211
+
+// fnvMix runs FNV-1a over the 8 bytes of v, low byte first.
+func fnvMix(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h ^= v & 0xff
+		h *= fnvPrime
+		v >>= 8
 	}
-	mix(uint64(int64(k.src)))
-	mix(uint64(int64(k.dst)))
-	mix(uint64(int64(k.comm)))
-	mix(uint64(int64(k.tag)))
-	mix(seq)
+	return h
+}
+
+// flowHash is flowID's hash of the channel alone: computed once per
+// channel, its messages add only their sequence number (flowSeq).
+func flowHash(k chanKey) uint64 {
+	h := uint64(14695981039346656037)
+	h = fnvMix(h, uint64(int64(k.src)))
+	h = fnvMix(h, uint64(int64(k.dst)))
+	h = fnvMix(h, uint64(int64(k.comm)))
+	return fnvMix(h, uint64(int64(k.tag)))
+}
+
+// flowSeq finishes flowID from the channel's flowHash.
+func flowSeq(h, seq uint64) uint64 {
+	h = fnvMix(h, seq)
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
@@ -344,28 +361,37 @@ const maxShared = 1 << 16
 // posts: those the call's requests can be, since a post whose completion
 // was missed is older than the one that reused its handle.
 type postTable struct {
-	m map[uint64][]*post
+	m map[uint64]*[]*post // one lookup a push or take: the slice in place
 }
 
 func (pt *postTable) push(h uint64, po *post) {
-	s := append(pt.m[h], po)
+	sp := pt.m[h]
+	if sp == nil {
+		sp = new([]*post)
+		pt.m[h] = sp
+	}
+	s := append(*sp, po)
 	if len(s) > maxShared {
 		s = s[1:]
 	}
-	pt.m[h] = s
+	*sp = s
 }
 
 // take removes the k latest posts of handle h and appends them to out,
 // oldest first (fewer when fewer are pending).
 func (pt *postTable) take(h uint64, k int, out []*post) []*post {
-	s := pt.m[h]
+	sp := pt.m[h]
+	if sp == nil {
+		return out
+	}
+	s := *sp
 	k = min(k, len(s))
 	out = append(out, s[len(s)-k:]...)
 	clear(s[len(s)-k:])
 	if s = s[:len(s)-k]; len(s) == 0 && len(pt.m) > 4096 {
 		delete(pt.m, h)
 	} else {
-		pt.m[h] = s // an emptied handle keeps its slice for its next post (handles are reused)
+		*sp = s // an emptied handle keeps its slice for its next post (handles are reused)
 	}
 	return out
 }
@@ -464,13 +490,27 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	clk := w.Clocks[idx]
 	me := r.Header.Rank
 	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin }
+	// comm resolves a rank's communicator id: the last one, else from a
+	// cache (no string hash per call).
+	lastComm, lastG := int32(math.MinInt32), (*GComm)(nil)
+	comms := map[int32]*GComm{}
 	comm := func(id int32) *GComm {
-		if d, ok := r.Comms[int(id)]; ok {
-			return w.Comms[d.Key]
+		if id == lastComm {
+			return lastG
 		}
-		return nil
+		g, ok := comms[id]
+		if !ok {
+			if d, ok := r.Comms[int(id)]; ok {
+				g = w.Comms[d.Key]
+			}
+			comms[id] = g
+		}
+		lastComm, lastG = id, g
+		return g
 	}
-	sendSeq := map[chanKey]uint64{}
+	// A channel's messages sent so far, and its flowHash.
+	type sendChan struct{ n, h uint64 }
+	sendSeq := map[chanKey]*sendChan{}
 	var nextReq uint64
 	pending := map[int][]Event{}
 	var done uint64
@@ -479,9 +519,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			return 0
 		}
 		k := chanKey{me, peer, g.ID, tag}
-		n := sendSeq[k] + 1
-		sendSeq[k] = n
-		return flowID(k, n)
+		s := sendSeq[k]
+		if s == nil {
+			s = &sendChan{h: flowHash(k)}
+			sendSeq[k] = s
+		}
+		s.n++
+		return flowSeq(s.h, s.n)
 	}
 	ord := newRecvOrder()
 	// recvFlow numbers a received message on its channel in matching
@@ -490,8 +534,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		if g == nil || peer < 0 {
 			return 0
 		}
-		k := chanKey{peer, me, g.ID, tag}
-		return flowID(k, ord.complete(pi, k))
+		seq, ch := ord.complete(pi, chanKey{peer, me, g.ID, tag})
+		return flowSeq(ch.h, seq)
 	}
 	// recvPost registers a nonblocking receive with the matching order.
 	recvPost := func(m *Msg) {
@@ -501,7 +545,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		m.pi = ord.post(k)
 	}
-	pt := postTable{m: map[uint64][]*post{}}
+	pt := postTable{m: map[uint64]*[]*post{}}
 	// reqMsg gives a nonblocking operation's message its request id; a
 	// receive is registered with the matching order.
 	reqMsg := func(m *Msg, send bool) {
@@ -548,6 +592,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		return s
 	}
+	callers := pathSources{r: r, src: source}
 	return r.Scan(func(tid int, evs []Event) error {
 		th := r.ThreadIndex(tid)
 		// The thread's completions and starts waiting for their call.
@@ -579,7 +624,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			case KCall, KRma, KIo:
 				c := &cb
 				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)), FnID: int(e.Fn),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Comm: comm(e.Comm), Root: -1,
+					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Path: callers.of(e.Path), Comm: comm(e.Comm), Root: -1,
 					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
 					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0],
 					RmaDone: cb.RmaDone[:0], IoDone: cb.IoDone[:0], Cancelled: cb.Cancelled[:0]}
@@ -684,18 +729,40 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				// requests were posted (MPI matches receives in that
 				// order), not in array order.
 				cpl := pend
-				clear(seenReq)
-				for i := range cpl {
-					seenReq[cpl[i].Req]++
-				}
 				matched = matched[:0]
+				small := len(cpl) <= 16 // count each handle's completions by scanning, not in a map
+				if !small {
+					clear(seenReq)
+					for i := range cpl {
+						seenReq[cpl[i].Req]++
+					}
+				}
 				for i := range cpl {
 					h := cpl[i].Req
-					k, ok := seenReq[h]
-					if !ok {
-						continue // taken with its handle's first completion
+					var k int
+					if small {
+						first := true
+						for x := 0; x < i; x++ {
+							if cpl[x].Req == h {
+								first = false
+								break
+							}
+						}
+						if !first {
+							continue // taken with its handle's first completion
+						}
+						for x := i; x < len(cpl); x++ {
+							if cpl[x].Req == h {
+								k++
+							}
+						}
+					} else {
+						var ok bool
+						if k, ok = seenReq[h]; !ok {
+							continue // taken with its handle's first completion
+						}
+						delete(seenReq, h)
 					}
-					delete(seenReq, h)
 					took = pt.take(h, k, took[:0])
 					unmatched += k - len(took)
 					j := 0

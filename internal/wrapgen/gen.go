@@ -246,7 +246,42 @@ func (p *Plan) GenerateC(cmdline string) []byte {
 	}
 	w("}\n")
 	genChainBind(&b, p) // shim.go
+	genPBBottom(&b, p)
 	return b.Bytes()
+}
+
+// genPBBottom writes ms_pb_bottom (internal/interpose/chain.c): with
+// tools stacked below mpiscope and the piggyback channel on, the channel's
+// handlers go below the last tool, so that the tools see the
+// application's calls as written (docs/compensation.md, "Stacked
+// tools"). It puts in row[ID] the bottom hook of every function with a
+// handler: ms_pbb_X calls ms_pb_X with the callsite the wrapper left with
+// ms_pb_at (piggyback.h).
+func genPBBottom(b *bytes.Buffer, p *Plan) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	var fs []*Func
+	for _, f := range p.Funcs {
+		if piggyback[f.Proto.Name] && !f.Hand && !p.Passthrough {
+			fs = append(fs, f)
+		}
+	}
+	for _, f := range fs {
+		pr := f.Proto
+		a := args(pr)
+		if a != "" {
+			a += ", "
+		}
+		w("\nstatic %s ms_pbb_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
+		w("\treturn ms_pb_%s(%sMS_FN_%s, ms_pb_take());\n}\n", pr.Name, a, pr.Name)
+	}
+	w("\nMS_HIDDEN void ms_pb_bottom(void **row);\nvoid ms_pb_bottom(void **row)\n{\n")
+	if len(fs) == 0 {
+		w("\t(void)row;\n")
+	}
+	for _, f := range fs {
+		w("\trow[%d] = (void *)ms_pbb_%s;\n", f.ID, f.Proto.Name)
+	}
+	w("}\n")
 }
 
 // untimed functions are passed on and never recorded (not timed, not
@@ -515,22 +550,24 @@ func genBodyCall(b *bytes.Buffer, f *Func, fast bool, call string) {
 	if deferred[pr.Name] && !traceCpl && s.Req < 0 { // no request to record (traceArgs)
 		tcall = "ms_trace_defer"
 	}
+	key := "ms_pc"
+	if !fast {
+		// The slow path records the call path at depth > 1 (callpath.h),
+		// taken before the call (ms_pk): a call nested in it would
+		// overwrite the frame its wrapper noted. Its trace event carries
+		// the same key (the path's index in the thread's table; the
+		// callsite at depth 1, where ms_pk is ms_pc).
+		key = "ms_pk"
+	}
 	if isObj {
-		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s;\n", pr.Name, objTraceCall(pr, obj))
+		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s;\n", pr.Name, objTraceCall(pr, obj, key))
 		genObjAfter(w, obj)
 	} else {
 		cm := "ms_cm"
 		if isMsg && !msg.probe {
 			cm, targs = msgTraceArgs(msg)
 		}
-		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_bytes, %s, %s);\n", pr.Name, tcall, pr.Name, cm, targs)
-	}
-	key := "ms_pc"
-	if !fast {
-		// The slow path records the call path at depth > 1 (callpath.h),
-		// taken before the call (ms_pk): a call nested in it would
-		// overwrite the frame its wrapper noted.
-		key = "ms_pk"
+		w("\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\t%s(ms_t, MS_FN_%s, %s, ms_t0, ms_t1, ms_bytes, %s, %s);\n", pr.Name, tcall, pr.Name, key, cm, targs)
 	}
 	w("\t%s(ms_t, MS_FN_%s, %s, ms_t1 - ms_t0, ms_bytes, ms_cm);\n", leave, pr.Name, key)
 	w("\treturn ms_rc;\n}\n")
@@ -835,7 +872,10 @@ func pbCall(f *Func, pc string) string {
 		if a != "" {
 			a += ", "
 		}
-		return fmt.Sprintf("(MS_PB_ON() ? ms_pb_%s(%sMS_FN_%s, %s) : %s)", pr.Name, a, pr.Name, pc, call)
+		// With tools stacked (ms_pb_below), the handler is below them
+		// (genPBBottom): the call goes down the stack as written, the
+		// callsite left for the handler (ms_pb_at).
+		return fmt.Sprintf("(MS_PB_ON() ? (ms_pb_below ? (ms_pb_at(%s), %s) : ms_pb_%s(%sMS_FN_%s, %s)) : %s)", pc, call, pr.Name, a, pr.Name, pc, call)
 	}
 	if kind, ok := piggybackColl[pr.Name]; ok && f.Sem.Comm >= 0 {
 		root := "-1"

@@ -103,6 +103,14 @@ var piggyback = map[string]bool{
 	"MPI_Wait": true, "MPI_Test": true, "MPI_Waitall": true, "MPI_Testall": true,
 	"MPI_Waitany": true, "MPI_Testany": true, "MPI_Waitsome": true, "MPI_Testsome": true,
 	"MPI_Buffer_attach": true, "MPI_Buffer_detach": true,
+	// MPI-4 (an mpi.h without them generates no wrapper for them).
+	"MPI_Isendrecv": true, "MPI_Isendrecv_replace": true,
+	"MPI_Send_c": true, "MPI_Bsend_c": true, "MPI_Ssend_c": true, "MPI_Rsend_c": true,
+	"MPI_Isend_c": true, "MPI_Ibsend_c": true, "MPI_Issend_c": true, "MPI_Irsend_c": true,
+	"MPI_Send_init_c": true, "MPI_Bsend_init_c": true, "MPI_Ssend_init_c": true, "MPI_Rsend_init_c": true,
+	"MPI_Recv_c": true, "MPI_Irecv_c": true, "MPI_Recv_init_c": true, "MPI_Mrecv_c": true, "MPI_Imrecv_c": true,
+	"MPI_Sendrecv_c": true, "MPI_Sendrecv_replace_c": true, "MPI_Isendrecv_c": true, "MPI_Isendrecv_replace_c": true,
+	"MPI_Buffer_attach_c": true, "MPI_Buffer_detach_c": true,
 }
 
 // piggybackColl gives the wait state measured at each blocking collective
@@ -115,4 +123,10 @@ var piggybackColl = map[string]string{
 	"MPI_Reduce_scatter_block": "MS_PB_WAIT_NXN",
 	"MPI_Bcast":                "MS_PB_LATE_BCAST", "MPI_Scatter": "MS_PB_LATE_BCAST", "MPI_Scatterv": "MS_PB_LATE_BCAST",
 	"MPI_Reduce": "MS_PB_EARLY_REDUCE", "MPI_Gather": "MS_PB_EARLY_REDUCE", "MPI_Gatherv": "MS_PB_EARLY_REDUCE",
+	// MPI-4's large-count forms.
+	"MPI_Allreduce_c": "MS_PB_WAIT_NXN", "MPI_Allgather_c": "MS_PB_WAIT_NXN", "MPI_Allgatherv_c": "MS_PB_WAIT_NXN",
+	"MPI_Alltoall_c": "MS_PB_WAIT_NXN", "MPI_Alltoallv_c": "MS_PB_WAIT_NXN", "MPI_Alltoallw_c": "MS_PB_WAIT_NXN",
+	"MPI_Reduce_scatter_c": "MS_PB_WAIT_NXN", "MPI_Reduce_scatter_block_c": "MS_PB_WAIT_NXN",
+	"MPI_Bcast_c": "MS_PB_LATE_BCAST", "MPI_Scatter_c": "MS_PB_LATE_BCAST", "MPI_Scatterv_c": "MS_PB_LATE_BCAST",
+	"MPI_Reduce_c": "MS_PB_EARLY_REDUCE", "MPI_Gather_c": "MS_PB_EARLY_REDUCE", "MPI_Gatherv_c": "MS_PB_EARLY_REDUCE",
 }

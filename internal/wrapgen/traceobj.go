@@ -152,8 +152,9 @@ func genObjCreated(w func(string, ...any), o objTrace) {
 	w("\t\tms_w = ms_twin_created(*a%d, ms_cm);\n", o.obj)
 }
 
-// objTraceCall renders the trace call of a one-sided or I/O call.
-func objTraceCall(pr *mpih.Proto, o objTrace) string {
+// objTraceCall renders the trace call of a one-sided or I/O call; pc is
+// the event's callsite or path key (ms_pc, ms_pk).
+func objTraceCall(pr *mpih.Proto, o objTrace, pc string) string {
 	a := func(i int) string {
 		if i < 0 {
 			return "-1"
@@ -175,8 +176,8 @@ func objTraceCall(pr *mpih.Proto, o objTrace) string {
 		req = a(o.req)
 	}
 	if o.io {
-		return fmt.Sprintf("ms_trace_io(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_rc == MPI_SUCCESS, ms_w, %s, %s, %s, %s)",
-			pr.Name, sb, rb, a(o.amode), req)
+		return fmt.Sprintf("ms_trace_io(ms_t, MS_FN_%s, %s, ms_t0, ms_t1, ms_rc == MPI_SUCCESS, ms_w, %s, %s, %s, %s)",
+			pr.Name, pc, sb, rb, a(o.amode), req)
 	}
 	lock := "-1"
 	if o.lock >= 0 {
@@ -186,8 +187,8 @@ func objTraceCall(pr *mpih.Proto, o objTrace) string {
 	if o.group >= 0 {
 		grp = a(o.group)
 	}
-	return fmt.Sprintf("ms_trace_rma(ms_t, MS_FN_%s, ms_pc, ms_t0, ms_t1, ms_rc == MPI_SUCCESS, ms_w, %s, %s, %s, %s, %s, %s)",
-		pr.Name, a(o.target), sb, rb, lock, grp, req)
+	return fmt.Sprintf("ms_trace_rma(ms_t, MS_FN_%s, %s, ms_t0, ms_t1, ms_rc == MPI_SUCCESS, ms_w, %s, %s, %s, %s, %s, %s)",
+		pr.Name, pc, a(o.target), sb, rb, lock, grp, req)
 }
 
 // genObjAfter releases a freed window's or closed file's entry.

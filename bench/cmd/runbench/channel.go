@@ -1,8 +1,9 @@
 package main
 
 // The channel section: the piggyback channel's cost per message over
-// profile mode (MPISCOPE_PIGGYBACK=1, and MPISCOPE_COMPENSATE=1), on a
-// ping-pong of 8 B to 1 MiB and an 8-byte allreduce, the three
+// profile mode (MPISCOPE_PIGGYBACK=1, the same without staging small
+// sends, MPISCOPE_PIGGYBACK_STAGE=0, and MPISCOPE_COMPENSATE=1), on a
+// ping-pong of 8 B to 1 MiB and an 8-byte allreduce, the four
 // configurations interleaved round by round (bench/progs/channel.c); and
 // the PMPI-level cost of the two ways our header can travel with a small
 // contiguous message (a struct datatype, or a copy into a staging buffer).
@@ -28,6 +29,7 @@ func (b *bench) channel() error {
 	}{
 		{"profile", map[string]string{"MPISCOPE_ENABLE": "1"}},
 		{"channel", map[string]string{"MPISCOPE_PIGGYBACK": "1"}},
+		{"unstaged", map[string]string{"MPISCOPE_PIGGYBACK": "1", "MPISCOPE_PIGGYBACK_STAGE": "0"}},
 		{"compensated", map[string]string{"MPISCOPE_COMPENSATE": "1"}},
 	}
 	rounds := max(3, b.opt.rounds/2)
@@ -53,7 +55,8 @@ func (b *bench) channel() error {
 	}
 	b.res.md("\n## %s: piggyback channel (ns per message, median [min, max] of %d interleaved rounds)\n\n", b.f.Name, rounds)
 	b.res.md("Load average at the start: %.1f. Per message over profile mode: the median of the per-round differences.\n\n", loadavg())
-	b.res.mdHead([]string{"benchmark", "profile", "channel", "compensated", "channel - profile", "compensated - profile"})
+	b.res.md("channel: small contiguous sends staged (the default); unstaged: MPISCOPE_PIGGYBACK_STAGE=0, every message with the struct datatype.\n\n")
+	b.res.mdHead([]string{"benchmark", "profile", "channel", "unstaged", "compensated", "channel - profile", "unstaged - profile", "compensated - profile"})
 	raw := map[string]any{}
 	diff := func(cfg, n string) stats {
 		var d []float64
@@ -65,10 +68,11 @@ func (b *bench) channel() error {
 	}
 	var verdicts []string
 	for _, n := range order {
-		dc, dk := diff("channel", n), diff("compensated", n)
-		b.res.md("| %s | %s | %s | %s | %s | %s |\n", n, summarize(vals["profile"][n]), summarize(vals["channel"][n]),
-			summarize(vals["compensated"][n]), dc, dk)
-		raw[n] = map[string]any{"profile": vals["profile"][n], "channel": vals["channel"][n], "compensated": vals["compensated"][n]}
+		dc, du, dk := diff("channel", n), diff("unstaged", n), diff("compensated", n)
+		b.res.md("| %s | %s | %s | %s | %s | %s | %s | %s |\n", n, summarize(vals["profile"][n]), summarize(vals["channel"][n]),
+			summarize(vals["unstaged"][n]), summarize(vals["compensated"][n]), dc, du, dk)
+		raw[n] = map[string]any{"profile": vals["profile"][n], "channel": vals["channel"][n], "unstaged": vals["unstaged"][n],
+			"compensated": vals["compensated"][n]}
 		if n == "pingpong_8" || n == "pingpong_1048576" {
 			ok := "met"
 			if dc.Med > channelTarget {

@@ -19,9 +19,19 @@
 //	tracesynth mpiscope convert and analyze on a synthetic trace of
 //	          -trace-events events (events per second, per CPU second)
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
+//	tracecost trace mode's instructions per call on bw_8 and pingpong_8, two
+//	          ranks under callgrind, and where they go (tracecost.go; not in
+//	          the default set)
 //	unwind    the call-path unwinder: ms_unwind at depths 1-16 with and
 //	          without frame pointers (bench/unwind; no MPI; unwind.go)
 //	channel   the piggyback channel per message over profile mode (channel.go)
+//	depth     call paths through the wrappers: MPISCOPE_DEPTH 1, 4, 8 and 16,
+//	          with and without frame pointers (bench/depth; depth.go)
+//	depth-callgrind instructions per call at each depth (valgrind; not in
+//	          the default set; depth.go)
+//	analyzejob the analysis in the job (MPISCOPE_ANALYZE=1) at 2..32 ranks:
+//	          its time as a share of the traced run's, peak RSS per rank
+//	          (analyzejob.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -62,6 +72,7 @@ type options struct {
 	synthRanks     int
 	traceEvents    uint64
 	traceRanks     int
+	traceBase      string // tracesynth: an earlier mpiscope binary run beside this build's
 	timelineEvents uint64
 	memCalls       string
 	scaleNP        string
@@ -69,6 +80,8 @@ type options struct {
 	verbose        bool
 	layouts        int
 	variants       string
+	depthRounds    int
+	depthCycles    int
 }
 
 // parseOptions reads the command line.
@@ -78,12 +91,15 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, channel, timeline (not by default: a 1 GB trace)")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, depth, depth-callgrind, analyzejob, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
+	fs.StringVar(&o.traceBase, "trace-base", "", "an earlier mpiscope `binary` whose convert and analyze the tracesynth section runs too, interleaved with this build's (before/after rows)")
 	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")
 	fs.IntVar(&o.abRounds, "ab-rounds", 5, "rounds of the ab section")
 	fs.IntVar(&o.abCycles, "ab-cycles", 13, "cycles of the modes per benchmark in each run of the ab section, after one warm-up (bench/progs/ab.c)")
+	fs.IntVar(&o.depthRounds, "depth-rounds", 5, "rounds of the depth section")
+	fs.IntVar(&o.depthCycles, "depth-cycles", 11, "cycles of the modes per benchmark in each run of the depth section, after one warm-up (bench/depth/depth.c)")
 	fs.IntVar(&o.synthRanks, "synth-ranks", 100000, "rank profiles for the synth section")
 	fs.StringVar(&o.memCalls, "mem-calls", "1000000,10000000", "call counts of the memory section")
 	fs.StringVar(&o.scaleNP, "scale-np", "2,4,8,16,32", "rank counts of the scale section")
@@ -94,6 +110,9 @@ func parseOptions(args []string) (*options, error) {
 		return nil, err
 	}
 	fs.Visit(func(f *flag.Flag) { o.scaleSet = o.scaleSet || f.Name == "scale-np" })
+	if o.depthRounds < 1 || o.depthCycles < 1 {
+		return nil, fmt.Errorf("-depth-rounds %d, -depth-cycles %d: want at least 1", o.depthRounds, o.depthCycles)
+	}
 	if o.abCycles < 1 {
 		return nil, fmt.Errorf("-ab-cycles %d: want at least 1", o.abCycles)
 	}
@@ -146,7 +165,7 @@ func run(opt *options) error {
 	}
 	res.md("# mpiscope benchmark results\n\n%s\n\n", machine())
 	perFamily := false // sections that run MPI programs
-	for _, s := range []string{"overhead", "ab", "callgrind", "memory", "scale", "channel"} {
+	for _, s := range []string{"overhead", "ab", "callgrind", "tracecost", "memory", "scale", "channel", "analyzejob"} {
 		perFamily = perFamily || sections[s]
 	}
 	if !perFamily {
@@ -160,7 +179,7 @@ func run(opt *options) error {
 		for _, s := range []struct {
 			name string
 			fn   func() error
-		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}} {
+		}{{"overhead", b.overhead}, {"ab", b.ab}, {"callgrind", b.callgrind}, {"tracecost", b.tracecost}, {"memory", b.memory}, {"scale", b.scale}, {"channel", b.channel}, {"analyzejob", b.analyzeJob}} {
 			if !sections[s.name] {
 				continue
 			}
@@ -182,6 +201,16 @@ func run(opt *options) error {
 	if sections["unwind"] {
 		if err := timed("unwind", func() error { return unwindBench(opt, res) }); err != nil {
 			return err
+		}
+	}
+	for _, s := range []struct {
+		name string
+		fn   func(*options, *results) error
+	}{{"depth", depthBench}, {"depth-callgrind", depthCallgrind}} {
+		if sections[s.name] {
+			if err := timed(s.name, func() error { return s.fn(opt, res) }); err != nil {
+				return err
+			}
 		}
 	}
 	if sections["timeline"] {

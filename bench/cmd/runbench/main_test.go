@@ -88,14 +88,16 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.rounds != 10 || o.abRounds != 5 || o.abCycles != 13 || o.layouts != len(layoutPads) || o.synthRanks != 100000 ||
-		o.only != "overhead,ab,memory,scale,synth,tracesynth,unwind,channel" || o.traceEvents != 10_000_000 || o.traceRanks != 8 || o.scaleSet {
+		o.only != "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth" || o.depthRounds != 5 || o.depthCycles != 11 || o.traceEvents != 10_000_000 || o.traceRanks != 8 || o.scaleSet {
 		t.Errorf("defaults: %+v", *o)
 	}
 	o, err = parseOptions([]string{"-scale-np", "2,4", "-ab-cycles", "3"})
 	if err != nil || !o.scaleSet || o.scaleNP != "2,4" || o.abCycles != 3 {
 		t.Errorf("-scale-np 2,4 -ab-cycles 3: %+v, %v", o, err)
 	}
-	if _, err := parseOptions([]string{"-ab-cycles", "0"}); err == nil {
-		t.Error("-ab-cycles 0: no error")
+	for _, bad := range [][]string{{"-ab-cycles", "0"}, {"-depth-rounds", "0"}, {"-depth-cycles", "0"}} {
+		if _, err := parseOptions(bad); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
 	}
 }

@@ -36,6 +36,16 @@
  *                   of it caused by rank 2's computation before its
  *                   MPI_Send (delay costs: 30 ms short term, the rest long
  *                   term, per iteration).
+ *   inter           4 ranks, an intercommunicator between A = {0, 1} and
+ *                   B = {2, 3} (made with tracing off), four collectives
+ *                   on it: MPI_Barrier with B 20 ms late (wait at barrier
+ *                   on A: 20 ms, each group waiting for the other);
+ *                   MPI_Bcast from rank 0 (MPI_ROOT; rank 1 passes
+ *                   MPI_PROC_NULL) 20 ms late (late broadcast on B: 20
+ *                   ms; none on rank 1); MPI_Allreduce with A 20 ms late
+ *                   (wait at N x N on B: 20 ms); MPI_Reduce to rank 2
+ *                   (MPI_ROOT; rank 3 passes MPI_PROC_NULL) with A 20 ms
+ *                   late (early reduce on rank 2: 20 ms).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -68,7 +78,7 @@ static struct {
 	int rank, i;
 	const char *what;
 	long long ns;
-} notes[4 * ITER + 4];
+} notes[8 * ITER + 4];
 static int nnotes;
 
 static void at(int rank, int i, const char *what)
@@ -193,6 +203,33 @@ int main(int argc, char **argv)
 				MPI_Send(x, 1, MPI_DOUBLE, next, i, MPI_COMM_WORLD);
 			}
 		}
+	} else if (strcmp(c, "inter") == 0) {
+		MPI_Comm local, ic;
+		int a = rank < 2; /* group A */
+		MPI_Pcontrol(-6);
+		MPI_Comm_split(MPI_COMM_WORLD, a, rank, &local);
+		MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, a ? 2 : 0, 7, &ic);
+		for (int i = 0; i < ITER; i++) {
+			align();
+			compute(a ? 0 : 20);
+			at(rank, i, "barrier");
+			MPI_Barrier(ic);
+			align();
+			compute(rank == 0 ? 20 : 0);
+			at(rank, i, "bcast");
+			MPI_Bcast(x, 4, MPI_DOUBLE, a ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic);
+			align();
+			compute(a ? 20 : 0);
+			at(rank, i, "allreduce");
+			MPI_Allreduce(x, x + 2, 2, MPI_DOUBLE, MPI_SUM, ic);
+			align();
+			compute(a ? 20 : 0);
+			at(rank, i, "reduce");
+			MPI_Reduce(x, x + 2, 2, MPI_DOUBLE, MPI_SUM, a ? 0 : (rank == 2 ? MPI_ROOT : MPI_PROC_NULL), ic);
+		}
+		MPI_Pcontrol(-6);
+		MPI_Comm_free(&ic);
+		MPI_Comm_free(&local);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "waits: unknown case %s\n", c);

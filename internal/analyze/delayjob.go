@@ -1,0 +1,269 @@
+package analyze
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// The delay analysis in the job (delays' formulation, distributed): a
+// wait's cost is worked out at its partner's rank, whose waits it may pass
+// on to and whose activity it is charged to. Each rank
+//
+//  1. sends each of its waits (window, waiting time, the partner's call)
+//     to its partner (one MPI_Alltoallv), and works out, for each wait it
+//     receives, the share of its window each of its own waits covers and
+//     the rest, which its own calls caused: the geometry, which does not
+//     depend on what the waits carry;
+//  2. carries the costs: a wait of its own is done once every wait it
+//     receives a share from is; it then sends what it was passed to its
+//     partner. The waits are a graph without cycles (a wait passes only to
+//     waits later in delays' order, Ready descending), so the ranks never
+//     wait for each other in a circle; each wait is one message entry;
+//  3. charges the rest of each wait it received to its own call keys.
+//
+// Every sum adds the same terms in the same order as delays (the waits in
+// its processing order: Ready descending, then rank and index
+// descending), so the two agree exactly.
+
+// turnBefore tells whether wait (ra, ka) at ready comes before (rb, kb)
+// in delays' processing order.
+func turnBefore(readyA float64, ra int, ka int32, readyB float64, rb int, kb int32) bool {
+	if readyA != readyB {
+		return readyA > readyB
+	}
+	if ra != rb {
+		return ra > rb
+	}
+	return ka > kb
+}
+
+// jobWait is one of this rank's waits (Ready after T0).
+type jobWait struct {
+	DelayWait
+	k       int32   // its index in the rank's waits
+	passed  float64 // what the waits it covers passed to it
+	pending int32   // received waits whose share it still lacks
+	edges   []share // the shares it receives, in processing order
+}
+
+type share struct {
+	from int32   // the received wait (index)
+	o    float64 // ns of its window this wait covers
+}
+
+// recvWait is a wait of another rank (or this one) whose partner this
+// rank is.
+type recvWait struct {
+	src       int
+	k         int32
+	t0, ready float64
+	wait      float64
+	pkey      int32
+	passed    float64
+	known     bool
+	rest      float64 // the part of the window this rank's own activity caused
+	feeds     []int32 // own waits it passes a share to
+}
+
+// delayMsgLen is one wait in the exchanges: index, T0, Ready, Wait, PKey.
+const delayMsgLen = 4 + 8*3 + 4
+
+// delaysInJob is this rank's part of the delay analysis: ws are its waits
+// with a partner (rankPart.DWaits), keys its call keys' names (nil: the
+// rank has no trace). It returns the delay costs this rank's activity
+// caused, in the order delays creates them.
+func delaysInJob(c Comm, ws []DelayWait, keys []KeyName) ([]Delay, error) {
+	me, size := c.Rank(), c.Size()
+	le := binary.LittleEndian
+	f64 := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
+	// 1. Each wait to its partner.
+	var own []jobWait
+	out := make([][]byte, size)
+	for k, w := range ws {
+		if !(w.Ready > w.T0) {
+			continue
+		}
+		// A wait whose partner is no rank passes nothing on, but may be
+		// passed to.
+		own = append(own, jobWait{DelayWait: w, k: int32(k)})
+		if w.Partner < 0 || w.Partner >= size {
+			continue
+		}
+		b := le.AppendUint32(out[w.Partner], uint32(k))
+		for _, x := range [3]float64{w.T0, w.Ready, w.Wait} {
+			b = le.AppendUint64(b, math.Float64bits(x))
+		}
+		out[w.Partner] = le.AppendUint32(b, uint32(w.PKey))
+	}
+	in, err := c.Alltoallv(out)
+	if err != nil {
+		return nil, err
+	}
+	var recv []recvWait
+	for s, b := range in {
+		if len(b)%delayMsgLen != 0 {
+			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), s)
+		}
+		for ; len(b) > 0; b = b[delayMsgLen:] {
+			recv = append(recv, recvWait{src: s, k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]),
+				pkey: int32(le.Uint32(b[28:]))})
+		}
+	}
+	in = nil
+	slices.SortFunc(recv, func(a, b recvWait) int {
+		if turnBefore(a.ready, a.src, a.k, b.ready, b.src, b.k) {
+			return -1
+		}
+		if turnBefore(b.ready, b.src, b.k, a.ready, a.src, a.k) {
+			return 1
+		}
+		return 0
+	})
+	index := make(map[uint64]int32, len(recv))
+	for i := range recv {
+		index[uint64(recv[i].src)<<32|uint64(uint32(recv[i].k))] = int32(i)
+	}
+	// This rank's waits by window end, ascending (delays' per[rank]).
+	byEnd := make([]int32, len(own))
+	for i := range byEnd {
+		byEnd[i] = int32(i)
+	}
+	sort.SliceStable(byEnd, func(a, b int) bool {
+		x, y := &own[byEnd[a]], &own[byEnd[b]]
+		return turnBefore(y.Ready, me, y.k, x.Ready, me, x.k)
+	})
+	// The geometry of each received wait, in processing order.
+	if keys != nil {
+		for i := range recv {
+			d := &recv[i]
+			win := d.ready - d.t0
+			j := sort.Search(len(byEnd), func(x int) bool { return own[byEnd[x]].Ready > d.t0 })
+			var covered float64
+			for ; j < len(byEnd) && own[byEnd[j]].T0 < d.ready; j++ {
+				w := &own[byEnd[j]]
+				o := min(w.Ready, d.ready) - max(w.T0, d.t0)
+				if o <= 0 || !turnBefore(d.ready, d.src, d.k, w.Ready, me, w.k) {
+					continue
+				}
+				o = min(o, win-covered)
+				if o <= 0 {
+					break
+				}
+				covered += o
+				w.edges = append(w.edges, share{int32(i), o})
+				w.pending++
+				d.feeds = append(d.feeds, byEnd[j])
+			}
+			d.rest = 1 - covered/win
+		}
+	}
+	// 2. The costs carried along the waits.
+	var ready []int32
+	for i := range own {
+		if own[i].pending == 0 {
+			ready = append(ready, int32(i))
+		}
+	}
+	batch := make([][]byte, size)
+	emitted, known := 0, 0
+	var deliver func(i int32, passed float64)
+	deliver = func(i int32, passed float64) {
+		d := &recv[i]
+		if d.known {
+			return
+		}
+		d.passed, d.known = passed, true
+		known++
+		for _, w := range d.feeds {
+			if own[w].pending--; own[w].pending == 0 {
+				ready = append(ready, w)
+			}
+		}
+	}
+	for {
+		for len(ready) > 0 {
+			w := &own[ready[len(ready)-1]]
+			ready = ready[:len(ready)-1]
+			for _, e := range w.edges {
+				d := &recv[e.from]
+				if load := d.wait + d.passed; load > 0 {
+					w.passed += load * e.o / (d.ready - d.t0)
+				}
+			}
+			emitted++
+			if w.Partner < 0 || w.Partner >= size {
+				continue
+			}
+			if w.Partner == me {
+				if i, ok := index[uint64(me)<<32|uint64(uint32(w.k))]; ok {
+					deliver(i, w.passed)
+				}
+				continue
+			}
+			batch[w.Partner] = le.AppendUint64(le.AppendUint32(batch[w.Partner], uint32(w.k)), math.Float64bits(w.passed))
+		}
+		for d, b := range batch {
+			if len(b) > 0 {
+				if err := c.SendAsync(d, b); err != nil {
+					return nil, err
+				}
+				batch[d] = nil
+			}
+		}
+		if emitted == len(own) && known == len(recv) {
+			break
+		}
+		if emitted < len(own) && known == len(recv) {
+			return nil, fmt.Errorf("delay costs: %d waits never done", len(own)-emitted)
+		}
+		src, b, err := c.RecvAny()
+		if err != nil {
+			return nil, err
+		}
+		if len(b)%12 != 0 {
+			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), src)
+		}
+		for ; len(b) > 0; b = b[12:] {
+			i, ok := index[uint64(src)<<32|uint64(le.Uint32(b))]
+			if !ok {
+				return nil, fmt.Errorf("delay costs: rank %d's wait %d is unknown here", src, le.Uint32(b))
+			}
+			deliver(i, f64(b[4:]))
+		}
+	}
+	if err := c.WaitSends(); err != nil {
+		return nil, err
+	}
+	// 3. The rest of each received wait, charged to this rank's calls.
+	var costs []Delay
+	at := map[int32]int{}
+	for i := range recv {
+		d := &recv[i]
+		if keys == nil || d.wait+d.passed <= 0 || d.rest <= 0 {
+			continue
+		}
+		x, ok := at[d.pkey]
+		if !ok {
+			x = len(costs)
+			at[d.pkey] = x
+			c := Delay{Rank: me}
+			if d.pkey >= 0 && int(d.pkey) < len(keys) {
+				c.Func, c.Callsite, c.Caller = keys[d.pkey].Func, keys[d.pkey].Site, keys[d.pkey].Caller
+			}
+			costs = append(costs, c)
+		}
+		c := &costs[x]
+		c.Short += d.wait * d.rest / 1e9
+		c.Long += d.passed * d.rest / 1e9
+		if d.wait > 0 {
+			c.Instances++
+		}
+	}
+	for i := range costs {
+		costs[i].Seconds = costs[i].Short + costs[i].Long
+	}
+	return costs, nil
+}
