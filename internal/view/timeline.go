@@ -2,7 +2,6 @@ package view
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -27,20 +26,14 @@ import (
 // of time in MPI and the function that took most of it, from the blocks'
 // summaries where a slice is narrower than a column: what the server reads
 // and the browser draws are bounded by the request, whatever the size of
-// the trace. Messages need each rank's whole history (their pairing counts
-// messages per channel from the start), so a walk of the trace collects
-// them apart, at most maxMsgs, over at most maxCalls calls (a larger trace
-// has its messages drawn over its first part, and the timeline says so);
-// on a large trace that walk runs in the background, from the first window
-// of single calls on.
+// the trace. Messages are paired from per-block prefix counts made by a
+// background pass over each rank's blocks (timeline_msgs.go), so a window
+// anywhere in the run has its messages once that pass has read its blocks.
 
-// maxCalls and maxMsgs bound the message walk; cacheCalls the decoded
-// blocks kept (variables for tests).
+// cacheCalls bounds the decoded blocks kept (variables for tests).
 var (
-	maxCalls   = 20_000_000
-	maxMsgs    = 2_000_000
 	cacheCalls = 8_000_000
-	syncMsgs   = 1_000_000 // a trace of at most so many events has its messages walked before the first answer
+	syncMsgs   = 1_000_000 // a trace of at most so many events has its messages indexed before the first answer
 	// budgetEvents bounds the events an answer decodes for summaries it
 	// lacks (about 2 s of CPU); the rest are made in the background.
 	budgetEvents = 16_000_000
@@ -69,7 +62,7 @@ type tmsg struct {
 }
 
 // timeline is a job's trace as the view keeps it: each rank's blocks by
-// time, the messages the walk found, the functions seen.
+// time, the functions seen.
 type timeline struct {
 	job      *trace.Job
 	w        *trace.Walker
@@ -81,8 +74,7 @@ type timeline struct {
 	detail   int // calls sent one by one at most (detailCalls)
 	warnings []string
 
-	msgs       atomic.Pointer[tmsgs] // nil until the walk is done
-	msgOnce    sync.Once
+	msgOnce    sync.Once // the message index started
 	sumOnce    sync.Once // the background summaries started
 	sumStarted atomic.Bool
 
@@ -99,6 +91,7 @@ type tblock struct {
 	span   trace.BlockSpan
 	t0, t1 int64 // job ns its events cover
 	sum    atomic.Pointer[tsum]
+	msg    atomic.Pointer[msnap] // nil until the message index reached the block
 }
 
 // tsum summarizes a block: per slice of its time (width ns, from the
@@ -111,80 +104,11 @@ type tsum struct {
 	starts [sumSlices]uint32
 }
 
-// tmsgs is what the message walk found.
-type tmsgs struct {
-	list []tmsg // sorted by t0
-	end  int64  // messages are known up to this time
-	cut  bool
-	note string
-}
-
-// collector is the trace.Visitor of the message walk on one rank: the
-// ends of its messages, over its share of maxCalls calls (then its walk
-// stops: errFull).
-type collector struct {
-	rank  int
-	quota int
-	calls int
-	sends []flowEnd
-	recvs []flowEnd
-	end   int64 // latest t1 read
-	full  bool
-}
-
-// flowEnd is one end of a message: its flow id, time, bytes and rank.
-type flowEnd struct {
-	flow  uint64
-	t     int64
-	bytes int64
-	rank  int32
-}
-
-// errFull ends a rank's walk when it holds its share of the calls.
-var errFull = errors.New("timeline: the rank's share of calls is read")
-
-func (c *collector) Call(k *trace.Call) error {
-	if c.calls >= c.quota {
-		c.full = true
-		return errFull
-	}
-	c.calls++
-	t0, t1 := int64(math.Round(k.T0)), int64(math.Round(k.T1))
-	c.end = max(c.end, t1)
-	if k.Send != nil {
-		c.send(k.Send, t0)
-	}
-	if k.Recv != nil {
-		c.recv(k.Recv, t1)
-	}
-	for j := range k.StartSend {
-		c.send(&k.StartSend[j], t0)
-	}
-	for j := range k.RecvDone {
-		c.recv(&k.RecvDone[j], t1)
-	}
-	return nil
-}
-
-func (c *collector) send(m *trace.Msg, t int64) {
-	if m.Flow != 0 {
-		c.sends = append(c.sends, flowEnd{m.Flow, t, m.Bytes, int32(c.rank)})
-	}
-}
-
-func (c *collector) recv(m *trace.Msg, t int64) {
-	if m.Flow != 0 {
-		c.recvs = append(c.recvs, flowEnd{m.Flow, t, m.Bytes, int32(c.rank)})
-	}
-}
-
-func (c *collector) Region(int, int, bool, string, float64) error { return nil }
-func (c *collector) Mark(int, int, string, float64) error         { return nil }
-
 // loadTimeline opens the job's trace for the timeline: each rank file
 // indexed by time (the ranks in parallel, one per CPU), the functions of
-// their headers. The messages are walked at once when the trace holds at
-// most syncMsgs events, else in the background.
+// their headers. The messages are indexed at once when the trace holds at
+// most syncMsgs events, else in the background from the first window of
+// single calls on.
 func loadTimeline(dir string) (*timeline, error) {
 	job, err := trace.OpenJob(dir)
 	if err != nil {
@@ -227,16 +151,9 @@ func loadTimeline(dir string) (*timeline, error) {
 		}
 	}
 	if events <= uint64(syncMsgs) {
-		tl.msgOnce.Do(func() { tl.msgs.Store(walkMessages(w)) })
+		tl.msgOnce.Do(tl.indexMsgs)
 	}
 	return tl, nil
-}
-
-// startMsgs starts the message walk in the background (once): on a large
-// trace at the first window of single calls, the only ones that draw
-// messages, so that the zoomed-out views do not wait for it.
-func (tl *timeline) startMsgs() {
-	tl.msgOnce.Do(func() { go func() { tl.msgs.Store(walkMessages(tl.w)) }() })
 }
 
 // parallel runs fn(0) .. fn(n-1) on one goroutine per CPU.
@@ -257,63 +174,6 @@ func parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// walkMessages walks the job's trace for its messages: the ranks in
-// parallel, each up to its share of maxCalls calls; the two ends of each
-// message joined by flow, at most maxMsgs.
-func walkMessages(w *trace.Walker) *tmsgs {
-	n := len(w.Job.Ranks)
-	cols := make([]*collector, n)
-	parallel(n, func(i int) {
-		c := &collector{rank: w.Job.Ranks[i].Header.Rank, quota: max(maxCalls/max(n, 1), 1)}
-		cols[i] = c
-		w.WalkRank(i, c) // a damaged block ends the rank's messages there; the index says why
-	})
-	m := &tmsgs{end: math.MaxInt64}
-	ns, nr := 0, 0
-	for _, c := range cols {
-		ns, nr = ns+len(c.sends), nr+len(c.recvs)
-		if c.full {
-			m.cut = true
-			m.end = min(m.end, c.end)
-		}
-	}
-	sends, recvs := make([]flowEnd, 0, ns), make([]flowEnd, 0, nr)
-	for _, c := range cols {
-		sends, recvs = append(sends, c.sends...), append(recvs, c.recvs...)
-		c.sends, c.recvs = nil, nil
-	}
-	// The two ends of a flow, joined by sorting both lists by flow (a map
-	// of millions of open sends took more time and memory).
-	byFlow := func(a, b flowEnd) int { return cmp.Compare(a.flow, b.flow) }
-	slices.SortFunc(sends, byFlow)
-	slices.SortFunc(recvs, byFlow)
-	for i, j := 0, 0; i < len(sends) && j < len(recvs); {
-		switch s, r := sends[i], recvs[j]; {
-		case s.flow < r.flow:
-			i++
-		case s.flow > r.flow:
-			j++
-		default:
-			if len(m.list) >= maxMsgs {
-				m.cut = true
-				i, j = len(sends), len(recvs)
-				break
-			}
-			m.list = append(m.list, tmsg{from: s.rank, to: r.rank, t0: s.t, t1: r.t, bytes: s.bytes})
-			i++
-			j++
-		}
-	}
-	slices.SortStableFunc(m.list, func(a, b tmsg) int { return cmp.Compare(a.t0, b.t0) })
-	if m.cut && len(m.list) >= maxMsgs {
-		m.end = min(m.end, m.list[len(m.list)-1].t0)
-	}
-	if m.cut {
-		m.note = fmt.Sprintf("messages are drawn up to %.3f s (the trace holds more than %d calls or %d messages)", float64(m.end)/1e9, maxCalls, maxMsgs)
-	}
-	return m
 }
 
 // timelineFor returns the job's timeline, indexing the trace on first use
@@ -514,7 +374,6 @@ type Window struct {
 	BinNs float64      `json:"bin_ns"`
 	Bins  [][4]float64 `json:"bins"`  // [lane, column, MPI share 0..1, func taking most of it]
 	Total int          `json:"total"` // calls in the window (bins: about, from the blocks' summaries)
-	Cut   bool         `json:"cut"`   // messages are drawn over the first part of the run only
 	// Partial: bins of a window some of whose blocks are still being
 	// summarized in the background (Pending of them): ask again.
 	Partial  bool     `json:"partial"`
@@ -553,11 +412,6 @@ func (s *Server) timelineAPI(w http.ResponseWriter, r *http.Request) {
 func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 	out := Window{End: tl.end, T0: t0, T1: t1, Funcs: nonNil(tl.fns), Lanes: [][2]int{}, Calls: [][6]int64{},
 		Msgs: [][5]int64{}, Bins: [][4]float64{}, Warnings: slices.Clone(nonNil(tl.warnings))}
-	msgs := tl.msgs.Load()
-	if msgs != nil && msgs.cut {
-		out.Cut = true
-		out.Warnings = append(out.Warnings, msgs.note)
-	}
 	defer func() {
 		tl.mu.Lock()
 		for _, w := range tl.bad {
@@ -626,10 +480,9 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 					out.Calls = append(out.Calls, [6]int64{int64(laneOf(i)), c.t0, c.t1, int64(c.fn), c.bytes, int64(c.peer)})
 				}
 			}
-			if msgs == nil {
+			if !tl.windowMsgs(&out, lo, hi, laneOf, t0, t1) {
 				out.Warnings = append(out.Warnings, "messages are being read (drawn when you zoom or pan next)")
 			}
-			tl.windowMsgs(&out, msgs, lo, hi, laneOf, t0, t1)
 			return out
 		}
 		out.Total = 0
@@ -758,26 +611,4 @@ func (tl *timeline) window(t0, t1 int64, r0, r1, width int) Window {
 		}
 	}
 	return out
-}
-
-// windowMsgs adds the messages of the window between ranks lo..hi-1.
-func (tl *timeline) windowMsgs(out *Window, msgs *tmsgs, lo, hi int, laneOf func(int) int, t0, t1 int64) {
-	if msgs == nil {
-		return
-	}
-	lane := map[int32]int{}
-	for i := lo; i < hi; i++ {
-		lane[int32(tl.ranks[i])] = laneOf(i)
-	}
-	a, _ := slices.BinarySearchFunc(msgs.list, t0-(t1-t0), func(m tmsg, t int64) int { return cmp.Compare(m.t0, t) })
-	for _, m := range msgs.list[a:] {
-		if m.t0 >= t1 || len(out.Msgs) >= tl.detail {
-			break
-		}
-		lf, okf := lane[m.from]
-		lt, okt := lane[m.to]
-		if okf && okt && m.t1 >= t0 {
-			out.Msgs = append(out.Msgs, [5]int64{int64(lf), m.t0, int64(lt), m.t1, m.bytes})
-		}
-	}
 }

@@ -1,9 +1,13 @@
 package view
 
 import (
+	"bytes"
 	"cmp"
+	"compress/flate"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -79,38 +83,85 @@ func (f callFunc) Call(c *trace.Call) error                   { return f(c) }
 func (callFunc) Region(int, int, bool, string, float64) error { return nil }
 func (callFunc) Mark(int, int, string, float64) error         { return nil }
 
+// indexed tells whether the message index has reached every block.
+func indexed(tl *timeline) bool {
+	for _, bs := range tl.blocks {
+		for _, b := range bs {
+			if b.msg.Load() == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// windowRefMsgs are the messages of the whole walk that a window of
+// [t0, t1) between all ranks draws: sent from t0-(t1-t0) on and before t1,
+// received from t0 on.
+func windowRefMsgs(ref map[[5]int64]int, t0, t1 int64) []string {
+	var l []string
+	for m, n := range ref {
+		if m[1] < t1 && m[3] >= t0 && m[1] >= t0-(t1-t0) {
+			for range n {
+				l = append(l, fmt.Sprint(m))
+			}
+		}
+	}
+	slices.Sort(l)
+	return l
+}
+
 // TestTimelineEnd: a synthetic trace of 4 ranks in blocks of 30,000 events
 // (100,000 events per rank: 4 blocks each). A window near the end of the
 // run holds exactly the calls and messages a whole walk of the trace has
-// there, and only the blocks that hold it were read; then with the message
-// walk cut at 8,000 calls, the end of the run still shows all its calls
-// (no messages there, and the timeline says so); the whole run in bins
-// has each lane's MPI time, decoded and again from the blocks' summaries.
+// there, and only the blocks that hold it were read; its messages are
+// exactly the walk's whether the message index was made at load or in the
+// background (the view once walked the messages from the start of the
+// trace over at most 20 million calls, which the background case, cut at
+// 8,000 calls, could not reach); the whole run in bins has each lane's MPI
+// time, decoded and again from the blocks' summaries.
 func TestTimelineEnd(t *testing.T) {
 	dir := t.TempDir()
 	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 400_000, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	ref, refMsgs := reference(t, dir)
-	for _, cut := range []bool{false, true} {
-		t.Run(fmt.Sprint("cut=", cut), func(t *testing.T) {
-			if cut {
-				old := maxCalls
-				maxCalls = 8000
-				defer func() { maxCalls = old }()
+	for _, lazy := range []bool{false, true} {
+		t.Run(fmt.Sprint("background=", lazy), func(t *testing.T) {
+			if lazy {
+				old := syncMsgs
+				syncMsgs = 1000
+				defer func() { syncMsgs = old }()
 			}
 			tl, err := loadTimeline(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cut {
+			if lazy {
+				if indexed(tl) {
+					t.Fatal("messages indexed at load")
+				}
 				tl.startMsgs()
 			}
-			for m := tl.msgs.Load(); m == nil; m = tl.msgs.Load() {
+			for !indexed(tl) {
 				time.Sleep(time.Millisecond)
 			}
 			if len(tl.ranks) != 4 || len(tl.blocks[0]) != 4 {
 				t.Fatalf("%d ranks, %d blocks of rank 0", len(tl.ranks), len(tl.blocks[0]))
+			}
+			// What the index keeps a block: each rank of the ring sends to
+			// its 2 neighbours and receives from them (4 channels), and
+			// at most the 4 requests of one exchange are pending.
+			for _, bs := range tl.blocks {
+				for _, b := range bs {
+					m, posts := b.msg.Load(), 0
+					for _, l := range m.posts {
+						posts += len(l)
+					}
+					if len(m.counts) != 4 || posts > 4 {
+						t.Errorf("rank %d, block at %d: %d channels, %d requests pending", b.rank, b.t0, len(m.counts), posts)
+					}
+				}
 			}
 			// The last 2 ms: calls that end after t0 and start before t1.
 			t1 := tl.end + 1
@@ -142,25 +193,25 @@ func TestTimelineEnd(t *testing.T) {
 			if len(tl.cache) < 4 || len(tl.cache) > 8 {
 				t.Errorf("%d blocks read", len(tl.cache))
 			}
-			wantMsgs := 0
-			for m, n := range refMsgs {
-				if m[1] < t1 && m[3] >= t0 && m[1] >= t0-(t1-t0) {
-					wantMsgs += n
+			// The messages, here and at other places of the run: the
+			// start, the middle, across the start of rank 0's second
+			// block, from the start of its third (requests posted in the
+			// block before and completed in it).
+			b1, b2 := tl.blocks[0][1].t0, tl.blocks[0][2].t0
+			for _, a := range []int64{t0, 0, tl.end / 2, tl.end / 3, t1 - 7_000_000, b1 - 1_000_000, b2} {
+				w := w
+				if a != t0 {
+					w = tl.window(a, a+2_000_000, 0, 3, 1000)
 				}
-			}
-			if cut {
-				if len(w.Msgs) != 0 || !w.Cut || !strings.Contains(strings.Join(w.Warnings, ";"), "messages are drawn up to") {
-					t.Errorf("cut: %d messages at the end, cut %v, warnings %q", len(w.Msgs), w.Cut, w.Warnings)
-				}
-			} else {
-				if len(w.Msgs) != wantMsgs || wantMsgs == 0 || w.Cut {
-					t.Errorf("end window: %d messages, want %d", len(w.Msgs), wantMsgs)
-				}
+				want := windowRefMsgs(refMsgs, w.T0, w.T1)
+				var got []string
 				for _, m := range w.Msgs {
-					k := [5]int64{int64(tl.ranks[m[0]]), m[1], int64(tl.ranks[m[2]]), m[3], m[4]}
-					if refMsgs[k] == 0 {
-						t.Errorf("message %v is not the trace's", k)
-					}
+					got = append(got, fmt.Sprint([5]int64{int64(tl.ranks[m[0]]), m[1], int64(tl.ranks[m[2]]), m[3], m[4]}))
+				}
+				slices.Sort(got)
+				if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") || w.Mode != "calls" || len(w.Warnings) != 0 {
+					t.Errorf("window from %d: %s, %d messages, want %d (warnings %q)\n%.1000s\nwant\n%.1000s", w.T0, w.Mode, len(got), len(want), w.Warnings,
+						strings.Join(got, "\n"), strings.Join(want, "\n"))
 				}
 			}
 			// The whole run in 500 columns (from the blocks' summaries:
@@ -217,7 +268,7 @@ func TestTimelineCache(t *testing.T) {
 }
 
 // TestTimelineLazyMessages: on a trace beyond syncMsgs events the messages
-// are walked from the first window of single calls on, in the background:
+// are indexed from the first window of single calls on, in the background:
 // that window says so, and a later one has them.
 func TestTimelineLazyMessages(t *testing.T) {
 	dir := t.TempDir()
@@ -231,14 +282,17 @@ func TestTimelineLazyMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := tl.window(0, tl.end+1, 0, 1, 100); b.Mode != "bins" || tl.msgs.Load() != nil {
-		t.Fatalf("whole run: %s; messages walked: %v", b.Mode, tl.msgs.Load() != nil)
+	if b := tl.window(0, tl.end+1, 0, 1, 100); b.Mode != "bins" || tl.blocks[0][0].msg.Load() != nil {
+		t.Fatalf("whole run: %s; messages indexed: %v", b.Mode, tl.blocks[0][0].msg.Load() != nil)
 	}
 	w := tl.window(0, 2_000_000, 0, 1, 100)
-	if w.Mode != "calls" || len(w.Msgs) != 0 || !strings.Contains(strings.Join(w.Warnings, ";"), "messages are being read") {
+	// (The background index may already have read this window's blocks:
+	// then it has its messages and no warning.)
+	reading := strings.Contains(strings.Join(w.Warnings, ";"), "messages are being read")
+	if w.Mode != "calls" || reading != (len(w.Msgs) == 0) {
 		t.Fatalf("first window of calls: %s, %d messages, %q", w.Mode, len(w.Msgs), w.Warnings)
 	}
-	for tl.msgs.Load() == nil {
+	for !indexed(tl) {
 		time.Sleep(time.Millisecond)
 	}
 	if w = tl.window(0, 2_000_000, 0, 1, 100); len(w.Msgs) == 0 || len(w.Warnings) != 0 {
@@ -296,5 +350,142 @@ func TestTimelinePartial(t *testing.T) {
 		if math.Abs(busy[i]-want) > 1e-6*want {
 			t.Errorf("rank %d: %.0f ns in MPI, want %.0f", i, busy[i], want)
 		}
+	}
+}
+
+// reblock rewrites each rank file of the trace in dir with its events in
+// blocks of n events (cut anywhere in an exchange), each event passed
+// through edit first.
+func reblock(t *testing.T, dir string, n int, edit func(rank int, e *trace.Event)) {
+	t.Helper()
+	job, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range job.Ranks {
+		data, err := os.ReadFile(r.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br, err := trace.NewBlockReader(bytes.NewReader(data), r.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		bw, err := trace.NewBlockWriter(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evs []trace.Event
+		tid := 0
+		fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+		var scratch bytes.Buffer
+		for {
+			kind, p, err := br.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch kind {
+			case trace.BEvents:
+				tid, evs, err = trace.DecodeEvents(p, evs)
+				if err != nil {
+					t.Fatal(err)
+				}
+			case trace.BFinal:
+				for i := 0; i < len(evs); i += n {
+					part := evs[i:min(i+n, len(evs))]
+					for k := range part {
+						edit(r.Header.Rank, &part[k])
+					}
+					b, err := trace.AppendEvents(nil, tid, part, fw, &scratch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					bw.Block(trace.BEvents, b)
+				}
+				bw.Block(kind, p)
+			default:
+				bw.Block(kind, p)
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r.Path, out.Bytes(), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTimelineMessagesAnywhere: the synthetic ring of 3 ranks with its
+// events in blocks of 7,777 (a block may end between a receive's posting
+// and its completion, or between the completions and their MPI_Waitall),
+// every receive of rank 1 posted with MPI_ANY_SOURCE and MPI_ANY_TAG (its
+// source and tag known from the status). Indexed in the background, a
+// window of 2 ms across each block's start of each rank, one from its
+// start, and one from 2 ms after (the first whose messages need no block
+// before: those pending at its start are the index's), holds exactly the
+// messages of a whole walk.
+func TestTimelineMessagesAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 3, Events: 90_000, Seed: 6}); err != nil {
+		t.Fatal(err)
+	}
+	reblock(t, dir, 7777, func(rank int, e *trace.Event) {
+		if rank == 1 && e.Kind == trace.KCall && e.Flags&trace.FRecv != 0 {
+			e.RPeer, e.RTag = -2, -1
+		}
+	})
+	_, refMsgs := reference(t, dir)
+	old := syncMsgs
+	syncMsgs = 1000
+	defer func() { syncMsgs = old }()
+	tl, err := loadTimeline(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.startMsgs()
+	for !indexed(tl) {
+		time.Sleep(time.Millisecond)
+	}
+	if len(tl.blocks[0]) != 4 {
+		t.Fatalf("%d blocks of rank 0, want 4 (30,000 events)", len(tl.blocks[0]))
+	}
+	posts, pend := 0, 0
+	for _, bs := range tl.blocks {
+		for _, b := range bs {
+			m := b.msg.Load()
+			posts += len(m.posts)
+			for _, l := range m.pend {
+				pend += len(l)
+			}
+		}
+	}
+	if posts == 0 || pend == 0 {
+		t.Fatalf("no block starts with requests pending (%d) or completions before their call (%d): the test tests nothing", posts, pend)
+	}
+	windows := 0
+	for _, bs := range tl.blocks {
+		for _, b := range bs {
+			for _, a := range []int64{b.t0 - 1_000_000, b.t0, b.t0 + 2_000_001} {
+				w := tl.window(a, a+2_000_000, 0, 2, 1000)
+				want := windowRefMsgs(refMsgs, w.T0, w.T1)
+				var got []string
+				for _, m := range w.Msgs {
+					got = append(got, fmt.Sprint([5]int64{int64(tl.ranks[m[0]]), m[1], int64(tl.ranks[m[2]]), m[3], m[4]}))
+				}
+				slices.Sort(got)
+				if w.Mode != "calls" || len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") || len(w.Warnings) != 0 {
+					t.Errorf("window from %d (block of rank %d): %s, %d messages, want %d (warnings %q)", a, b.rank, w.Mode, len(got), len(want), w.Warnings)
+				}
+				windows++
+			}
+		}
+	}
+	if windows != 36 {
+		t.Errorf("%d windows", windows)
 	}
 }
