@@ -53,6 +53,9 @@ void ms_trace_rma(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1,
 void ms_trace_io(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int ok, const ms_twin *f, int64_t sbytes, int64_t rbytes, int info, const MPI_Request *req) {}
 void ms_tmsg_note(ms_thread *t, MPI_Message m, const ms_comm *cm) {}
 const ms_comm *ms_tmsg_comm(ms_thread *t, MPI_Message m) { return NULL; }
+int ms_qmpi_mode; /* qmpi.c: QMPI mode off */
+volatile uint32_t ms_qoff = 1;
+int ms_qmpi_wanted(void) { return 0; }
 
 /* ---- a fake PMPI layer: just enough for the wrappers and the caches ---- */
 static int next_comm = 0x44000010;
