@@ -33,6 +33,38 @@ func sortedLines(out string) []string {
 	return l
 }
 
+// rankOutputs is the sorted lines of the files prefix.0 and prefix.1: each
+// rank of the piggyback programs writes its own file, as mpirun may forward
+// two ranks' stdout in pieces that split their lines.
+func rankOutputs(t *testing.T, prefix string) []string {
+	t.Helper()
+	var b strings.Builder
+	for r := 0; r < 2; r++ {
+		data, err := os.ReadFile(prefix + "." + strconv.Itoa(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(data)
+	}
+	return sortedLines(b.String())
+}
+
+// plainOutputs runs bin on 2 ranks without mpiscope, writing to
+// dir/plain.<rank>, and returns its output's sorted lines, which must be
+// n (0: any number).
+func plainOutputs(t *testing.T, f mpitest.Family, bin, dir string, n int) []string {
+	t.Helper()
+	plainOut := filepath.Join(dir, "plain")
+	if res := f.Exec(t, mpitest.Run{NP: 2, Args: []string{bin, plainOut}}); res.Err != nil {
+		t.Fatalf("without mpiscope: %v\n%s", res.Err, res.Stderr)
+	}
+	want := rankOutputs(t, plainOut)
+	if n > 0 && len(want) != n {
+		t.Fatalf("without mpiscope: %d lines, want %d:\n%s", len(want), n, strings.Join(want, "\n"))
+	}
+	return want
+}
+
 // TestPiggybackTransparent runs transp.c (every kind of point-to-point
 // call, status and edge case a program can observe) without mpiscope,
 // with it, and with the channel on: the output must be the same, and the
@@ -41,32 +73,11 @@ func TestPiggybackTransparent(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
 		bin := mpitest.Compile(t, f.MPICC, "piggyback/transp.c", dir)
-		// Each rank writes its own file (out.<rank>): mpirun may forward
-		// two ranks' stdout in pieces that split their lines.
-		outs := func(prefix string) string {
-			var b strings.Builder
-			for r := 0; r < 2; r++ {
-				data, err := os.ReadFile(prefix + "." + strconv.Itoa(r))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b.Write(data)
-			}
-			return b.String()
-		}
-		plainOut := filepath.Join(dir, "plain")
-		plain := f.Exec(t, mpitest.Run{NP: 2, Args: []string{bin, plainOut}})
-		if plain.Err != nil {
-			t.Fatalf("without mpiscope: %v\n%s", plain.Err, plain.Stderr)
-		}
-		want := sortedLines(outs(plainOut))
-		if len(want) != 101 {
-			t.Fatalf("without mpiscope: %d lines, want 101:\n%s", len(want), strings.Join(want, "\n"))
-		}
+		want := plainOutputs(t, f, bin, dir, 101)
 		for _, on := range []string{"0", "1"} {
 			out := filepath.Join(dir, "pb"+on)
 			p, _, _ := f.Profile(t, 2, map[string]string{"MPISCOPE_PIGGYBACK": on}, bin, out)
-			got := sortedLines(outs(out))
+			got := rankOutputs(t, out)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("MPISCOPE_PIGGYBACK=%s: output differs\ngot:\n%s\nwant:\n%s", on, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
@@ -262,25 +273,7 @@ func TestPiggybackStage(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
 		bin := mpitest.Compile(t, f.MPICC, "piggyback/stage.c", dir)
-		outs := func(prefix string) []string {
-			var b strings.Builder
-			for r := 0; r < 2; r++ {
-				data, err := os.ReadFile(prefix + "." + strconv.Itoa(r))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b.Write(data)
-			}
-			return sortedLines(b.String())
-		}
-		plainOut := filepath.Join(dir, "plain")
-		if res := f.Exec(t, mpitest.Run{NP: 2, Args: []string{bin, plainOut}}); res.Err != nil {
-			t.Fatalf("without mpiscope: %v\n%s", res.Err, res.Stderr)
-		}
-		want := outs(plainOut)
-		if len(want) != 23 {
-			t.Fatalf("without mpiscope: %d lines, want 23:\n%s", len(want), strings.Join(want, "\n"))
-		}
+		want := plainOutputs(t, f, bin, dir, 23)
 		for _, c := range []struct {
 			name             string
 			env              map[string]string
@@ -293,7 +286,7 @@ func TestPiggybackStage(t *testing.T) {
 			out := filepath.Join(dir, c.name)
 			c.env["MPISCOPE_DEBUG_PIGGYBACK"] = "1"
 			p, _, res := f.Profile(t, 2, c.env, bin, out)
-			if got := outs(out); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			if got := rankOutputs(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("%s: output differs\ngot:\n%s\nwant:\n%s", c.name, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			mpitest.Want(t, p, map[string][2]int64{
@@ -328,25 +321,7 @@ func TestPiggybackMPI4(t *testing.T) {
 	f := mpitest.Get(t, "mpich")
 	dir := t.TempDir()
 	bin := mpitest.Compile(t, f.MPICC, "piggyback/mpi4.c", dir)
-	outs := func(prefix string) []string {
-		var b strings.Builder
-		for r := 0; r < 2; r++ {
-			data, err := os.ReadFile(prefix + "." + strconv.Itoa(r))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.Write(data)
-		}
-		return sortedLines(b.String())
-	}
-	plainOut := filepath.Join(dir, "plain")
-	if res := f.Exec(t, mpitest.Run{NP: 2, Args: []string{bin, plainOut}}); res.Err != nil {
-		t.Fatalf("without mpiscope: %v\n%s", res.Err, res.Stderr)
-	}
-	want := outs(plainOut)
-	if len(want) != 30 {
-		t.Fatalf("without mpiscope: %d lines, want 30:\n%s", len(want), strings.Join(want, "\n"))
-	}
+	want := plainOutputs(t, f, bin, dir, 30)
 	counts := func(p *profile.Profile) string {
 		var b strings.Builder
 		for _, fn := range p.Funcs {
@@ -360,7 +335,7 @@ func TestPiggybackMPI4(t *testing.T) {
 	for _, on := range []string{"0", "1"} {
 		out := filepath.Join(dir, "pb"+on)
 		p, _, res := f.Profile(t, 2, map[string]string{"MPISCOPE_PIGGYBACK": on, "MPISCOPE_DEBUG_PIGGYBACK": "1"}, bin, out)
-		if got := outs(out); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		if got := rankOutputs(t, out); strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("MPISCOPE_PIGGYBACK=%s: output differs\ngot:\n%s\nwant:\n%s", on, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 		mpitest.Want(t, p, map[string][2]int64{
@@ -459,22 +434,7 @@ func TestPiggybackDisagree(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
 		bin := mpitest.Compile(t, f.MPICC, "piggyback/stage.c", dir)
-		outs := func(prefix string) string {
-			var b strings.Builder
-			for r := 0; r < 2; r++ {
-				data, err := os.ReadFile(prefix + "." + strconv.Itoa(r))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b.Write(data)
-			}
-			return strings.Join(sortedLines(b.String()), "\n")
-		}
-		plainOut := filepath.Join(dir, "plain")
-		if res := f.Exec(t, mpitest.Run{NP: 2, Args: []string{bin, plainOut}}); res.Err != nil {
-			t.Fatalf("without mpiscope: %v\n%s", res.Err, res.Stderr)
-		}
-		want := outs(plainOut)
+		want := strings.Join(plainOutputs(t, f, bin, dir, 0), "\n")
 		const pbWarn = "MPISCOPE_PIGGYBACK (or MPISCOPE_COMPENSATE): not every rank asked for it: off on all ranks"
 		const compWarn = "MPISCOPE_COMPENSATE: not every rank asked for it: off on all ranks"
 		pb := map[string]string{"MPISCOPE_PIGGYBACK": "1", "MPISCOPE_DEBUG_PIGGYBACK": "1"}
@@ -497,7 +457,7 @@ func TestPiggybackDisagree(t *testing.T) {
 			if res.Err != nil {
 				t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", c.name, res.Err, res.Stdout, res.Stderr)
 			}
-			if got := outs(out); got != want {
+			if got := strings.Join(rankOutputs(t, out), "\n"); got != want {
 				t.Errorf("%s: output differs\ngot:\n%s\nwant:\n%s", c.name, got, want)
 			}
 			if n := strings.Count(res.Stderr, "mpiscope: warning: "+c.warning); n != 1 || strings.Count(res.Stderr, "not every rank") != 1 {
