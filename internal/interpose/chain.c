@@ -100,8 +100,9 @@ static int ms_chain_shimdir(char *dir, size_t n)
 	return access(probe, R_OK) == 0;
 }
 
-/* ms_chain_lookup is the index of name in ms_fn_names (sorted), or -1. */
-static int ms_chain_lookup(const char *name)
+/* ms_fn_lookup is the index of name in ms_fn_names (sorted), or -1
+ * (cold: the stack's binding, QMPI mode's probe). */
+int ms_fn_lookup(const char *name)
 {
 	int lo = 0, hi = ms_nfuncs - 1;
 	while (lo <= hi) {
@@ -119,7 +120,7 @@ static int ms_chain_lookup(const char *name)
 /* A level's table for mpiscope_shim_bind: next[i] for ms_fn_names[i]. */
 static void *ms_chain_next_of(const char *name, void *ctx)
 {
-	int i = ms_chain_lookup(name);
+	int i = ms_fn_lookup(name);
 	return i < 0 ? NULL : ((void **)ctx)[i];
 }
 
@@ -405,15 +406,15 @@ static void ms_chain_setup(void)
 	ms_chain_link(next, n);
 	ms_chain_next = next;
 	int i;
-	if ((i = ms_chain_lookup("MPI_Init")) >= 0)
+	if ((i = ms_fn_lookup("MPI_Init")) >= 0)
 		ms_next_init = (int (*)(int *, char ***))next[i];
-	if ((i = ms_chain_lookup("MPI_Init_thread")) >= 0)
+	if ((i = ms_fn_lookup("MPI_Init_thread")) >= 0)
 		ms_next_init_thread = (int (*)(int *, char ***, int, int *))next[i];
-	if ((i = ms_chain_lookup("MPI_Finalize")) >= 0)
+	if ((i = ms_fn_lookup("MPI_Finalize")) >= 0)
 		ms_next_finalize = (int (*)(void))next[i];
-	if ((i = ms_chain_lookup("MPI_Abort")) >= 0)
+	if ((i = ms_fn_lookup("MPI_Abort")) >= 0)
 		ms_next_abort = (int (*)(MPI_Comm, int))next[i];
-	if ((i = ms_chain_lookup("MPI_Pcontrol")) >= 0)
+	if ((i = ms_fn_lookup("MPI_Pcontrol")) >= 0)
 		ms_next_pcontrol = (int (*)(int, ...))next[i];
 	ms_chain_n = n;
 	/* next stays: the shims and the wrappers hold its addresses' values,

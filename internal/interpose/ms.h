@@ -146,6 +146,7 @@ static inline uint32_t ms_region(const ms_thread *t) { return (uint32_t)(t->rkey
 /* Generated tables (zwrap_<family>.c). */
 extern const int ms_nfuncs;
 extern const char *const ms_fn_names[];
+MS_HIDDEN int ms_fn_lookup(const char *name); /* chain.c: index in ms_fn_names, or -1 */
 extern const char *const ms_fn_classes[];
 
 /* Runtime state (core.c). */

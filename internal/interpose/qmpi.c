@@ -135,28 +135,12 @@ __attribute__((constructor)) static void ms_qmpi_load(void)
 	ms_q_rc = reg(MS_QMPI_NAME, ms_qmpi_init);
 }
 
-/* ms_q_fn is the function id of name (ms_fn_names is sorted), or -1. */
-static int ms_q_fn(const char *name)
-{
-	int lo = 0, hi = ms_nfuncs - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2, c = strcmp(ms_fn_names[mid], name);
-		if (c == 0)
-			return mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
-}
-
 /* ms_q_probe: a PMPI_Comm_rank reaches our QMPI wrapper, which takes the
  * announcement (ms_qfn) and passes the call on, unrecorded (ms_qoff is
  * still 1). */
 static int ms_q_probe(void)
 {
-	int id = ms_q_fn("MPI_Comm_rank"), r = -1;
+	int id = ms_fn_lookup("MPI_Comm_rank"), r = -1;
 	if (id < 0 || ms_qmpi_tramps[id] == NULL)
 		return 0;
 	ms_qfn = (uint32_t)id + 1;
