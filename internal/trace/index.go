@@ -133,7 +133,7 @@ func firstEvent(s *BlockSpan, p []byte, f io.ReaderAt, pstart, ln int64) error {
 		if int64(size) != ln-int64(len(p)-len(d.b)) {
 			return fmt.Errorf("raw events: %d bytes, header says %d", ln-int64(len(p)-len(d.b)), size)
 		}
-		evs, err := DecodeRawRecords(d.b, 1, nil)
+		evs, err := decodeRawRecords(d.b, 1, nil, false) // p: the payload's first indexHead bytes
 		if err != nil {
 			return err
 		}

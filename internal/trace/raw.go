@@ -73,6 +73,13 @@ func DecodeRaw(p []byte, evs []Event) (tid int, out []Event, err error) {
 
 // DecodeRawRecords decodes the n records of one block, appending to evs.
 func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
+	return decodeRawRecords(b, n, evs, true)
+}
+
+// decodeRawRecords decodes n records from the start of b; whole: b is the
+// block's records, all n of them (bytes after the last are an error), or
+// only a prefix holding the first n (the time index reads the first).
+func decodeRawRecords(b []byte, n int, evs []Event, whole bool) ([]Event, error) {
 	le := binary.LittleEndian
 	var dict [rawSlots]Event
 	var have [rawSlots]bool
@@ -133,7 +140,7 @@ func DecodeRawRecords(b []byte, n int, evs []Event) ([]Event, error) {
 		v.Req = 0
 		dict[slot], have[slot] = v, true
 	}
-	if off != len(b) {
+	if whole && off != len(b) {
 		return evs, fmt.Errorf("%d bytes after the last of %d events", len(b)-off, n)
 	}
 	return evs, nil
