@@ -227,7 +227,11 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	// matched (twice their size while sorted) fit in half of it.
 	nshard := opt.Workers * 4
 	var sp *spill
-	if need := int64(res.Events) * recBytes; need > opt.Memory {
+	need := int64(res.Events) * recBytes
+	// The calls are logged for the critical path's shares when the log
+	// fits beside the records; else each rank's trace is read again.
+	logCalls := need+int64(res.Events)*callLogBytes <= opt.Memory
+	if need > opt.Memory {
 		nshard = max(nshard, int(min(need*int64(opt.Workers)*4/opt.Memory+1, 1<<16)))
 		var err error
 		if sp, err = newSpill(nshard); err != nil {
@@ -242,6 +246,9 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
 		p.inter = inter
+		if logCalls {
+			p.log = newCallLog()
+		}
 		passes[i] = p
 		if sp != nil {
 			defer p.flushAll()
@@ -339,7 +346,14 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	cp := replay(passes, ws)
 	keys := make([][]pathKey, n)
-	forEach(n, opt.Workers, func(i int) { keys[i] = pathKeys(w, i, job.Ranks[i], cp.segs[i]) })
+	forEach(n, opt.Workers, func(i int) {
+		if l := passes[i].log; l != nil {
+			keys[i] = l.pathKeys(cp.segs[i])
+			passes[i].log = nil
+		} else {
+			keys[i] = pathKeysOf(w, i, job.Ranks[i], cp.segs[i])
+		}
+	})
 	for i := range parts {
 		parts[i].PathSec = segSeconds(cp.segs[i])
 		parts[i].Path = namePath(job.Ranks[i], keys[i], func(pc uint64) (string, string) { return names.site(i, pc) })

@@ -137,6 +137,7 @@ type rankPass struct {
 	sp        *spill            // nil: records stay in memory
 	inter     map[int]interSide // intercommunicators by GComm.ID (interSides)
 	byOwner   bool              // in the job: shards are ranks (shard)
+	log       *callLog          // nil: the critical path's shares read the trace again (pathKeys)
 	buf       []byte
 }
 
@@ -296,6 +297,9 @@ func (p *rankPass) Call(c *trace.Call) error {
 	}
 	p.last = max(p.last, c.T1)
 	p.mpi += c.T1 - c.T0
+	if p.log != nil {
+		p.log.add(uint16(c.FnID), c.PC, c.T0, c.T1)
+	}
 	key := int32(-1)
 	k := func() int32 {
 		if key < 0 {

@@ -1,0 +1,144 @@
+package analyze
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// callLog keeps what the critical path's function and callsite shares
+// need of a rank's calls, in the order the walk visits them: entry, exit
+// and (function, callsite). The shares are then taken from it once the
+// path is known, instead of decoding the rank's trace a second time
+// (pathKeys). The times are kept exactly, as the differences of their
+// float64 bits from the previous call's entry (close times: close bits),
+// in varints: about 10 bytes a call, at most callLogBytes when the log
+// is weighed against the analysis' memory bound.
+type callLog struct {
+	bufs  [][]byte // full but the last
+	prev  uint64   // the last entry's bits
+	keys  []fnPC
+	ids   map[fnPC]uint32
+	cache [256]fnPCSlot // the keys seen last, by hash: no map lookup per call
+}
+
+// logBuf is the size of a log's buffers: it grows by buffers, not by
+// copying.
+const logBuf = 64 << 10
+
+// fnPC is a call's function id and callsite address.
+type fnPC struct {
+	fn uint16
+	pc uint64
+}
+
+type fnPCSlot struct {
+	k  fnPC
+	v  uint32
+	ok bool
+}
+
+// callLogBytes is what the log is taken to hold per event, when weighed
+// against the memory bound (calls of 1 to 3 microseconds take 9 to 11
+// bytes; more for longer gaps).
+const callLogBytes = 12
+
+func newCallLog() *callLog { return &callLog{ids: map[fnPC]uint32{}} }
+
+// add logs a call.
+func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
+	k := fnPC{fn, pc}
+	s := &l.cache[uint8((pc^pc>>8^pc>>16)+uint64(fn)*0x9e)]
+	if !s.ok || s.k != k {
+		v, ok := l.ids[k]
+		if !ok {
+			v = uint32(len(l.keys))
+			l.ids[k] = v
+			l.keys = append(l.keys, k)
+		}
+		*s = fnPCSlot{k, v, true}
+	}
+	n := len(l.bufs)
+	if n == 0 || len(l.bufs[n-1])+3*binary.MaxVarintLen64 > logBuf {
+		l.bufs = append(l.bufs, make([]byte, 0, logBuf))
+		n++
+	}
+	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
+	b := l.bufs[n-1]
+	b = binary.AppendUvarint(b, zigzag(b0-l.prev))
+	b = binary.AppendUvarint(b, zigzag(b1-b0))
+	b = binary.AppendUvarint(b, uint64(s.v))
+	l.bufs[n-1], l.prev = b, b0
+}
+
+// zigzag maps a difference of two uint64 (wrapped) to a small number when
+// it is small either way.
+func zigzag(d uint64) uint64 { return d<<1 ^ uint64(int64(d)>>63) }
+
+func unzigzag(z uint64) uint64 { return z>>1 ^ -(z & 1) }
+
+// pathKeys is the MPI time of the logged calls on the path's segments ss
+// (in time order) per function and callsite, as pathKeys reads it from
+// the trace: the same sums, added in the same order.
+func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
+	if len(ss) == 0 {
+		return nil
+	}
+	ns := make([]float64, len(l.keys))
+	on := make([]bool, len(l.keys))
+	k0, last := 0, math.Inf(-1)
+	var bits uint64
+	for _, b := range l.bufs {
+		for len(b) > 0 {
+			// Written by add: whole varints.
+			d0, n0 := binary.Uvarint(b)
+			d1, n1 := binary.Uvarint(b[n0:])
+			x, n2 := binary.Uvarint(b[n0+n1:])
+			b = b[n0+n1+n2:]
+			bits += unzigzag(d0)
+			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
+			if t0 < last {
+				k0 = 0 // a time going back (the next thread's calls)
+			}
+			last = t0
+			for k0 < len(ss) && ss[k0][1] <= t0 {
+				if k0+8 < len(ss) && ss[k0+8][1] <= t0 {
+					lo, hi := k0+8, len(ss) // the first segment ending after t0: past lo, at most hi
+					for lo < hi {
+						if m := int(uint(lo+hi) >> 1); ss[m][1] <= t0 {
+							lo = m + 1
+						} else {
+							hi = m
+						}
+					}
+					k0 = lo
+					break
+				}
+				k0++
+			}
+			for k := k0; k < len(ss) && ss[k][0] < t1; k++ {
+				if o := min(t1, ss[k][1]) - max(t0, ss[k][0]); o > 0 {
+					ns[x] += o
+					on[x] = true
+				}
+			}
+		}
+	}
+	var keys []pathKey
+	for x, k := range l.keys {
+		if on[x] {
+			keys = append(keys, pathKey{k.fn, k.pc, ns[x]})
+		}
+	}
+	slices.SortFunc(keys, func(a, b pathKey) int {
+		if a.fn != b.fn {
+			return int(a.fn) - int(b.fn)
+		}
+		return cmpU(a.pc, b.pc)
+	})
+	return keys
+}
+
+// pathKeysOf reads a rank's trace again for its path keys (when its calls
+// were not logged); a variable for the tests, which count the readings.
+var pathKeysOf = pathKeys

@@ -1,0 +1,115 @@
+package analyze
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// TestCallLog: the critical path's function and callsite shares come from
+// the calls logged by the walk, without reading any rank's trace again,
+// and are what a second reading gives (as when the log does not fit the
+// memory bound): the same JSON, byte for byte.
+func TestCallLog(t *testing.T) {
+	var reads atomic.Int64
+	defer func(f func(*trace.Walker, int, *trace.Rank, [][2]float64) []pathKey) { pathKeysOf = f }(pathKeysOf)
+	pathKeysOf = func(w *trace.Walker, i int, r *trace.Rank, ss [][2]float64) []pathKey {
+		reads.Add(1)
+		return pathKeys(w, i, r, ss)
+	}
+	synth := t.TempDir()
+	if err := trace.WriteSynth(synth, trace.SynthSpec{Ranks: 4, Events: 40000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		dir  string
+	}{{"synth", synth}, {"threads", threadsJob(t)}} {
+		j, err := trace.OpenJob(tc.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events int64
+		for _, r := range j.Ranks {
+			events += int64(r.Events)
+		}
+		reads.Store(0)
+		logged, err := Analyze(j, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := reads.Load(); n != 0 {
+			t.Errorf("%s: %d ranks read again, want 0", tc.name, n)
+		}
+		// Records in memory, the log beyond the bound: read again.
+		again, err := Analyze(j, Options{Workers: 2, Memory: events * (recBytes + callLogBytes/2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := reads.Load(); n != int64(len(j.Ranks)) {
+			t.Errorf("%s: %d ranks read again without the log, want %d", tc.name, n, len(j.Ranks))
+		}
+		if len(logged.Critical.Callsites) == 0 || logged.Critical.MPI <= 0 {
+			t.Errorf("%s: no MPI time on the critical path: %+v", tc.name, logged.Critical)
+		}
+		a, _ := json.Marshal(logged)
+		b, _ := json.Marshal(again)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the result from the log differs from the one read again:\n%s\n%s", tc.name, a, b)
+		}
+	}
+}
+
+// threadsJob is two ranks whose rank 1 has a second thread, written in a
+// block of its own after the main thread's, its times going back: rank 0
+// sends at 1,000, 3,000 and 5,000 ns (each 100 ns), rank 1's main thread
+// receives late (each receive waits from its entry to the send), its
+// second thread makes calls (MPI_Comm_rank) from 500 ns on.
+func threadsJob(t *testing.T) string {
+	t.Helper()
+	job := t.TempDir()
+	writeFile(t, trace.RankPath(job, 0), rankFile(t, 0, 2, []trace.Event{
+		call(fCommRank, 0, 10),
+		send(fSend, 1000, 1100, 1),
+		send(fSend, 3000, 3100, 1),
+		send(fSend, 5000, 5100, 1),
+	}))
+	main := []trace.Event{
+		recv(fRecv, 100, 1200, 0),
+		recv(fRecv, 2000, 3200, 0),
+		recv(fRecv, 4000, 5200, 0),
+		call(fBarrier, 5300, 5400), // alone: no partner, no wait
+	}
+	var second []trace.Event
+	for k := uint64(0); k < 12; k++ {
+		second = append(second, call(fCommRank, 500+400*k, 700+400*k))
+	}
+	var b bytes.Buffer
+	bw, _ := trace.NewBlockWriter(&b)
+	bw.Block(trace.BHeader, trace.EncodeHeader(&trace.Header{Rank: 1, Size: 2, PID: 101, Host: "h", Family: "test",
+		Tool: "0", Timer: "clock", RealNs: 1, FnNames: fnNames, FnClasses: make([]string, len(fnNames))}))
+	bw.Block(trace.BCalib, trace.EncodeCalib(trace.Calib{NsPerTick: 1}))
+	bw.Block(trace.BComm, trace.EncodeComm(&trace.CommDef{ID: 0, Key: "world", Size: 2, World: []int{0, 1}}))
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	for _, blk := range []struct {
+		tid int
+		evs []trace.Event
+	}{{101, main}, {102, second}} {
+		var scratch bytes.Buffer
+		p, err := trace.AppendEvents(nil, blk.tid, blk.evs, fw, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bw.Block(trace.BEvents, p)
+	}
+	bw.Block(trace.BFinal, trace.EncodeFinal(trace.Final{}))
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, trace.RankPath(job, 1), b.Bytes())
+	return job
+}
