@@ -396,30 +396,41 @@ type matchStats struct {
 // matchShard pairs the message ends of shard s by flow and groups its
 // collective parts by instance, producing the wait candidates.
 func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill) ([]cand, matchStats) {
-	var sends []sendRec
-	var recvs []recvRec
-	var colls []collRec
+	// The spilled records first, then each rank's: one list in that
+	// order, sorted from its parts.
+	sends := make([][]sendRec, 0, len(passes)+1)
+	recvs := make([][]recvRec, 0, len(passes)+1)
+	colls := make([][]collRec, 0, len(passes)+1)
 	if sp != nil {
-		var err error
-		if sends, recvs, colls, err = decodeSpill(sp.read(s), nil, nil, nil); err != nil {
+		s0, r0, c0, err := decodeSpill(sp.read(s), nil, nil, nil)
+		if err != nil {
 			sp.fail(err)
 		}
+		sends, recvs, colls = append(sends, s0), append(recvs, r0), append(colls, c0)
 	}
 	for _, p := range passes {
-		sends = append(sends, p.sends[s]...)
-		recvs = append(recvs, p.recvs[s]...)
-		colls = append(colls, p.colls[s]...)
+		sends = append(sends, p.sends[s])
+		recvs = append(recvs, p.recvs[s])
+		colls = append(colls, p.colls[s])
 		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 	}
-	return matchRecs(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok })
+	return matchParts(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok })
 }
 
 // matchRecs pairs message ends by flow and groups collective parts by
 // instance, producing the wait candidates.
 func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
+	return matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, idx)
+}
+
+// matchParts is matchRecs of the records in parts (each list the
+// concatenation of its parts).
+func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
 	var st matchStats
-	sends = sortByKey(sends, func(r *sendRec) uint64 { return r.flow })
-	recvs = sortByKey(recvs, func(r *recvRec) uint64 { return r.flow })
+	sends := sortParts(sendParts, func(r *sendRec) uint64 { return r.flow })
+	recvs := sortParts(recvParts, func(r *recvRec) uint64 { return r.flow })
+	clear(sendParts)
+	clear(recvParts)
 	var out []cand
 	i, j := 0, 0
 	for i < len(sends) && j < len(recvs) {
@@ -451,7 +462,8 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world
 	}
 	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
 	// By (communicator, sequence number), then rank: two stable passes.
-	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.idx)) })
+	colls := sortParts(collParts, func(r *collRec) uint64 { return uint64(uint32(r.idx)) })
+	clear(collParts)
 	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	for i := 0; i < len(colls); {
 		j := i + 1

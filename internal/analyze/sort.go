@@ -8,21 +8,39 @@ import "slices"
 // when keys crowd into it. For the evenly spread keys here (hashed flow
 // ids, call numbers) it does far fewer moves of the 56-byte records than
 // a comparison sort.
-func sortByKey[T any](a []T, key func(*T) uint64) []T {
-	n := len(a)
-	byKey := func(x, y T) int { return cmpU(key(&x), key(&y)) }
-	if n < 64 {
-		slices.SortStableFunc(a, byKey)
-		return a
+func sortByKey[T any](a []T, key func(*T) uint64) []T { return sortParts([][]T{a}, key) }
+
+// sortParts is sortByKey of the concatenation of parts, without making it:
+// the counting pass reads the parts, the records go to their buckets
+// straight from them.
+func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
+	n := 0
+	for _, a := range parts {
+		n += len(a)
 	}
+	byKey := func(x, y T) int { return cmpU(key(&x), key(&y)) }
 	var maxKey uint64
 	sorted := true
-	for i := range a {
-		k := key(&a[i])
-		sorted = sorted && k >= maxKey
-		maxKey = max(maxKey, k)
+	for _, a := range parts {
+		for i := range a {
+			k := key(&a[i])
+			sorted = sorted && k >= maxKey
+			maxKey = max(maxKey, k)
+		}
 	}
-	if sorted {
+	if sorted || n < 64 {
+		var a []T
+		if len(parts) == 1 {
+			a = parts[0]
+		} else {
+			a = make([]T, 0, n)
+			for _, p := range parts {
+				a = append(a, p...)
+			}
+		}
+		if !sorted {
+			slices.SortStableFunc(a, byKey)
+		}
 		return a
 	}
 	// Buckets: the key's top bits, about n/8 of them.
@@ -35,18 +53,22 @@ func sortByKey[T any](a []T, key func(*T) uint64) []T {
 		shift++
 	}
 	count := make([]int, (1<<bits)+1)
-	for i := range a {
-		count[(key(&a[i])>>shift)+1]++
+	for _, a := range parts {
+		for i := range a {
+			count[(key(&a[i])>>shift)+1]++
+		}
 	}
 	for b := 1; b < len(count); b++ {
 		count[b] += count[b-1]
 	}
 	out := make([]T, n)
 	pos := slices.Clone(count[:len(count)-1])
-	for i := range a {
-		b := key(&a[i]) >> shift
-		out[pos[b]] = a[i]
-		pos[b]++
+	for _, a := range parts {
+		for i := range a {
+			b := key(&a[i]) >> shift
+			out[pos[b]] = a[i]
+			pos[b]++
+		}
 	}
 	for b := 0; b+1 < len(count); b++ {
 		s := out[count[b]:count[b+1]]
