@@ -196,11 +196,16 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		idx[r.Header.Rank] = i
 	}
 	// Progress: each rank's events so far (the walk reports a rank's
-	// running count after each block), summed over ranks.
+	// running count after each block), summed over ranks. After its
+	// first block a rank's pass sizes its lists (rankPass.reserve).
 	var done atomic.Uint64
 	seen := make([]uint64, n)
+	passes := make([]*rankPass, n) // each set by the goroutine that walks its rank, before the walk
 	progress := func(rank int, ev uint64) {
 		i := idx[rank]
+		if passes[i] != nil {
+			passes[i].reserve(ev, job.Ranks[i].Events)
+		}
 		d := done.Add(ev - seen[i])
 		seen[i] = ev
 		if opt.Progress != nil {
@@ -239,7 +244,6 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		}
 		defer sp.close()
 	}
-	passes := make([]*rankPass, n)
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
 	forEach(n, opt.Workers, func(i int) {
@@ -315,6 +319,15 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	res.addStats(total)
 	// Each rank's candidates, grouped by call: wait states and jumps.
 	perRank := make([][]cand, n)
+	count := make([]int, n)
+	for _, cs := range cands {
+		for i := range cs {
+			count[cs[i].idx]++
+		}
+	}
+	for i := range perRank {
+		perRank[i] = make([]cand, 0, count[i])
+	}
 	for s, cs := range cands {
 		for _, c := range cs {
 			perRank[c.idx] = append(perRank[c.idx], c)

@@ -3,6 +3,9 @@ package analyze
 import (
 	"slices"
 	"testing"
+	"unsafe"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
 // TestSortParts: sorting a list given in parts is the stable sort of their
@@ -46,4 +49,71 @@ func TestSortParts(t *testing.T) {
 	if got := sortParts(parts, func(p *[2]uint64) uint64 { return p[0] }); !slices.Equal(got, [][2]uint64{{1, 0}, {2, 1}, {2, 2}, {5, 3}}) {
 		t.Errorf("sorted parts: %v", got)
 	}
+}
+
+// TestReserve: once a rank's first block is read, its pass sizes its
+// lists for the whole rank from that block: on a regular trace (the
+// synthetic job) no list moves to a larger array afterwards, and none
+// holds more than a fifth of spare room at the end (the first block
+// holds a sixth of the rank's events: its share of a shard varies).
+func TestReserve(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 2, Events: 300000, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newRankPass(0, 0, 8)
+	type arrays struct{ s, r, c []*byte }
+	at := func() (a arrays) {
+		for s := range p.sends {
+			a.s = append(a.s, first(p.sends[s]))
+			a.r = append(a.r, first(p.recvs[s]))
+			a.c = append(a.c, first(p.colls[s]))
+		}
+		return a
+	}
+	var after *arrays
+	blocks := 0
+	w := trace.NewWalker(j, trace.WalkOptions{Progress: func(rank int, ev uint64) {
+		blocks++
+		p.reserve(ev, j.Ranks[0].Events)
+		if after == nil {
+			a := at()
+			after = &a
+		}
+	}})
+	if err := w.WalkRank(0, p); err != nil {
+		t.Fatal(err)
+	}
+	if blocks < 4 || after == nil {
+		t.Fatalf("%d blocks: want several", blocks)
+	}
+	if end := at(); !slices.Equal(end.s, after.s) || !slices.Equal(end.r, after.r) || !slices.Equal(end.c, after.c) {
+		t.Errorf("lists moved after the first block")
+	}
+	var n int
+	for s := range p.sends {
+		for _, x := range [][2]int{{len(p.sends[s]), cap(p.sends[s])}, {len(p.recvs[s]), cap(p.recvs[s])}, {len(p.colls[s]), cap(p.colls[s])}} {
+			n += x[0]
+			if x[1] > x[0]+x[0]/5+16 {
+				t.Errorf("shard %d: %d records in room for %d", s, x[0], x[1])
+			}
+		}
+	}
+	// 15,000 iterations of 10 events on each rank: 2 sends, 2 receives,
+	// an MPI_Allreduce, and an MPI_Barrier every 100.
+	if n != 15000*5+150 {
+		t.Errorf("%d records, want %d", n, 15000*5+150)
+	}
+}
+
+// first is the address of a list's array (nil when it has none).
+func first[T any](a []T) *byte {
+	if cap(a) == 0 {
+		return nil
+	}
+	return (*byte)(unsafe.Pointer(&a[:1][0]))
 }
