@@ -147,6 +147,19 @@ type Call struct {
 	IoDone       []IoDone  // MPI-IO operations completed in this call
 }
 
+// reset empties a call the walk reuses, field by field (cheaper than
+// writing the whole struct): the slices keep their arrays, Root is -1.
+// TestCallReset checks that it clears every field.
+func (c *Call) reset() {
+	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = 0, 0, "", "", 0
+	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = 0, 0, 0, nil, nil, nil
+	c.Send, c.Recv, c.RecvPost = nil, nil, nil
+	c.StartSend, c.StartRecv, c.SendDone, c.RecvDone = c.StartSend[:0], c.StartRecv[:0], c.SendDone[:0], c.RecvDone[:0]
+	c.Coll, c.CollBytes, c.Root, c.CollReq = false, 0, -1, 0
+	c.StartColl, c.CollDone = c.StartColl[:0], c.CollDone[:0]
+	c.Rma, c.RmaDone, c.Cancelled, c.Io, c.IoDone = nil, c.RmaDone[:0], c.Cancelled[:0], nil, c.IoDone[:0]
+}
+
 // Source is a callsite resolved to source code.
 type Source struct {
 	Func, File string
@@ -623,11 +636,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 			case KCall, KRma, KIo:
 				c := &cb
-				*c = Call{Rank: me, Thread: th, Fn: r.FnName(int(e.Fn)), Class: r.FnClass(int(e.Fn)), FnID: int(e.Fn),
-					T0: t(e.T0), T1: t(e.T1), PC: e.PC, Src: source(e.PC), Path: callers.of(e.Path), Comm: comm(e.Comm), Root: -1,
-					StartSend: cb.StartSend[:0], StartRecv: cb.StartRecv[:0], SendDone: cb.SendDone[:0],
-					RecvDone: cb.RecvDone[:0], StartColl: cb.StartColl[:0], CollDone: cb.CollDone[:0],
-					RmaDone: cb.RmaDone[:0], IoDone: cb.IoDone[:0], Cancelled: cb.Cancelled[:0]}
+				c.reset()
+				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
+				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t(e.T0), t(e.T1), e.PC, source(e.PC), callers.of(e.Path), comm(e.Comm)
 				if c.T1 > end {
 					end = c.T1
 				}
