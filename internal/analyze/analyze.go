@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -441,6 +442,7 @@ func newRankWaits() rankWaits {
 // job's bounded memory).
 func (rw *rankWaits) group(cs []cand) {
 	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
+	rw.jumps = slices.Grow(rw.jumps, len(cs)) // at most one a call
 	for i := 0; i < len(cs); {
 		j := i + 1
 		for j < len(cs) && cs[j].call == cs[i].call {

@@ -458,7 +458,14 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 	recvs := sortParts(recvParts, func(r *recvRec) uint64 { return r.flow })
 	clear(sendParts)
 	clear(recvParts)
-	var out []cand
+	nc := 0
+	for _, p := range collParts {
+		nc += len(p)
+	}
+	// Room for a wait per message and per collective part: what a job
+	// that waits everywhere has (more only when a message is both late
+	// sent and late received), so that the list is not copied as it grows.
+	out := make([]cand, 0, min(len(sends), len(recvs))+nc)
 	i, j := 0, 0
 	for i < len(sends) && j < len(recvs) {
 		sd, rv := &sends[i], &recvs[j]
