@@ -20,9 +20,12 @@ package analyze
 //     operations and flushes to the target, MPI_Win_unlock), the time in
 //     those calls before another origin holding a conflicting lock on the
 //     same target (one of the two exclusive) entered its MPI_Win_unlock.
-//     Which origin held the lock first is read from the order in which
-//     the epochs ended (an implementation may acquire the lock in
-//     MPI_Win_lock, in the first operation, a flush or the unlock).
+//     An implementation may acquire the lock in MPI_Win_lock, the first
+//     operation, a flush or the unlock, and release it before its unlock
+//     returns: which of two epochs held the lock first is the one that
+//     can have released it (entered its unlock) before the other surely
+//     held it (the end of its first flush, else of its unlock); when
+//     either can, the one that entered its unlock first.
 //
 // A rank's one-sided calls give records (rmaRec) of instances: a fence
 // (the k-th fence of a window), a pair of epochs (the n-th access epoch of
@@ -54,8 +57,9 @@ const (
 	rmaPost             // target: MPI_Win_post
 	rmaWait             // target: MPI_Win_wait
 	rmaLock             // origin: MPI_Win_lock (excl)
-	rmaLockOp           // origin: an RMA operation or flush of a lock epoch
+	rmaLockOp           // origin: an RMA operation of a lock epoch
 	rmaUnlock           // origin: MPI_Win_unlock
+	rmaFlush            // origin: a flush of a lock epoch (the lock is held when it returns)
 	rmaRoles
 )
 
@@ -201,7 +205,7 @@ func (s *rmaState) call(p *rankPass, c *trace.Call, n uint32, k func() int32) {
 	case trace.RmaUnlock, trace.RmaFlush:
 		pk := peerID{w, op.Target}
 		if l := s.locks[pk]; l != nil {
-			role := rmaLockOp
+			role := rmaFlush
 			if op.Kind == trace.RmaUnlock {
 				role = rmaUnlock
 				delete(s.locks, pk)
@@ -212,7 +216,7 @@ func (s *rmaState) call(p *rankPass, c *trace.Call, n uint32, k func() int32) {
 	case trace.RmaFlushAll:
 		for pk, l := range s.locks {
 			if pk.w == w {
-				r := add(l.inst, rmaLockOp)
+				r := add(l.inst, rmaFlush)
 				r.epoch, r.excl = l.epoch, l.excl
 			}
 		}
@@ -275,7 +279,7 @@ func matchRMA(recs []rmaRec) ([]cand, uint64) {
 			for k := range g {
 				wait(&g[k], last, WaitFence, last.t0)
 			}
-		case rmaLock, rmaLockOp, rmaUnlock:
+		case rmaLock, rmaLockOp, rmaUnlock, rmaFlush:
 			n += lockCands(g, wait)
 		default:
 			var by [rmaRoles]*rmaRec
@@ -306,18 +310,35 @@ func matchRMA(recs []rmaRec) ([]cand, uint64) {
 }
 
 type lockEp struct {
-	idx      int32
-	epoch    uint32
-	excl     bool
-	lock     *rmaRec
-	unlock   *rmaRec
-	recs     []*rmaRec
-	lockT0   float64
-	released float64
+	idx    int32
+	epoch  uint32
+	excl   bool
+	lock   *rmaRec
+	unlock *rmaRec
+	held   float64 // the lock was held by then: the end of the first flush, else of the unlock
+	recs   []*rmaRec
+}
+
+// before tells whether epoch a can have held the lock before b: a's
+// release (in its unlock, not before its entry) before b's acquisition
+// (in b's calls, by the end of its first flush or of its unlock). When
+// each can have been first, the one that entered its unlock first was.
+func (a *lockEp) before(b *lockEp) bool {
+	ab, ba := a.unlock.t0 <= b.held, b.unlock.t0 <= a.held
+	switch {
+	case ab && !ba:
+		return true
+	case ab && ba:
+		return cmp.Or(cmp.Compare(a.unlock.t0, b.unlock.t0), cmp.Compare(a.idx, b.idx), cmp.Compare(a.epoch, b.epoch)) < 0
+	}
+	return false
 }
 
 // lockCands gives the lock contention of one target's lock epochs (g, by
-// origin and call), and how many epochs waited.
+// origin and call), and how many epochs waited: an epoch waited, in its
+// calls, until the latest entry into MPI_Win_unlock of the conflicting
+// epochs (one of the two locks exclusive) that overlap it in time and
+// held the lock before it.
 func lockCands(g []rmaRec, wait func(r, by *rmaRec, p Pattern, ready float64)) uint64 {
 	var eps []*lockEp
 	cur := map[[2]uint32]*lockEp{}
@@ -326,7 +347,7 @@ func lockCands(g []rmaRec, wait func(r, by *rmaRec, p Pattern, ready float64)) u
 		id := [2]uint32{uint32(r.idx), r.epoch}
 		e := cur[id]
 		if e == nil {
-			e = &lockEp{idx: r.idx, epoch: r.epoch, excl: r.excl}
+			e = &lockEp{idx: r.idx, epoch: r.epoch, excl: r.excl, held: math.Inf(1)}
 			cur[id] = e
 			eps = append(eps, e)
 		}
@@ -336,6 +357,9 @@ func lockCands(g []rmaRec, wait func(r, by *rmaRec, p Pattern, ready float64)) u
 			e.lock = r
 		case rmaUnlock:
 			e.unlock = r
+			e.held = min(e.held, r.t1)
+		case rmaFlush:
+			e.held = min(e.held, r.t1)
 		}
 	}
 	done := eps[:0]
@@ -344,25 +368,34 @@ func lockCands(g []rmaRec, wait func(r, by *rmaRec, p Pattern, ready float64)) u
 			done = append(done, e)
 		}
 	}
-	// In the order the epochs ended: a conflicting epoch that ended
-	// earlier, after this one began, held the lock while this one waited.
+	// By the lock's entry; reach[i]: the latest end of epochs 0..i, so
+	// that the scan back stops where no earlier epoch overlaps.
 	slices.SortFunc(done, func(a, b *lockEp) int {
-		return cmp.Or(cmp.Compare(a.unlock.t1, b.unlock.t1), cmp.Compare(a.idx, b.idx), cmp.Compare(a.epoch, b.epoch))
+		return cmp.Or(cmp.Compare(a.lock.t0, b.lock.t0), cmp.Compare(a.idx, b.idx), cmp.Compare(a.epoch, b.epoch))
 	})
+	reach := make([]float64, len(done))
+	for i, e := range done {
+		reach[i] = e.unlock.t1
+		if i > 0 {
+			reach[i] = max(reach[i], reach[i-1])
+		}
+	}
 	var n uint64
 	for b, e := range done {
 		var by *lockEp
-		for a := b - 1; a >= 0 && b-a <= maxLockScan; a-- {
-			o := done[a]
-			if o.unlock.t1 <= e.lock.t0 {
-				break
-			}
-			if o.idx == e.idx || o.unlock.t1 == e.unlock.t1 || !o.excl && !e.excl {
-				continue
+		look := func(o *lockEp) {
+			if o.idx == e.idx || !o.excl && !e.excl || o.unlock.t1 <= e.lock.t0 || o.lock.t0 >= e.unlock.t1 || !o.before(e) {
+				return
 			}
 			if by == nil || o.unlock.t0 > by.unlock.t0 {
 				by = o
 			}
+		}
+		for a := b - 1; a >= 0 && b-a <= maxLockScan && reach[a] > e.lock.t0; a-- {
+			look(done[a])
+		}
+		for a := b + 1; a < len(done) && a-b <= maxLockScan && done[a].lock.t0 < e.unlock.t1; a++ {
+			look(done[a])
 		}
 		if by == nil {
 			continue

@@ -139,6 +139,19 @@ var rmaJobs = map[string]struct {
 			lock(41000, 41100, 0, false), win(fWinUnlock, 41200, 51000, 0),
 			lock(61000, 70500, 0, true), win(fWinUnlock, 70600, 70700, 0)}},
 		map[Pattern]map[int]float64{LockContention: {2: 28800}}},
+	// Which epoch held the lock first. Rank 1 flushed (so held the lock)
+	// by 1500, rank 2's lock returned at 8000 and its unlock ended
+	// before rank 1's (as MPICH's unlock may wait on): rank 1 was first,
+	// rank 2 waited in MPI_Win_lock until rank 1's unlock at 5000. Then
+	// neither flushes and either could have been first: rank 1, which
+	// entered its unlock first (rank 2's lock waits 4000 again).
+	"lock order": {[][]trace.Event{
+		{created()},
+		{created(), lock(0, 100, 0, true), win(fPut, 200, 300, 0), win(fWinFlush, 400, 1500, 0), win(fWinUnlock, 5000, 9000, 0),
+			lock(20000, 20100, 0, true), win(fWinUnlock, 25000, 25500, 0)},
+		{created(), lock(1000, 8000, 0, true), win(fPut, 8000, 8100, 0), win(fWinUnlock, 8100, 8200, 0),
+			lock(21000, 25200, 0, true), win(fWinUnlock, 25300, 25400, 0)}},
+		map[Pattern]map[int]float64{LockContention: {2: 8000}}},
 }
 
 // TestRMA: the one-sided patterns on hand-made traces, exactly; the
