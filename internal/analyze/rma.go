@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -206,6 +207,9 @@ func (s *rmaState) call(p *rankPass, c *trace.Call, n uint32, k func() int32) {
 		pk := peerID{w, op.Target}
 		if l := s.locks[pk]; l != nil {
 			role := rmaFlush
+			if strings.HasPrefix(c.Fn, "MPI_Win_flush_local") {
+				role = rmaLockOp // completes at the origin only: no proof the lock is held
+			}
 			if op.Kind == trace.RmaUnlock {
 				role = rmaUnlock
 				delete(s.locks, pk)
@@ -216,7 +220,11 @@ func (s *rmaState) call(p *rankPass, c *trace.Call, n uint32, k func() int32) {
 	case trace.RmaFlushAll:
 		for pk, l := range s.locks {
 			if pk.w == w {
-				r := add(l.inst, rmaFlush)
+				role := rmaFlush
+				if strings.HasPrefix(c.Fn, "MPI_Win_flush_local") {
+					role = rmaLockOp
+				}
+				r := add(l.inst, role)
 				r.epoch, r.excl = l.epoch, l.excl
 			}
 		}
