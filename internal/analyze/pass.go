@@ -140,6 +140,7 @@ type rankPass struct {
 	byOwner   bool              // in the job: shards are ranks (shard)
 	log       *callLog          // nil: the critical path's shares read the trace again (pathKeys)
 	reserved  bool              // reserve was done
+	rma       rmaState          // one-sided calls (rma.go)
 	buf       []byte
 }
 
@@ -353,6 +354,9 @@ func (p *rankPass) Call(c *trace.Call) error {
 				p.added(s)
 			}
 		}
+	}
+	if c.Rma != nil {
+		p.rma.call(p, c, call, k)
 	}
 	if c.Coll && c.CollReq == 0 && c.Comm != nil {
 		seq := p.collSeq[c.Comm.ID]
