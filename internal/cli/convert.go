@@ -121,9 +121,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		var f io.Writer = stdout
 		var file *os.File
-		tmpDir := ""
 		if dest != "-" {
-			tmpDir = filepath.Dir(dest)
 			tmp, err := tempName(dest)
 			if err != nil {
 				return err
@@ -137,7 +135,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			}()
 			f = file
 		}
-		n, err := trace.ConvertPerfetto(w, f, *workers, tmpDir)
+		n, err := trace.ConvertPerfetto(w, f, *workers)
 		if err != nil {
 			return err
 		}
