@@ -36,7 +36,7 @@ type PerfettoWriter struct {
 	// each).
 	fnName, fnQ []string
 	lastComm    *GComm
-	lastCommQ   string
+	lastCommQ   string // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
 	sites       [256]site
 	lastTrack   [2]int
@@ -80,6 +80,17 @@ func (p *PerfettoWriter) begin() {
 	}
 	p.n++
 	p.Records++
+}
+
+// open starts a record in p.out with sh, its start after the separator
+// (",\n", dropped before the first record), counted.
+func (p *PerfettoWriter) open(sh string) []byte {
+	if p.n == 0 && !p.sep {
+		sh = sh[2:]
+	}
+	p.n++
+	p.Records++
+	return append(p.out, sh...)
 }
 
 // end ends a record: p.out goes to the writer once it holds flushAt bytes.
@@ -140,12 +151,11 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	if m.Flow == 0 {
 		return
 	}
-	p.begin()
 	h := flowS
 	if ph == 'f' {
 		h = flowF
 	}
-	b := append(p.out, h...)
+	b := p.open(h)
 	b = appendHex16(b, m.Flow)
 	b = append(b, p.whereB...)
 	b = appendUs(b, t)
@@ -156,10 +166,11 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	p.end()
 }
 
-// flowS and flowF start a flow record ("s", "f") up to its id's digits.
+// flowS and flowF start a flow record ("s", "f") up to its id's digits,
+// after the separator.
 const (
-	flowS = `{"ph":"s","cat":"msg","name":"message","id":"0x`
-	flowF = `{"ph":"f","cat":"msg","name":"message","id":"0x`
+	flowS = ",\n" + `{"ph":"s","cat":"msg","name":"message","id":"0x`
+	flowF = ",\n" + `{"ph":"f","cat":"msg","name":"message","id":"0x`
 )
 
 // appendHex16 appends v in 16 lower-case hexadecimal digits.
@@ -268,18 +279,19 @@ func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
 // Call implements Visitor.
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
-	p.begin()
-	b := append(p.out, p.head(c)...)
+	b := p.open(p.head(c))
 	b = appendUs(b, c.T0)
 	b = append(b, `,"dur":`...)
 	b = appendUs(b, c.T1-c.T0)
-	b = append(b, `,"args":{`...)
 	a := args{b: b}
 	if c.Comm != nil {
 		if c.Comm != p.lastComm {
-			p.lastComm, p.lastCommQ = c.Comm, p.quote(commName(c.Comm))
+			p.lastComm, p.lastCommQ = c.Comm, `,"args":{"comm":`+p.quote(commName(c.Comm))
 		}
-		a.quotedK(`,"comm":`, p.lastCommQ)
+		a.b = append(a.b, p.lastCommQ...)
+		a.sep = true
+	} else {
+		a.b = append(a.b, `,"args":{`...)
 	}
 	if m := c.Send; m != nil {
 		a.intK(`,"dest":`, int64(m.Peer))

@@ -15,21 +15,21 @@ import (
 type head struct {
 	rank, thread int
 	fn           string
-	b            []byte
+	b            string
 }
 
-// head returns the bytes of c's slice up to its "ts" value:
-// `{"ph":"X","cat":"C","name":"F","pid":R,"tid":T,"ts":`, made once per
-// function id and track.
-func (p *PerfettoWriter) head(c *Call) []byte {
+// head returns the bytes of c's slice up to its "ts" value, after the
+// separator: `,\n{"ph":"X","cat":"C","name":"F","pid":R,"tid":T,"ts":`,
+// made once per function id and track.
+func (p *PerfettoWriter) head(c *Call) string {
 	id := c.FnID
 	if id >= 0 && id < len(p.heads) {
 		h := &p.heads[id]
-		if h.rank == c.Rank && h.thread == c.Thread && h.fn == c.Fn && h.b != nil {
+		if h.rank == c.Rank && h.thread == c.Thread && h.fn == c.Fn && h.b != "" {
 			return h.b
 		}
 	}
-	b := append([]byte(nil), `{"ph":"X","cat":"`...)
+	b := append([]byte(nil), ",\n"+`{"ph":"X","cat":"`...)
 	b = append(b, c.Class...)
 	b = append(b, `","name":`...)
 	b = append(b, p.fnQuote(c)...)
@@ -38,9 +38,9 @@ func (p *PerfettoWriter) head(c *Call) []byte {
 		for len(p.heads) <= id {
 			p.heads = append(p.heads, head{})
 		}
-		p.heads[id] = head{rank: c.Rank, thread: c.Thread, fn: c.Fn, b: b}
+		p.heads[id] = head{rank: c.Rank, thread: c.Thread, fn: c.Fn, b: string(b)}
 	}
-	return b
+	return string(b)
 }
 
 // appendWhere appends `","pid":R,"tid":T,"ts":`.
