@@ -255,13 +255,33 @@ func (a *args) quoted(k, q string) {
 	a.b = append(a.b, q...)
 }
 
+// msgKeys returns `,"<what>_<i>":"request ` for i < 16 (args.msgs).
+func msgKeys(what string) []string {
+	var k []string
+	for i := 0; i < 16; i++ {
+		k = append(k, `,"`+what+"_"+strconv.Itoa(i)+`":"request `)
+	}
+	return k
+}
+
+var (
+	keysStartedSend   = msgKeys("started_send")
+	keysStartedRecv   = msgKeys("started_recv")
+	keysCompletedRecv = msgKeys("completed_recv")
+	keysCompletedSend = msgKeys("completed_send")
+)
+
 // msgs appends one argument per message: "<what>_<i>": "request R
 // to/from P tag T[ B bytes]".
-func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
+func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
 	for i := range ms {
 		m := &ms[i]
-		a.keyN(what, i)
-		a.b = append(a.b, `"request `...)
+		if i < len(keys) {
+			a.pre(keys[i])
+		} else {
+			a.keyN(what, i)
+			a.b = append(a.b, `"request `...)
+		}
 		a.b = appendUint(a.b, m.Req)
 		a.b = append(a.b, dir...)
 		a.b = appendInt(a.b, int64(m.Peer))
@@ -311,10 +331,10 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		a.intK(`,"tag":`, int64(m.Tag))
 		a.intK(`,"request":`, int64(m.Req))
 	}
-	a.msgs("started_send", " to ", c.StartSend, true)
-	a.msgs("started_recv", " from ", c.StartRecv, false)
-	a.msgs("completed_recv", " from ", c.RecvDone, true)
-	a.msgs("completed_send", " to ", c.SendDone, true)
+	a.msgs(keysStartedSend, "started_send", " to ", c.StartSend, true)
+	a.msgs(keysStartedRecv, "started_recv", " from ", c.StartRecv, false)
+	a.msgs(keysCompletedRecv, "completed_recv", " from ", c.RecvDone, true)
+	a.msgs(keysCompletedSend, "completed_send", " to ", c.SendDone, true)
 	if c.Coll {
 		a.intK(`,"bytes":`, c.CollBytes)
 		if c.Root >= 0 {
