@@ -65,6 +65,10 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int) (uint64, error) {
 	if _, err := io.WriteString(out, perfettoHead); err != nil {
 		return 0, err
 	}
+	if n == 0 {
+		_, err := io.WriteString(out, perfettoTail)
+		return 0, err
+	}
 	streams := max(1, min(perfettoStreams, n))
 	sem := make(chan struct{}, max(1, min(workers, streams)))
 	free := make(chan []byte, 2*streams)

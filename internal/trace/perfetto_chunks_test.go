@@ -135,3 +135,12 @@ func TestConvertPerfettoWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertPerfettoNoRank: a job without ranks is an empty document.
+func TestConvertPerfettoNoRank(t *testing.T) {
+	var b bytes.Buffer
+	n, err := ConvertPerfetto(NewWalker(&Job{}, WalkOptions{}), &b, 2)
+	if err != nil || n != 0 || b.String() != perfettoHead+perfettoTail {
+		t.Errorf("%d records, %v: %q", n, err, b.String())
+	}
+}
