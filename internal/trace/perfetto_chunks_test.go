@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -142,5 +144,25 @@ func TestConvertPerfettoNoRank(t *testing.T) {
 	n, err := ConvertPerfetto(NewWalker(&Job{}, WalkOptions{}), &b, 2)
 	if err != nil || n != 0 || b.String() != perfettoHead+perfettoTail {
 		t.Errorf("%d records, %v: %q", n, err, b.String())
+	}
+}
+
+// TestAppendUs: microseconds with 3 decimals, of the nanosecond rounded
+// half away from zero (math.Round).
+func TestAppendUs(t *testing.T) {
+	for _, v := range []float64{0, 0.4, 0.5, 0.49999999999999994, 1.5, 2.5, 999.5, 1000, 1234567.5, 1e12 + 0.5, 4503599627370495.5,
+		-0.4, -0.5, -0.6, -1.5, -1234.5, 8.99e15, 9e15, -9e15, 1e300} {
+		// As written before 2026-11-26: the integer nanoseconds.
+		ns := int64(math.Round(v))
+		want := fmt.Sprintf("%d.%03d", ns/1000, ns%1000)
+		if ns < 0 {
+			want = fmt.Sprintf("-%d.%03d", -ns/1000, -ns%1000)
+		}
+		if !(v > -9e15 && v < 9e15) {
+			want = strconv.FormatFloat(v/1000, 'f', 3, 64)
+		}
+		if got := appendUs(nil, v); string(got) != string(want) {
+			t.Errorf("appendUs(%v) = %s, want %s", v, got, want)
+		}
 	}
 }

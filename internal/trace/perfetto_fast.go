@@ -102,10 +102,18 @@ func appendUs(b []byte, t float64) []byte {
 	if !(t > -9e15 && t < 9e15) {
 		return strconv.AppendFloat(b, t/1000, 'f', 3, 64)
 	}
-	ns := int64(math.Round(t))
-	if ns < 0 {
+	neg := t < 0
+	if neg {
+		t = -t
+	}
+	// math.Round(t) (half away from zero), exactly: below 2^53 the
+	// difference between t and its integer part is exact.
+	ns := int64(t)
+	if t-float64(ns) >= 0.5 {
+		ns++
+	}
+	if neg && ns != 0 {
 		b = append(b, '-')
-		ns = -ns
 	}
 	// Written backwards: 3 decimals, the point, the integer part.
 	var buf [24]byte
