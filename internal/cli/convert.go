@@ -120,15 +120,13 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			dest = filepath.Join(dir, "trace.json")
 		}
 		var f io.Writer = stdout
-		var file *os.File
-		tmpDir := ""
+		var file *trace.DirectFile // direct writes: no copy into the page cache
 		if dest != "-" {
-			tmpDir = filepath.Dir(dest)
 			tmp, err := tempName(dest)
 			if err != nil {
 				return err
 			}
-			if file, err = os.Create(tmp); err != nil {
+			if file, err = trace.CreateDirect(tmp); err != nil {
 				return err
 			}
 			defer func() {
@@ -137,7 +135,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 			}()
 			f = file
 		}
-		n, err := trace.ConvertPerfetto(w, f, *workers, tmpDir)
+		n, err := trace.ConvertPerfetto(w, f, *workers)
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ func TestGoldenPerfetto(t *testing.T) {
 		}
 		testutil.Golden(t, filepath.Join("testdata", "golden", name+".json"), seq.Bytes())
 		// Ranks in parallel, joined: the same bytes.
-		if _, err := ConvertPerfetto(NewWalker(j, WalkOptions{}), &par, 2, t.TempDir()); err != nil {
+		if _, err := ConvertPerfetto(NewWalker(j, WalkOptions{}), &par, 2); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(seq.Bytes(), par.Bytes()) {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 )
 
@@ -17,11 +16,16 @@ import (
 // the channel and the message's sequence number on it, so both ends compute
 // it without seeing each other).
 type PerfettoWriter struct {
-	w       io.Writer
-	err     error  // the first write error: later writes are dropped
-	out     []byte // written to w when it holds flushAt bytes
-	n       int
-	sep     bool // a separator before the first record too (ConvertPerfetto)
+	w   io.Writer
+	err error  // the first write error: later writes are dropped
+	out []byte // written to w when it holds flushAt bytes
+	n   int
+	sep bool // a separator before the first record too (ConvertPerfetto)
+	// chunks: ConvertPerfetto's rank writer hands p.out over in chunks
+	// (perfetto_chunks.go) instead of writing to w; each chunk starts
+	// without a separator.
+	chunks  *chunkSink
+	limit   int // p.out is flushed when it holds this many bytes
 	named   map[[2]int]bool
 	q       map[string]string
 	pq      map[**Source]string // callctx.go
@@ -32,9 +36,15 @@ type PerfettoWriter struct {
 	// each).
 	fnName, fnQ []string
 	lastComm    *GComm
-	lastCommQ   string
+	lastCommQ   string // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
+	sites       [256]site
 	lastTrack   [2]int
+	// heads[FnID]: a slice's bytes up to its "ts" value for the track
+	// and function it was made for (perfetto_fast.go); whereB is
+	// `","pid":R,"tid":T,"ts":` of lastTrack.
+	heads  []head
+	whereB []byte
 }
 
 const (
@@ -53,7 +63,7 @@ func NewPerfettoWriter(w io.Writer) *PerfettoWriter {
 // newPerfettoFragment writes events separated by commas, without the
 // document's head and tail (one rank's part: ConvertPerfetto).
 func newPerfettoFragment(w io.Writer) *PerfettoWriter {
-	return &PerfettoWriter{w: w, out: make([]byte, 0, flushAt+4096), named: map[[2]int]bool{}, q: map[string]string{},
+	return &PerfettoWriter{w: w, limit: flushAt, out: make([]byte, 0, flushAt+4096), named: map[[2]int]bool{}, q: map[string]string{},
 		src: map[*Source][2]string{}}
 }
 
@@ -72,15 +82,29 @@ func (p *PerfettoWriter) begin() {
 	p.Records++
 }
 
+// open starts a record in p.out with sh, its start after the separator
+// (",\n", dropped before the first record), counted.
+func (p *PerfettoWriter) open(sh string) []byte {
+	if p.n == 0 && !p.sep {
+		sh = sh[2:]
+	}
+	p.n++
+	p.Records++
+	return append(p.out, sh...)
+}
+
 // end ends a record: p.out goes to the writer once it holds flushAt bytes.
 func (p *PerfettoWriter) end() {
-	if len(p.out) >= flushAt {
+	if len(p.out) >= p.limit {
 		p.flush()
 	}
 }
 
-// flush writes p.out.
+// flush writes p.out (or hands it over as a chunk).
 func (p *PerfettoWriter) flush() error {
+	if p.chunks != nil {
+		return p.handOver()
+	}
 	if p.err == nil && len(p.out) > 0 {
 		_, p.err = p.w.Write(p.out)
 	}
@@ -100,6 +124,7 @@ func (p *PerfettoWriter) track(rank, thread int) {
 		return
 	}
 	p.lastTrack = k
+	p.whereB = appendWhere(p.whereB[:0], rank, thread)
 	if p.named[k] {
 		return
 	}
@@ -126,18 +151,27 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	if m.Flow == 0 {
 		return
 	}
-	p.begin()
-	b := append(p.out, `{"ph":"`...)
-	b = append(b, ph)
-	b = append(b, `","cat":"msg","name":"message","id":"0x`...)
+	h := flowS
+	if ph == 'f' {
+		h = flowF
+	}
+	b := p.open(h)
 	b = appendHex16(b, m.Flow)
-	b = p.where(b, c.Rank, c.Thread, t)
+	b = append(b, p.whereB...)
+	b = appendUs(b, t)
 	if ph == 'f' {
 		b = append(b, `,"bp":"e"`...)
 	}
 	p.out = append(b, '}')
 	p.end()
 }
+
+// flowS and flowF start a flow record ("s", "f") up to its id's digits,
+// after the separator.
+const (
+	flowS = ",\n" + `{"ph":"s","cat":"msg","name":"message","id":"0x`
+	flowF = ",\n" + `{"ph":"f","cat":"msg","name":"message","id":"0x`
+)
 
 // appendHex16 appends v in 16 lower-case hexadecimal digits.
 func appendHex16(b []byte, v uint64) []byte {
@@ -148,32 +182,6 @@ func appendHex16(b []byte, v uint64) []byte {
 		v >>= 4
 	}
 	return append(b, h[:]...)
-}
-
-// where appends `","pid":R,"tid":T,"ts":US` (after a quoted value).
-func (p *PerfettoWriter) where(b []byte, rank, thread int, t float64) []byte {
-	b = append(b, `","pid":`...)
-	b = strconv.AppendInt(b, int64(rank), 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(thread), 10)
-	b = append(b, `,"ts":`...)
-	return appendUs(b, t)
-}
-
-// appendUs appends nanoseconds t as microseconds with 3 decimals (t
-// rounded to the nanosecond, as strconv's 'f' with 3 digits rounds).
-func appendUs(b []byte, t float64) []byte {
-	if !(t > -9e15 && t < 9e15) {
-		return strconv.AppendFloat(b, t/1000, 'f', 3, 64)
-	}
-	ns := int64(math.Round(t))
-	if ns < 0 {
-		b = append(b, '-')
-		ns = -ns
-	}
-	b = strconv.AppendInt(b, ns/1000, 10)
-	f := ns % 1000
-	return append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
 }
 
 // quote returns s as a JSON string, cached (function and communicator
@@ -212,13 +220,34 @@ func (a *args) keyN(k string, i int) {
 	a.b = append(a.b, '"')
 	a.b = append(a.b, k...)
 	a.b = append(a.b, '_')
-	a.b = strconv.AppendInt(a.b, int64(i), 10)
+	a.b = appendInt(a.b, int64(i))
 	a.b = append(a.b, `":`...)
+}
+
+// pre starts an argument given as `,"<k>":` (the comma dropped before
+// the first).
+func (a *args) pre(kc string) {
+	if a.sep {
+		a.b = append(a.b, kc...)
+	} else {
+		a.b = append(a.b, kc[1:]...)
+	}
+	a.sep = true
+}
+
+func (a *args) intK(kc string, v int64) {
+	a.pre(kc)
+	a.b = appendInt(a.b, v)
+}
+
+func (a *args) quotedK(kc, q string) {
+	a.pre(kc)
+	a.b = append(a.b, q...)
 }
 
 func (a *args) int(k string, v int64) {
 	a.key(k)
-	a.b = strconv.AppendInt(a.b, v, 10)
+	a.b = appendInt(a.b, v)
 }
 
 func (a *args) quoted(k, q string) {
@@ -226,21 +255,41 @@ func (a *args) quoted(k, q string) {
 	a.b = append(a.b, q...)
 }
 
+// msgKeys returns `,"<what>_<i>":"request ` for i < 16 (args.msgs).
+func msgKeys(what string) []string {
+	var k []string
+	for i := 0; i < 16; i++ {
+		k = append(k, `,"`+what+"_"+strconv.Itoa(i)+`":"request `)
+	}
+	return k
+}
+
+var (
+	keysStartedSend   = msgKeys("started_send")
+	keysStartedRecv   = msgKeys("started_recv")
+	keysCompletedRecv = msgKeys("completed_recv")
+	keysCompletedSend = msgKeys("completed_send")
+)
+
 // msgs appends one argument per message: "<what>_<i>": "request R
 // to/from P tag T[ B bytes]".
-func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
+func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
 	for i := range ms {
 		m := &ms[i]
-		a.keyN(what, i)
-		a.b = append(a.b, `"request `...)
-		a.b = strconv.AppendUint(a.b, m.Req, 10)
+		if i < len(keys) {
+			a.pre(keys[i])
+		} else {
+			a.keyN(what, i)
+			a.b = append(a.b, `"request `...)
+		}
+		a.b = appendUint(a.b, m.Req)
 		a.b = append(a.b, dir...)
-		a.b = strconv.AppendInt(a.b, int64(m.Peer), 10)
+		a.b = appendInt(a.b, int64(m.Peer))
 		a.b = append(a.b, " tag "...)
-		a.b = strconv.AppendInt(a.b, int64(m.Tag), 10)
+		a.b = appendInt(a.b, int64(m.Tag))
 		if bytes {
 			a.b = append(a.b, ' ')
-			a.b = strconv.AppendInt(a.b, m.Bytes, 10)
+			a.b = appendInt(a.b, m.Bytes)
 			a.b = append(a.b, " bytes"...)
 		}
 		a.b = append(a.b, '"')
@@ -250,56 +299,49 @@ func (a *args) msgs(what, dir string, ms []Msg, bytes bool) {
 // Call implements Visitor.
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
-	p.begin()
-	b := append(p.out, `{"ph":"X","cat":"`...)
-	b = append(b, c.Class...)
-	b = append(b, `","name":`...)
-	b = append(b, p.fnQuote(c)...)
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, int64(c.Rank), 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(c.Thread), 10)
-	b = append(b, `,"ts":`...)
+	b := p.open(p.head(c))
 	b = appendUs(b, c.T0)
 	b = append(b, `,"dur":`...)
 	b = appendUs(b, c.T1-c.T0)
-	b = append(b, `,"args":{`...)
 	a := args{b: b}
 	if c.Comm != nil {
 		if c.Comm != p.lastComm {
-			p.lastComm, p.lastCommQ = c.Comm, p.quote(commName(c.Comm))
+			p.lastComm, p.lastCommQ = c.Comm, `,"args":{"comm":`+p.quote(commName(c.Comm))
 		}
-		a.quoted("comm", p.lastCommQ)
+		a.b = append(a.b, p.lastCommQ...)
+		a.sep = true
+	} else {
+		a.b = append(a.b, `,"args":{`...)
 	}
 	if m := c.Send; m != nil {
-		a.int("dest", int64(m.Peer))
-		a.int("tag", int64(m.Tag))
-		a.int("bytes", m.Bytes)
+		a.intK(`,"dest":`, int64(m.Peer))
+		a.intK(`,"tag":`, int64(m.Tag))
+		a.intK(`,"bytes":`, m.Bytes)
 		if m.Req != 0 {
-			a.int("request", int64(m.Req))
+			a.intK(`,"request":`, int64(m.Req))
 		}
 	}
 	if m := c.Recv; m != nil {
-		a.int("source", int64(m.Peer))
-		a.int("recv_tag", int64(m.Tag))
-		a.int("recv_bytes", m.Bytes)
+		a.intK(`,"source":`, int64(m.Peer))
+		a.intK(`,"recv_tag":`, int64(m.Tag))
+		a.intK(`,"recv_bytes":`, m.Bytes)
 	}
 	if m := c.RecvPost; m != nil {
-		a.int("source", int64(m.Peer))
-		a.int("tag", int64(m.Tag))
-		a.int("request", int64(m.Req))
+		a.intK(`,"source":`, int64(m.Peer))
+		a.intK(`,"tag":`, int64(m.Tag))
+		a.intK(`,"request":`, int64(m.Req))
 	}
-	a.msgs("started_send", " to ", c.StartSend, true)
-	a.msgs("started_recv", " from ", c.StartRecv, false)
-	a.msgs("completed_recv", " from ", c.RecvDone, true)
-	a.msgs("completed_send", " to ", c.SendDone, true)
+	a.msgs(keysStartedSend, "started_send", " to ", c.StartSend, true)
+	a.msgs(keysStartedRecv, "started_recv", " from ", c.StartRecv, false)
+	a.msgs(keysCompletedRecv, "completed_recv", " from ", c.RecvDone, true)
+	a.msgs(keysCompletedSend, "completed_send", " to ", c.SendDone, true)
 	if c.Coll {
-		a.int("bytes", c.CollBytes)
+		a.intK(`,"bytes":`, c.CollBytes)
 		if c.Root >= 0 {
-			a.int("root", int64(c.Root))
+			a.intK(`,"root":`, int64(c.Root))
 		}
 		if c.CollReq != 0 {
-			a.int("request", int64(c.CollReq))
+			a.intK(`,"request":`, int64(c.CollReq))
 		}
 	}
 	for i, x := range c.StartColl {
@@ -309,24 +351,24 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		a.quoted("completed_coll_"+strconv.Itoa(i), jq(collDesc(&x)))
 	}
 	if r := c.Rma; r != nil {
-		a.quoted("window", p.quote(winName(r.Win)))
+		a.quotedK(`,"window":`, p.quote(winName(r.Win)))
 		if r.Target >= 0 {
-			a.int("target", int64(r.Target))
+			a.intK(`,"target":`, int64(r.Target))
 		}
 		if r.SBytes > 0 && r.Kind.IsComm() {
-			a.int("bytes", r.SBytes)
+			a.intK(`,"bytes":`, r.SBytes)
 		}
 		if r.RBytes > 0 && r.Kind.IsComm() {
-			a.int("recv_bytes", r.RBytes)
+			a.intK(`,"recv_bytes":`, r.RBytes)
 		}
 		if r.ID != 0 {
-			a.int("rma_op", int64(r.ID))
+			a.intK(`,"rma_op":`, int64(r.ID))
 		}
 		if r.Kind == RmaLock {
-			a.quoted("lock", map[bool]string{true: `"shared"`, false: `"exclusive"`}[r.Shared])
+			a.quotedK(`,"lock":`, map[bool]string{true: `"shared"`, false: `"exclusive"`}[r.Shared])
 		}
 		if r.Kind == RmaPost || r.Kind == RmaStart || r.Kind == RmaComplete || r.Kind == RmaWait {
-			a.quoted("group", jq(fmt.Sprint(r.Group)))
+			a.quotedK(`,"group":`, jq(fmt.Sprint(r.Group)))
 		}
 	}
 	for i, id := range c.Cancelled {
@@ -336,37 +378,22 @@ func (p *PerfettoWriter) Call(c *Call) error {
 		a.int("completed_rma_op_"+strconv.Itoa(i), int64(x.ID))
 	}
 	if x := c.Io; x != nil {
-		a.quoted("file", p.quote(x.File.Name))
+		a.quotedK(`,"file":`, p.quote(x.File.Name))
 		if x.Kind == IoRead || x.Kind == IoWrite {
 			if !x.End {
-				a.int("bytes", x.Bytes)
+				a.intK(`,"bytes":`, x.Bytes)
 			}
 			if x.ID != 0 {
-				a.int("io_op", int64(x.ID))
+				a.intK(`,"io_op":`, int64(x.ID))
 			}
 		}
 	}
 	for i, x := range c.IoDone {
 		a.quoted("completed_io_op_"+strconv.Itoa(i), jq(fmt.Sprintf("%d: %d bytes", x.ID, x.Bytes)))
 	}
-	a.key("callsite")
-	if c.Src != nil {
-		q, ok := p.src[c.Src]
-		if !ok {
-			q = [2]string{p.quote(c.Src.String()), p.quote(c.Src.Func)}
-			p.src[c.Src] = q
-		}
-		a.b = append(a.b, q[0]...)
-		if c.Src.Func != "" {
-			a.quoted("caller", q[1])
-		}
-		if len(c.Path) > 0 {
-			a.quoted("path", p.pathArg(c.Path))
-		}
-	} else {
-		a.b = append(a.b, `"0x`...)
-		a.b = strconv.AppendUint(a.b, c.PC, 16)
-		a.b = append(a.b, '"')
+	a.pre(p.site(c))
+	if c.Src != nil && len(c.Path) > 0 {
+		a.quotedK(`,"path":`, p.pathArg(c.Path))
 	}
 	p.out = append(a.b, `}}`...)
 	p.end()
@@ -384,7 +411,7 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	for i := range c.RecvDone {
 		p.flow('f', c, &c.RecvDone[i], mid)
 	}
-	return nil
+	return p.err
 }
 
 // fnQuote is the call's function name as a JSON string.
@@ -423,10 +450,11 @@ func (p *PerfettoWriter) Region(rank, thread int, enter bool, name string, t flo
 	b = append(b, ph...)
 	b = append(b, `","cat":"region","name":`...)
 	b = append(b, p.quote(name)...)
-	b = p.where(b[:len(b)-1], rank, thread, t) // where starts after a quote
+	b = append(b[:len(b)-1], p.whereB...) // whereB starts after a quote
+	b = appendUs(b, t)
 	p.out = append(b, '}')
 	p.end()
-	return nil
+	return p.err
 }
 
 // Mark implements Visitor.
@@ -435,10 +463,11 @@ func (p *PerfettoWriter) Mark(rank, thread int, text string, t float64) error {
 	p.begin()
 	b := append(p.out, `{"ph":"i","s":"t","cat":"event","name":`...)
 	b = append(b, p.quote(text)...)
-	b = p.where(b[:len(b)-1], rank, thread, t) // where starts after a quote
+	b = append(b[:len(b)-1], p.whereB...) // whereB starts after a quote
+	b = appendUs(b, t)
 	p.out = append(b, '}')
 	p.end()
-	return nil
+	return p.err
 }
 
 // Close ends the JSON document.

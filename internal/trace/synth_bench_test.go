@@ -114,7 +114,7 @@ func BenchmarkConvertPerfettoParallel(b *testing.B) {
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		w := NewWalker(j, WalkOptions{})
-		if _, err := ConvertPerfetto(w, io.Discard, Workers(), b.TempDir()); err != nil {
+		if _, err := ConvertPerfetto(w, io.Discard, Workers()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package trace
+
+const oDirect = 0 // no direct writes: DirectFile writes as os.File does
