@@ -50,7 +50,7 @@ func TestPiggybackFortran(t *testing.T) {
 			t.Run(b.name, func(t *testing.T) {
 				dir := t.TempDir()
 				bin := mpitest.Compile(t, f.MPIFORT, "piggyback/transp.F90", dir, b.flag)
-				plain := strings.Join(plainOutputs(t, f, bin, dir, 81), "\n")
+				plain := fMask(plainOutputs(t, f, bin, dir, 81))
 				var want, base string
 				for _, c := range []struct {
 					name string
@@ -62,7 +62,10 @@ func TestPiggybackFortran(t *testing.T) {
 				} {
 					out := filepath.Join(dir, c.name)
 					p, _, res := f.Profile(t, 2, c.env, bin, out)
-					got := strings.Join(rankOutputs(t, out), "\n")
+					// A truncated receive's count is the
+					// implementation's, and MPICH's varies from run to
+					// run (TestPiggybackTruncate checks its values).
+					got := fMask(rankOutputs(t, out))
 					// Rank 0's 14 sends and rank 1's to MPI_PROC_NULL;
 					// each rank's 9 MPI_Isend and 1 MPI_Issend;
 					// each rank's 201 MPI_Sendrecv (200 in the loop) and
@@ -101,4 +104,15 @@ func TestPiggybackFortran(t *testing.T) {
 			})
 		}
 	})
+}
+
+// fMask joins transp.F90's output lines, the counts of its truncated
+// receives replaced by "?".
+func fMask(lines []string) string {
+	for i, l := range lines {
+		if strings.HasPrefix(l, "r1 truncate") {
+			lines[i] = truncCount.ReplaceAllString(l, "count=? elements=?")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
