@@ -51,6 +51,10 @@ void *ms_pb_take(void)
 
 void ms_pb_enable(int64_t off_ns)
 {
+#ifdef MS_NO_PIGGYBACK
+	(void)off_ns;
+	return;
+#endif
 	ms_pb_off_ns = off_ns + ms_trace_skew;
 	/* Below the stacked tools, if any, before the gate opens. */
 	if (ms_chain_pb())
@@ -480,6 +484,38 @@ static void ms_pb_fix(MPI_Status *st)
 		PMPI_Status_set_elements_x(st, MPI_BYTE, n - MS_PB_HDR);
 }
 
+static int ms_pb_class(int err)
+{
+	int c = MPI_ERR_OTHER;
+	if (err == MPI_SUCCESS)
+		return MPI_SUCCESS;
+	PMPI_Error_class(err, &c);
+	return c;
+}
+
+/* ms_pb_fixe fixes the status of a receive into one element of type that
+ * ended with error err (its return code, or its status's MPI_ERROR in a
+ * multiple completion). After a truncation the implementation reports
+ * either the message's size (Open MPI 4.1.4: larger than the receive's
+ * type, and the header is taken off as usual) or, when it stopped inside
+ * the receive's type, a count that the user's type alone would not have
+ * given: MPICH 4.0.2 reports 0 bytes and copies nothing for a truncated
+ * message received into a contiguous buffer, but 40 bytes (our header and
+ * 16 of the user's, still copying nothing) into our struct of 44; a count
+ * below our type's size is then reported as 0, as without us. */
+static void ms_pb_fixe(MPI_Status *st, int err, MPI_Datatype type)
+{
+	MPI_Count n = 0, sz = 0;
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	if (err != MPI_SUCCESS && ms_pb_class(err) == MPI_ERR_TRUNCATE && PMPI_Get_elements_x(st, MPI_BYTE, &n) == MPI_SUCCESS &&
+	    PMPI_Type_size_x(type, &sz) == MPI_SUCCESS && n != MPI_UNDEFINED && n < sz) {
+		PMPI_Status_set_elements_x(st, MPI_BYTE, 0);
+		return;
+	}
+	ms_pb_fix(st);
+}
+
 static int ms_pb_cancelled(const MPI_Status *st)
 {
 	int c = 0;
@@ -584,17 +620,21 @@ static void ms_pb_del(ms_pb_req *q)
 static inline int ms_pb_any(void) { return MS_LOAD(ms_pb_pending) != 0; }
 
 /* ms_pb_done: the request of q completed with status st (NULL: unknown)
- * in a call entered at te. Persistent requests stay. */
-static void ms_pb_done(ms_pb_req *q, MPI_Status *st, int64_t te, unsigned fn, void *pc)
+ * and error err in a call entered at te; gone: its handle is
+ * MPI_REQUEST_NULL now. Persistent requests stay, unless gone: Open MPI
+ * 4.1.4 frees a persistent request whose operation failed (a truncated
+ * receive), and the program then cannot free it. */
+static void ms_pb_done(ms_pb_req *q, MPI_Status *st, int err, int gone, int64_t te, unsigned fn, void *pc)
 {
 	if ((q->flags & MS_PB_R_RECV) && q->r.hdr != NULL) {
 		if (st == NULL || !ms_pb_cancelled(st)) {
 			if (st != NULL)
-				ms_pb_fix(st);
-			ms_pb_got(q->r.hdr, te, fn, pc, q->comm);
+				ms_pb_fixe(st, err, q->r.type);
+			if (err == MPI_SUCCESS)
+				ms_pb_got(q->r.hdr, te, fn, pc, q->comm);
 		}
 	}
-	if (q->flags & MS_PB_R_PERSIST)
+	if ((q->flags & MS_PB_R_PERSIST) && !gone)
 		return;
 	ms_pb_put(&q->s);
 	ms_pb_put(&q->r);
@@ -769,8 +809,8 @@ static int ms_pb_recv(void *buf, MPI_Count count, MPI_Datatype dt, int src, int 
 	if (rc == MPI_SUCCESS) {
 		ms_pb_fix(st);
 		ms_pb_got(u.hdr, te, fn, pc, ms_pb_comm_id(comm));
-	} else if (st != MPI_STATUS_IGNORE) {
-		ms_pb_fix(st);
+	} else {
+		ms_pb_fixe(st, rc, u.type);
 	}
 	ms_pb_put(&u);
 	return rc;
@@ -826,7 +866,7 @@ static int ms_pb_mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message 
 		return -1;
 	u.hdr->rank = -1;
 	int rc = PMPI_Mrecv(MPI_BOTTOM, 1, u.type, msg, st);
-	ms_pb_fix(st);
+	ms_pb_fixe(st, rc, u.type);
 	if (rc == MPI_SUCCESS)
 		ms_pb_got(u.hdr, te, fn, pc, -1);
 	ms_pb_put(&u);
@@ -925,7 +965,7 @@ static int ms_pb_sendrecv(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, 
 		return rc;
 	}
 	if (src != MPI_PROC_NULL) {
-		ms_pb_fix(st);
+		ms_pb_fixe(st, rc, r.type);
 		if (rc == MPI_SUCCESS)
 			ms_pb_got(r.hdr, te, fn, pc, ms_pb_comm_id(comm));
 	}
@@ -957,7 +997,7 @@ static int ms_pb_replace(void *buf, MPI_Count count, MPI_Datatype dt, int dest, 
 	if (dest != MPI_PROC_NULL)
 		ms_pb_sent(fn, pc);
 	if (src != MPI_PROC_NULL) {
-		ms_pb_fix(st);
+		ms_pb_fixe(st, rc, u.type);
 		if (rc == MPI_SUCCESS)
 			ms_pb_got(u.hdr, te, fn, pc, ms_pb_comm_id(comm));
 	}
@@ -1282,7 +1322,7 @@ int ms_pb_MPI_Wait(MPI_Request *r, MPI_Status *st, unsigned fn, void *pc)
 	if (st == MPI_STATUS_IGNORE)
 		st = &mine;
 	int rc = PMPI_Wait(r, st);
-	ms_pb_done(q, st, te, fn, pc);
+	ms_pb_done(q, st, rc, *r == MPI_REQUEST_NULL, te, fn, pc);
 	return rc;
 }
 
@@ -1298,8 +1338,8 @@ int ms_pb_MPI_Test(MPI_Request *r, int *flag, MPI_Status *st, unsigned fn, void 
 	if (st == MPI_STATUS_IGNORE)
 		st = &mine;
 	int rc = PMPI_Test(r, flag, st);
-	if (*flag)
-		ms_pb_done(q, st, te, fn, pc);
+	if (*flag || (rc != MPI_SUCCESS && *r == MPI_REQUEST_NULL))
+		ms_pb_done(q, st, rc, *r == MPI_REQUEST_NULL, te, fn, pc);
 	return rc;
 }
 
@@ -1378,6 +1418,33 @@ static void ms_pb_many_end(ms_pb_many *m)
 		free(m->st);
 }
 
+/* ms_pb_done_in completes the record of r[i] after a completion call of
+ * arrays that returned rc, its status sts[k]. When rc is
+ * MPI_ERR_IN_STATUS, each status's MPI_ERROR tells the request's fate: a
+ * request that is MPI_ERR_PENDING has not completed (MPICH 4.0.2's
+ * MPI_Waitall returns at the first failed request, leaving the others
+ * active), so its record stays for the call that completes it, and its
+ * status is left as the implementation left it. After another error, or
+ * without statuses, a request the call completed is MPI_REQUEST_NULL now
+ * (a persistent one is taken for completed). */
+static void ms_pb_done_in(ms_pb_many *m, int i, MPI_Request r[], MPI_Status sts[], int k, int rc, unsigned fn, void *pc)
+{
+	MPI_Status *st = sts != MPI_STATUSES_IGNORE ? &sts[k] : NULL;
+	int err = MPI_SUCCESS;
+	if (rc != MPI_SUCCESS) {
+		if (ms_pb_class(rc) == MPI_ERR_IN_STATUS && st != NULL) {
+			err = st->MPI_ERROR;
+			if (ms_pb_class(err) == MPI_ERR_PENDING)
+				return;
+		} else {
+			err = rc;
+			if (r[i] != MPI_REQUEST_NULL && !(m->q[i]->flags & MS_PB_R_PERSIST))
+				return;
+		}
+	}
+	ms_pb_done(m->q[i], st, err, r[i] == MPI_REQUEST_NULL, m->te, fn, pc);
+}
+
 int ms_pb_MPI_Waitall(int n, MPI_Request r[], MPI_Status sts[], unsigned fn, void *pc)
 {
 	ms_pb_many m;
@@ -1386,7 +1453,7 @@ int ms_pb_MPI_Waitall(int n, MPI_Request r[], MPI_Status sts[], unsigned fn, voi
 	int rc = PMPI_Waitall(n, r, sts);
 	for (int i = 0; i < n; i++)
 		if (m.q[i] != NULL)
-			ms_pb_done(m.q[i], sts != MPI_STATUSES_IGNORE ? &sts[i] : NULL, m.te, fn, pc);
+			ms_pb_done_in(&m, i, r, sts, i, rc, fn, pc);
 	ms_pb_many_end(&m);
 	return rc;
 }
@@ -1397,10 +1464,10 @@ int ms_pb_MPI_Testall(int n, MPI_Request r[], int *flag, MPI_Status sts[], unsig
 	if (!ms_pb_many_begin(&m, r, n, &sts))
 		return PMPI_Testall(n, r, flag, sts);
 	int rc = PMPI_Testall(n, r, flag, sts);
-	if (*flag)
+	if (*flag || rc != MPI_SUCCESS)
 		for (int i = 0; i < n; i++)
 			if (m.q[i] != NULL)
-				ms_pb_done(m.q[i], sts != MPI_STATUSES_IGNORE ? &sts[i] : NULL, m.te, fn, pc);
+				ms_pb_done_in(&m, i, r, sts, i, rc, fn, pc);
 	ms_pb_many_end(&m);
 	return rc;
 }
@@ -1415,7 +1482,7 @@ int ms_pb_MPI_Waitany(int n, MPI_Request r[], int *idx, MPI_Status *st, unsigned
 		st = &mine;
 	int rc = PMPI_Waitany(n, r, idx, st);
 	if (*idx != MPI_UNDEFINED && *idx >= 0 && *idx < n && m.q[*idx] != NULL)
-		ms_pb_done(m.q[*idx], st, m.te, fn, pc);
+		ms_pb_done(m.q[*idx], st, rc, r[*idx] == MPI_REQUEST_NULL, m.te, fn, pc);
 	ms_pb_many_end(&m);
 	return rc;
 }
@@ -1430,7 +1497,7 @@ int ms_pb_MPI_Testany(int n, MPI_Request r[], int *idx, int *flag, MPI_Status *s
 		st = &mine;
 	int rc = PMPI_Testany(n, r, idx, flag, st);
 	if (*flag && *idx != MPI_UNDEFINED && *idx >= 0 && *idx < n && m.q[*idx] != NULL)
-		ms_pb_done(m.q[*idx], st, m.te, fn, pc);
+		ms_pb_done(m.q[*idx], st, rc, r[*idx] == MPI_REQUEST_NULL, m.te, fn, pc);
 	ms_pb_many_end(&m);
 	return rc;
 }
@@ -1445,7 +1512,7 @@ static int ms_pb_some(int wait, int n, MPI_Request r[], int *outn, int idx[], MP
 		for (int k = 0; k < *outn; k++) {
 			int i = idx[k];
 			if (i >= 0 && i < n && m.q[i] != NULL)
-				ms_pb_done(m.q[i], sts != MPI_STATUSES_IGNORE ? &sts[k] : NULL, m.te, fn, pc);
+				ms_pb_done_in(&m, i, r, sts, k, rc, fn, pc);
 		}
 	ms_pb_many_end(&m);
 	return rc;

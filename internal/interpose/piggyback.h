@@ -40,8 +40,16 @@ typedef struct ms_pb_hdr {
 #define MS_PB_HDR ((int)sizeof(ms_pb_hdr))
 _Static_assert(sizeof(ms_pb_hdr) == 24, "ms_pb_hdr is 24 bytes");
 
-/* MS_PB_ON: the channel is on (a wrapper's slow path tests it). */
+/* MS_PB_ON: the channel is on (a wrapper's slow path tests it).
+ * -DMS_NO_PIGGYBACK compiles the channel out of the wrappers (the
+ * benchmark's control build, runbench -only channel-off: bench/
+ * build-variant.sh profile DIR -DMS_NO_PIGGYBACK); the channel then never
+ * turns on. */
+#ifdef MS_NO_PIGGYBACK
+#define MS_PB_ON() 0
+#else
 #define MS_PB_ON() (MS_LOAD(ms_gate) & MS_G_PB)
+#endif
 
 /* Kinds of wait state (the values are read by piggyback.go). */
 #define MS_PB_LATE_SENDER 1    /* a receive (or the wait completing it) entered before the message was sent */

@@ -126,42 +126,7 @@ func TestBindingsMatrix(t *testing.T) {
 				line := sendLine(t, bp.src)
 				check := func(t *testing.T, p *profile.Profile, res Result) {
 					t.Helper()
-					if got, want := sortedLines(res.Stdout), sortedLines(base.Stdout); got != want {
-						t.Errorf("stdout differs with mpiscope:\n%s\nwithout:\n%s", got, want)
-					}
-					Want(t, p, bindWant)
-					for _, fn := range p.Funcs {
-						if _, ok := bindWant[fn.Name]; !ok {
-							t.Errorf("unexpected %s: %d calls", fn.Name, fn.Calls)
-						}
-					}
-					var p01, p10 profile.Peer
-					for _, pe := range p.Peers {
-						switch {
-						case pe.Rank == 0 && pe.Peer == 1:
-							p01 = pe
-						case pe.Rank == 1 && pe.Peer == 0:
-							p10 = pe
-						}
-					}
-					if p01.SentMsgs != 1002 || p01.SentBytes != 8016 || p01.RecvMsgs != 2 || p01.RecvBytes != 16 {
-						t.Errorf("peers 0->1: %+v", p01)
-					}
-					if p10.SentMsgs != 2 || p10.SentBytes != 16 || p10.RecvMsgs != 1002 || p10.RecvBytes != 8016 {
-						t.Errorf("peers 1->0: %+v", p10)
-					}
-					for _, s := range p.Sites {
-						if s.Func != "MPI_Send" {
-							continue
-						}
-						if bp.inline {
-							if s.Loc.Function != "main" {
-								t.Errorf("MPI_Send callsite %+v: want in main", s.Loc)
-							}
-						} else if filepath.Base(s.Loc.File) != filepath.Base(bp.src) || s.Loc.Line != line {
-							t.Errorf("MPI_Send callsite %s:%d (%s), want %s:%d", s.Loc.File, s.Loc.Line, s.Loc.Function, filepath.Base(bp.src), line)
-						}
-					}
+					bindCheck(t, bp, line, base.Stdout, p, res)
 				}
 				run := func(t *testing.T, prog string, preload bool, prefix []string) {
 					job := filepath.Join(t.TempDir(), "job")
@@ -209,6 +174,50 @@ func TestBindingsMatrix(t *testing.T) {
 			})
 		}
 	})
+}
+
+// bindCheck checks a profile of bp's program and its output against the
+// matrix's expectations: the exact counts of bindWant and nothing else, the
+// peer matrix, the MPI_Send callsite at the source line (line), and the
+// program's stdout as without mpiscope (baseStdout).
+func bindCheck(t *testing.T, bp bindProg, line int, baseStdout string, p *profile.Profile, res Result) {
+	t.Helper()
+	if got, want := sortedLines(res.Stdout), sortedLines(baseStdout); got != want {
+		t.Errorf("stdout differs with mpiscope:\n%s\nwithout:\n%s", got, want)
+	}
+	Want(t, p, bindWant)
+	for _, fn := range p.Funcs {
+		if _, ok := bindWant[fn.Name]; !ok {
+			t.Errorf("unexpected %s: %d calls", fn.Name, fn.Calls)
+		}
+	}
+	var p01, p10 profile.Peer
+	for _, pe := range p.Peers {
+		switch {
+		case pe.Rank == 0 && pe.Peer == 1:
+			p01 = pe
+		case pe.Rank == 1 && pe.Peer == 0:
+			p10 = pe
+		}
+	}
+	if p01.SentMsgs != 1002 || p01.SentBytes != 8016 || p01.RecvMsgs != 2 || p01.RecvBytes != 16 {
+		t.Errorf("peers 0->1: %+v", p01)
+	}
+	if p10.SentMsgs != 2 || p10.SentBytes != 16 || p10.RecvMsgs != 1002 || p10.RecvBytes != 8016 {
+		t.Errorf("peers 1->0: %+v", p10)
+	}
+	for _, s := range p.Sites {
+		if s.Func != "MPI_Send" {
+			continue
+		}
+		if bp.inline {
+			if s.Loc.Function != "main" {
+				t.Errorf("MPI_Send callsite %+v: want in main", s.Loc)
+			}
+		} else if filepath.Base(s.Loc.File) != filepath.Base(bp.src) || s.Loc.Line != line {
+			t.Errorf("MPI_Send callsite %s:%d (%s), want %s:%d", s.Loc.File, s.Loc.Line, s.Loc.Function, filepath.Base(bp.src), line)
+		}
+	}
 }
 
 // TestMPI4MPICH: large-count, persistent collective and Isendrecv calls.

@@ -29,6 +29,9 @@
 //	          with and without frame pointers (bench/depth; depth.go)
 //	depth-callgrind instructions per call at each depth (valgrind; not in
 //	          the default set; depth.go)
+//	channel-off profile mode's instructions per call with the piggyback
+//	          channel off, against the channel compiled out (valgrind; not
+//	          in the default set; channeloff.go)
 //	analyzejob the analysis in the job (MPISCOPE_ANALYZE=1) at 2..32 ranks:
 //	          its time as a share of the traced run's, peak RSS per rank
 //	          (analyzejob.go)
@@ -91,7 +94,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.build, "build", "build", "build `directory` (make lib, make cli)")
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
-	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, depth, depth-callgrind, analyzejob, timeline (not by default: a 1 GB trace)")
+	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, channel-off, depth, depth-callgrind, analyzejob, timeline (not by default: a 1 GB trace)")
 	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.StringVar(&o.traceBase, "trace-base", "", "an earlier mpiscope `binary` whose convert and analyze the tracesynth section runs too, interleaved with this build's (before/after rows)")
@@ -206,7 +209,7 @@ func run(opt *options) error {
 	for _, s := range []struct {
 		name string
 		fn   func(*options, *results) error
-	}{{"depth", depthBench}, {"depth-callgrind", depthCallgrind}} {
+	}{{"depth", depthBench}, {"depth-callgrind", depthCallgrind}, {"channel-off", channelOff}} {
 		if sections[s.name] {
 			if err := timed(s.name, func() error { return s.fn(opt, res) }); err != nil {
 				return err
