@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -124,6 +125,13 @@ func FuzzReader(f *testing.F) {
 	PadBlock(pad[MinPad:])
 	f.Add(append(append([]byte(Magic), pad...), raw[len(Magic):]...))
 	f.Add([]byte(Magic))
+	// Completions records (format version 4): a Waitall's 6 completions
+	// among other events.
+	tk := uint64(1 << 20)
+	cpl := cplRun(rand.New(rand.NewSource(1)), manyEvents(4), 6, &tk)
+	cpl = append(cpl, manyEvents(2)...)
+	cplRaw, _ := os.ReadFile(synthRankAs(f, f.TempDir(), 0, 2, cpl, 12, nil, true, BRaw))
+	f.Add(cplRaw)
 	// One-sided and MPI-IO records (kinds 7 and 8), an I/O completion.
 	objJob := f.TempDir()
 	objRank(f, objJob, 0, 2, objEvents(0))
