@@ -288,6 +288,53 @@ func testIsendCompletion(t *testing.T, f mpitest.Family, pack string) {
 	}
 }
 
+// TestTracePostMemo: nonblocking posts repeated from one call site with
+// the same arguments (memo.c, 2 ranks, 4 rounds) take their short record
+// from the thread's post memo, while 4,000 other shapes per round take
+// over the dictionary's slots, those of the posts among them: every post
+// must still decode to its own shape (per rank 12 MPI_Isend of 8 bytes,
+// tag 77, to the other rank and 12 MPI_Irecv from any source; each call
+// site's posts the last to use their memo entry before the other shapes
+// and the first after them; 16,000 MPI_Send to
+// MPI_PROC_NULL, no peer, tags 0 to 3999, no bytes), and every message
+// match.
+func TestTracePostMemo(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "memo.c", 2, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "off"})
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := rawCount(t, j, func(r *trace.Rank, e *trace.Event, n map[string]int) {
+			if e.Kind != trace.KCall {
+				return
+			}
+			peer := int32(1 - r.Header.Rank)
+			switch fn := r.FnName(int(e.Fn)); {
+			case fn == "MPI_Isend" && e.SPeer == peer && e.STag == 77 && e.SBytes == 8 && e.Flags == trace.FSend|trace.FReq:
+				n["isend"]++
+			case fn == "MPI_Irecv" && e.RPeer == -2 && e.RTag == 77 && e.RBytes == 8 && e.Flags == trace.FRecv|trace.FReq:
+				n["irecv"]++
+			case fn == "MPI_Send" && e.SPeer == -1 && e.STag >= 0 && e.STag < 4000 && e.SBytes == 0 && e.Flags == trace.FSend:
+				n["send to MPI_PROC_NULL"]++
+			case fn == "MPI_Isend" || fn == "MPI_Irecv" || fn == "MPI_Send":
+				n["other "+fn]++
+			}
+		})
+		for i, n := range counts {
+			wantCounts(t, "rank "+string(rune('0'+i)), n, map[string]int{"isend": 12, "irecv": 12,
+				"send to MPI_PROC_NULL": 16000, "other MPI_Isend": 0, "other MPI_Irecv": 0, "other MPI_Send": 0})
+		}
+		w := trace.NewWalker(j, trace.WalkOptions{})
+		if err := w.Walk(callVisitor(func(c *trace.Call) error { return nil })); err != nil {
+			t.Fatal(err)
+		}
+		if w.Unmatched != 0 {
+			t.Errorf("%d unmatched completions", w.Unmatched)
+		}
+	})
+}
+
 // TestTraceCollComms: nonblocking and persistent collectives on every
 // kind of communicator a program creates (nbcoll.c, 4 ranks: world, split,
 // dup, create, intercommunicator merge; 19 memberships). OTF2 has one
