@@ -133,6 +133,7 @@ static void ms_trace_swap(ms_tbuf *tb)
 		tb->base = tb->total;
 		tb->n = 0;
 		tb->dgen++; /* the next records must not refer to dropped ones */
+		memset(tb->memo, 0, sizeof tb->memo);
 		return;
 	}
 	ms_trace_push(tb);
@@ -141,6 +142,7 @@ static void ms_trace_swap(ms_tbuf *tb)
 	tb->cur_ev = tb->ev[spare];
 	tb->n = 0;
 	tb->dgen++; /* each buffer starts with an empty dictionary */
+	memset(tb->memo, 0, sizeof tb->memo);
 }
 
 /* ms_trace_room readies the buffer for a record when ms_tfull says so:
@@ -206,11 +208,21 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
 }
 
 /* ms_tdef_write stores the deferred event (ms_trace_defer) as
- * ms_trace_call would have stored it; the caller has made room for it. */
+ * ms_trace_call would have stored it; the caller has made room for it.
+ * The calls deferred (MPI_Recv, MPI_Mrecv and their _c forms) are
+ * receives: with flags MS_TF_RECV a constant, ms_trace_put folds to a
+ * receive's work, as inlined in a wrapper (a traced ping-pong's deferred
+ * receive took 154 instructions with the flags a variable, 103 so;
+ * callgrind, bench/progs/tracecost.c). */
 void ms_tdef_write(ms_tbuf *tb)
 {
 	unsigned fn = tb->dfn - 1;
 	tb->dfn = 0;
+	if (__builtin_expect(tb->d.flags == MS_TF_RECV, 1)) {
+		ms_trace_put(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, tb->d.ok, MS_TF_RECV, -1, -1,
+			     tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
+		return;
+	}
 	ms_trace_put(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, tb->d.ok, tb->d.flags, tb->d.speer,
 		     tb->d.stag, tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
 }
@@ -261,11 +273,10 @@ static int ms_tcancelled(const MPI_Status *st)
  * fields are always the defaults and its call site 0, so the dictionary
  * entry that holds w holds them too: only the receive fields are compared
  * (ms_tholds with MS_TF_RECV), and where they are constants the hash
- * folds to the function word's. Inlined at each completion: a Waitall of
- * 64 sends measured 206 instructions per completion in the generic ms_tput
- * out of line and ms_trace_cplh, 102 so (callgrind, bench/progs/tracecost.c,
- * docs/performance.md). A shape not in the dictionary takes ms_tput's full
- * record. */
+ * folds to the function word's. Inlined at each completion of MPI_Wait,
+ * MPI_Test and MPI_Waitany/Testany (calls of several requests write a
+ * completions record instead: ms_trace_cpls). A shape not in the
+ * dictionary takes ms_tput's full record. */
 static inline __attribute__((always_inline)) void ms_tcpl(ms_tbuf *tb, uint64_t now, uint32_t w, uintptr_t h,
 							   int64_t rbytes, int32_t rpeer, int32_t rtag)
 {
@@ -286,20 +297,34 @@ static inline __attribute__((always_inline)) void ms_tcpl(ms_tbuf *tb, uint64_t 
  * request whose role is not known (written as a receive's, as it may be
  * one), or MPI_Isendrecv's (MS_TF_SEND | MS_TF_RECV) carry the status's
  * source, tag and size. */
+/* ms_tcpl_role returns the role of request h found done (0: nothing
+ * completed, MPI_REQUEST_NULL or an inactive persistent request): the one
+ * its post noted (ms_trole_get), else the persistent table's
+ * (ms_preq_done: MS_TF_RECV for a request it does not hold). A traced
+ * MPI_Start notes role 0 for the request it starts (ms_trace_post), so an
+ * active persistent request is always looked up in the persistent table,
+ * which marks it inactive; a request posted by MPI_Isend... takes no call.
+ * (Asked first, the persistent table cost each completion 16 instructions
+ * and a call, 2026-11-26.) A persistent request started while tracing was
+ * off and completed while it is on, whose handle a freed nonblocking
+ * request had, may take that request's role: its completion then matches
+ * no post (the converter counts it unmatched), where it was not written. */
+static inline __attribute__((always_inline)) int ms_tcpl_role(uintptr_t h)
+{
+	if (h == (uintptr_t)MPI_REQUEST_NULL)
+		return 0;
+	unsigned r = ms_trole_get(h);
+	if (__builtin_expect(r != 0, 1))
+		return (int)r;
+	return ms_preq_done(h);
+}
+
 static inline __attribute__((always_inline)) void ms_trace_cplh(ms_tbuf *tb, unsigned fn, uint64_t now, uintptr_t h,
 								  const MPI_Status *st)
 {
-	/* MPI_REQUEST_NULL, or an inactive persistent request: nothing completed. */
-	int role = h == (uintptr_t)MPI_REQUEST_NULL ? 0 : ms_preq_done(h);
+	int role = ms_tcpl_role(h);
 	if (!role)
 		return;
-	if (role == MS_TF_RECV) {
-		/* Not persistent, or a persistent receive (ms_trace_post took
-		 * its handle out of the table). */
-		unsigned r = ms_trole_get(h);
-		if (r)
-			role = (int)r;
-	}
 	ms_troom(tb);
 	if ((role & (MS_TF_SEND | MS_TF_RECV)) && ms_tcancelled(st)) {
 		/* Cancelled: marked, matched to no message. */
@@ -339,6 +364,112 @@ void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st)
 		ms_trace_cplh(tb, fn, t1, h, st);
 }
 
+/* ms_tcpls_close ends the completions record (trace.h) begun at byte at
+ * of the current buffer, of cnt entries up to byte off: its header, the
+ * events counted. A record of no entry is not written. */
+static inline void ms_tcpls_close(ms_tbuf *tb, uint32_t at, uint32_t off, unsigned cnt, unsigned fn, uint64_t now)
+{
+	if (cnt == 0)
+		return;
+	char *p = tb->cur_ev + at;
+	uint32_t h = MS_TK_CPLS << 12 | cnt << 18;
+	uint16_t f16 = (uint16_t)fn, z = 0;
+	__builtin_memcpy(p, &h, 4);
+	__builtin_memcpy(p + 4, &f16, 2);
+	__builtin_memcpy(p + 6, &z, 2);
+	__builtin_memcpy(p + 8, &now, 8);
+	tb->n = off;
+	tb->total += cnt;
+}
+
+/* ms_trace_cpls records the completions a call of several requests found
+ * (MPI_Waitall, MPI_Testall: n requests, the i-th with status st[i];
+ * MPI_Waitsome, MPI_Testsome: the n indices, the k-th with status st[k])
+ * as one completions record: per request its handle, the flags of its role
+ * (as ms_trace_cplh finds them) and, when they differ from the previous
+ * entry's, its receive fields. No shape is hashed or compared: a Waitall
+ * of 64 sends took 107 instructions per completion as separate records
+ * (ms_trace_cplh), 59 with this record; of 64 receives 129 and 72
+ * (callgrind, bench/progs/tracecost.c, docs/performance.md). A record fills the buffer
+ * up to the room a largest record would (cap + MS_TMAX), then hands it over
+ * and goes on in a new record; a handle that does not fit in 56 bits
+ * (sign-extended) takes a record of its own (ms_tcpl). */
+static inline __attribute__((always_inline)) void ms_trace_cpls(ms_tbuf *tb, unsigned fn, uint64_t now, int n,
+								  const int *indices, const MPI_Status *st)
+{
+	ms_troom(tb);
+	uint32_t at = tb->n, lim = tb->cap + (uint32_t)MS_TMAX - MS_TCPLS_ENTRY_MAX;
+	char *p = tb->cur_ev + at + MS_TCPLS_HEAD;
+	unsigned cnt = 0;
+	int32_t rpeer = -1, rtag = -1;
+	int64_t rbytes = 0;
+	for (int k = 0; k < n; k++) {
+		int i = indices ? indices[k] : k;
+		if ((unsigned)i >= (unsigned)tb->nsave)
+			continue;
+		uintptr_t h = tb->save[i];
+		int role = ms_tcpl_role(h);
+		if (!role)
+			continue;
+		const MPI_Status *s = &st[k];
+		unsigned f;
+		int recv = 1;
+		int32_t rp = -1, rt = -1;
+		int64_t rb = 0;
+		if ((role & (MS_TF_SEND | MS_TF_RECV)) && ms_tcancelled(s)) {
+			f = MS_TF_RECV | MS_TF_LOCAL;
+			rp = MS_TCANCELLED;
+		} else if (!(role & MS_TF_RECV)) {
+			if (__builtin_expect(role == MS_TR_IO, 0)) {
+				f = MS_TF_LOCAL;
+				rb = ms_status_bytes(s);
+			} else {
+				/* A send, a collective, a one-sided operation (no flag). */
+				f = (unsigned)role & MS_TF_ALLMSG;
+				recv = 0;
+			}
+		} else {
+			f = (unsigned)role | MS_TF_LOCAL;
+			rp = s->MPI_SOURCE >= 0 ? s->MPI_SOURCE : -1;
+			rt = s->MPI_TAG;
+			rb = rp >= 0 ? ms_status_bytes(s) : 0;
+		}
+		uint32_t off = (uint32_t)(p - tb->cur_ev);
+		if (__builtin_expect((uint64_t)((int64_t)((uint64_t)h << 8) >> 8) != (uint64_t)h || off > lim, 0)) {
+			ms_tcpls_close(tb, at, off, cnt, fn, now);
+			if (off > lim) {
+				/* The buffer is full: hand it over. */
+				ms_trace_swap(tb);
+			} else {
+				/* Not in 56 bits: a record of its own. */
+				ms_troom(tb);
+				ms_tcpl(tb, now, fn | MS_TK_COMPLETE << 10 | f << 27, h, rb, rp, rt);
+				ms_troom(tb);
+			}
+			/* Go on in a new record. */
+			at = tb->n, p = tb->cur_ev + at + MS_TCPLS_HEAD, cnt = 0;
+			rpeer = -1, rtag = -1, rbytes = 0;
+			if ((uint64_t)((int64_t)((uint64_t)h << 8) >> 8) != (uint64_t)h)
+				continue;
+		}
+		uint64_t e = ((uint64_t)h & MS_TCPLS_REQ) | (uint64_t)f << 56;
+		cnt++;
+		if (recv && (rp != rpeer || rt != rtag || rb != rbytes)) {
+			e |= 1ull << 63;
+			rpeer = rp, rtag = rt, rbytes = rb;
+			__builtin_memcpy(p, &e, 8);
+			__builtin_memcpy(p + 8, &rp, 4);
+			__builtin_memcpy(p + 12, &rt, 4);
+			__builtin_memcpy(p + 16, &rb, 8);
+			p += 24;
+			continue;
+		}
+		__builtin_memcpy(p, &e, 8);
+		p += 8;
+	}
+	ms_tcpls_close(tb, at, (uint32_t)(p - tb->cur_ev), cnt, fn, now);
+}
+
 /* ms_trace_done records what a completion call of several requests
  * finished (one request: ms_trace_done1, trace.h). */
 void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
@@ -348,8 +479,7 @@ void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, co
 		return;
 	switch (kind) {
 	case MS_TC_ALL:
-		for (int i = 0; i < n; i++)
-			ms_trace_cpl(tb, fn, t1, i, &st[i]);
+		ms_trace_cpls(tb, fn, t1, n, NULL, st);
 		break;
 	case MS_TC_ANY:
 		if (idx && *idx != MPI_UNDEFINED)
@@ -357,8 +487,7 @@ void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, co
 		break;
 	case MS_TC_SOME:
 		if (idx && *idx != MPI_UNDEFINED)
-			for (int k = 0; k < *idx; k++)
-				ms_trace_cpl(tb, fn, t1, indices[k], &st[k]);
+			ms_trace_cpls(tb, fn, t1, *idx, indices, st);
 		break;
 	}
 	tb->nsave = 0;

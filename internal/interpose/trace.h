@@ -61,6 +61,18 @@
  *      MPI_Win_lock's lock type (0 exclusive, 1 shared) or the size of an MPI_Win_post/start
  *      group, whose members, ranks of the window's communicator, are bits
  *      of sbytes (0-63) and rbytes (64-127)). */
+/*  completions (16 bytes, then 8 to 24 per completion; format version 4):
+ *      u32 h = 0 | MS_TK_CPLS << 12 | count << 18, u16 fn, u16 0, u64 t
+ *      (the call's end), then per completion u64 e = request (56 bits,
+ *      sign-extended) | flags << 56 | N << 63, with N the receive fields
+ *      i32 rpeer, rtag, i64 rbytes; an entry whose flags announce receive
+ *      fields (MS_TF_RECV, MS_TF_LOCAL) has the last ones given in the
+ *      record (-1, -1, 0 before any). A completion call of several
+ *      requests writes one (ms_trace_cpls); it uses no dictionary slot. */
+#define MS_TK_CPLS 9 /* a completions record (not an event kind) */
+#define MS_TCPLS_HEAD 16u
+#define MS_TCPLS_ENTRY_MAX 24u
+#define MS_TCPLS_REQ ((1ull << 56) - 1)
 #define MS_TDICT_BITS 10
 #define MS_TDICT (1u << MS_TDICT_BITS)
 #define MS_TSHORT_DT (1u << 20)
@@ -111,6 +123,24 @@ typedef struct ms_tdef {
 	int ok, flags, speer, stag, rpeer, rtag;
 } ms_tdef;
 
+/* The last nonblocking posts whose shape the dictionary held
+ * (ms_trace_put): the call's arguments as the wrapper passed them, and the
+ * slot. A post with the same arguments from the same call site has the
+ * same shape (a communicator's record, its id and its ranks never change),
+ * so its short record needs no canonical peer, hash or compare. Indexed by
+ * the peer's low bits (the neighbours of a halo exchange apart); an entry
+ * is emptied when its slot takes another shape (ms_tput) and when the
+ * dictionary starts again (a new buffer). */
+#define MS_TMEMO 4
+typedef struct ms_tmemo {
+	uint64_t pc; /* 0: empty */
+	const ms_comm *cm;
+	int64_t bytes, rbytes;
+	int32_t speer, stag, rpeer, rtag;
+	uint32_t fnf; /* fn | flags << 16 */
+	uint32_t slot;
+} ms_tmemo;
+
 #define MS_TMSGS 16
 /* A completion record's receive peer when the request was cancelled
  * (MPI_Cancel): marked, not matched. */
@@ -125,6 +155,7 @@ typedef struct ms_tbuf {
 	int cur;
 	uint32_t dfn; /* the deferred event's function + 1 (0: none; ms_trace_defer) */
 	uint64_t total; /* events recorded by this thread */
+	ms_tmemo memo[MS_TMEMO];
 	ms_tshape dict[MS_TDICT];
 	/* cold */
 	/* A blocking receive's event, deferred (ms_trace_defer) off the path
@@ -397,6 +428,9 @@ static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, u
 	}
 	char *p = tb->cur_ev + tb->n;
 	tb->total++;
+	for (int j = 0; j < MS_TMEMO; j++)
+		if (tb->memo[j].slot == slot)
+			tb->memo[j].pc = 0;
 	d->gen = tb->dgen;
 	d->pc = pc;
 	d->w = w;
@@ -468,15 +502,29 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		/* flags is a constant in most wrappers: what a kind does not
 		 * use folds away (a plain call hashes its call site and
 		 * function word alone). */
+		uint64_t k = (uint64_t)(uintptr_t)pc;
+		/* A nonblocking post (no status) repeating the arguments of
+		 * one in the memo: its slot (ms_tmemo). */
+		const int memo = (flags & MS_TF_REQ) && st == NULL;
+		ms_tmemo *mm = &tb->memo[(unsigned)(flags & MS_TF_SEND ? speer : flags & MS_TF_RECV ? rpeer : 0) & (MS_TMEMO - 1)];
+		const uint32_t fnf = fn | (unsigned)flags << 16;
+		if (memo && mm->pc == k && mm->fnf == fnf && mm->cm == cm &&
+		    (!(flags & (MS_TF_SEND | MS_TF_COLL)) || (mm->bytes == bytes && mm->stag == stag)) &&
+		    (!(flags & MS_TF_SEND) || mm->speer == speer) &&
+		    (!(flags & MS_TF_RECV) || (mm->rpeer == rpeer && mm->rtag == rtag && mm->rbytes == rbytes))) {
+			ms_tshort(tb, mm->slot, t0, dt, 1, req ? (uint64_t)(uintptr_t)*req : 0);
+			return;
+		}
 		ms_tmsg m = ms_tcanon(cm, flags, bytes, speer, stag, rpeer, rtag, rbytes, st);
 		unsigned c = cm ? (unsigned)cm->id + 1 : 0;
 		uint32_t w = fn | MS_TK_CALL << 10 | (c | (unsigned)flags << 11) << 16;
-		uint64_t k = (uint64_t)(uintptr_t)pc;
 		unsigned slot = ms_tslot(ms_tshkey(k, w, m.sbytes, m.rbytes, m.speer, m.stag, m.rpeer, m.rtag));
 		const ms_tshape *d = &tb->dict[slot];
 		if (__builtin_expect(ms_tholds(d, tb, k, w, &m, flags), 1)) {
 			int hasreq = (flags & MS_TF_REQ) != 0;
 			ms_tshort(tb, slot, t0, dt, hasreq, hasreq && req ? (uint64_t)(uintptr_t)*req : 0);
+			if (memo)
+				*mm = (ms_tmemo){k, cm, bytes, rbytes, speer, stag, rpeer, rtag, fnf, slot};
 			return;
 		}
 	}

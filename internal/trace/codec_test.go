@@ -80,16 +80,72 @@ func cheapEvent(t *uint64) Event {
 	return e
 }
 
+// cplRun appends what a completion call of several requests records: k
+// completions at one time, of a send, a collective, a one-sided
+// operation, a receive (its source, tag and bytes, often the same as the
+// previous one's; from MPI_PROC_NULL, the defaults), an MPI_Isendrecv, an MPI-IO operation or a cancelled
+// request; their handles pointers, MPICH's sign-extended integers, or
+// (rarely) values a completions record cannot hold.
+func cplRun(rng *rand.Rand, evs []Event, k int, t *uint64) []Event {
+	*t += uint64(rng.Intn(1 << 12))
+	fn := uint16(rng.Intn(1024))
+	src, tag, size := int32(rng.Intn(4)), int32(rng.Intn(3)), int64(8)
+	for ; k > 0; k-- {
+		e := Event{Kind: KComplete, Fn: fn, Comm: -1, T0: *t, T1: *t, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		switch rng.Intn(10) {
+		case 0:
+			e.Req = uint64(int64(int32(0xac000000 + rng.Intn(1<<16))))
+		case 1:
+			e.Req = rng.Uint64()
+		default:
+			e.Req = 0x55d000000000 + uint64(rng.Intn(1<<20))*0x80
+		}
+		if rng.Intn(3) == 0 {
+			src, tag, size = int32(rng.Intn(4))-1, int32(rng.Intn(3)), int64(rng.Intn(1<<20))
+		}
+		switch rng.Intn(10) {
+		case 8:
+			// A receive from MPI_PROC_NULL: its receive fields are the
+			// defaults a record starts with.
+			e.Flags = FRecv | FLocal
+			e.RTag = -1
+		case 0:
+			e.Flags = FColl
+		case 1:
+			e.Flags = 0 // one-sided
+		case 2, 3:
+			e.Flags = FRecv | FLocal
+			e.RPeer, e.RTag, e.RBytes = src, tag, size
+		case 4:
+			e.Flags = FSend | FRecv | FLocal
+			e.RPeer, e.RTag, e.RBytes = src, tag, size
+		case 5:
+			e.Flags = FLocal // MPI-IO
+			e.RBytes = size
+		case 6:
+			e.Flags = FRecv | FLocal
+			e.RPeer = Cancelled
+		default:
+			e.Flags = FSend
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
 func eventStream(rng *rand.Rand, n int, raw bool) []Event {
-	evs := make([]Event, n)
+	evs := make([]Event, 0, n)
 	t := uint64(rng.Int63n(1 << 50))
 	pc := uint64(0x400000 + rng.Intn(1<<20))
 	cheap := rng.Intn(3) == 0 // a stream of cheap calls only
-	for i := range evs {
-		if cheap || rng.Intn(4) == 0 {
-			evs[i] = cheapEvent(&t)
-		} else {
-			evs[i] = randEvent(rng, &t, pc, raw)
+	for len(evs) < n {
+		switch {
+		case cheap || rng.Intn(4) == 0:
+			evs = append(evs, cheapEvent(&t))
+		case rng.Intn(8) == 0:
+			evs = cplRun(rng, evs, min(1+rng.Intn(300), n-len(evs)), &t)
+		default:
+			evs = append(evs, randEvent(rng, &t, pc, raw))
 		}
 	}
 	return evs

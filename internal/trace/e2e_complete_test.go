@@ -3,6 +3,8 @@ package trace_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -79,6 +81,24 @@ func otf2Defs(t *testing.T, dir string) string {
 	return string(out)
 }
 
+// perfettoJSON converts a job to Perfetto JSON.
+func perfettoJSON(t *testing.T, job string) []byte {
+	t.Helper()
+	j, err := trace.OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	p := trace.NewPerfettoWriter(&b)
+	if err := trace.NewWalker(j, trace.WalkOptions{}).Walk(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // perfettoArgs converts a job to Perfetto JSON and counts the "X" slices'
 // arguments by key, a numbered key ("completed_rma_op_3") under its prefix
 // ("completed_rma_op"); flows ("s" and "f") count under "flow start" and
@@ -143,60 +163,174 @@ func wantLines(t *testing.T, lines map[string][]string, want map[string]int) {
 	}
 }
 
+// rawCpls counts the completions records in the raw (W) blocks of rank
+// r's trace file and the completions they hold.
+func rawCpls(t *testing.T, job string, r int) (records, entries int) {
+	t.Helper()
+	path := trace.RankPath(job, r)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	br, err := trace.NewBlockReader(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		k, p, err := br.Next()
+		if err == io.EOF {
+			return records, entries
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k != trace.BRaw {
+			continue
+		}
+		n, e, err := trace.RawCplsRecords(p)
+		if err != nil {
+			t.Fatalf("%s: block at %d: %v", path, br.Start(), err)
+		}
+		records += n
+		entries += e
+	}
+}
+
 // TestTraceIsendCompletion: completions of nonblocking sends and receives
 // (isend.c: per rank 30 of each, completed by MPI_Wait, MPI_Waitall and
 // MPI_Testany, with eager and rendezvous sizes) say their role in the raw
 // trace: 30 send completions per rank without a status, 30 receive
 // completions of the other rank's messages, tag 7 (20 of 8 bytes, 10 of
 // 262,144); every completion meets its post; OTF2 has 60 of each of
-// MpiIsend, MpiIsendComplete, MpiIrecvRequest and MpiIrecv (2 ranks).
+// MpiIsend, MpiIsendComplete, MpiIrecvRequest and MpiIrecv (2 ranks). The
+// same with the trace left raw (MPISCOPE_TRACE_COMPRESS=off), where each
+// of the 10 MPI_Waitall per rank wrote its 2 completions as one
+// completions record (format version 4).
 func TestTraceIsendCompletion(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
-		job, _ := run(t, f, "isend.c", 2, map[string]string{"MPISCOPE_TRACE": "1"})
+		for _, pack := range []string{"finalize", "off"} {
+			t.Run(pack, func(t *testing.T) { testIsendCompletion(t, f, pack) })
+		}
+	})
+}
+
+func testIsendCompletion(t *testing.T, f mpitest.Family, pack string) {
+	job, _ := run(t, f, "isend.c", 2, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": pack})
+	if pack == "off" {
+		for r := 0; r < 2; r++ {
+			if n, e := rawCpls(t, job, r); n != 10 || e != 20 {
+				t.Errorf("rank %d: %d completions records of %d completions, want 10 of 20", r, n, e)
+			}
+		}
+		// Packed as MPI_Finalize packs it, the trace converts to the
+		// same bytes.
+		packed := filepath.Join(t.TempDir(), "job")
+		if err := os.CopyFS(packed, os.DirFS(job)); err != nil {
+			t.Fatal(err)
+		}
+		for r := 0; r < 2; r++ {
+			if err := trace.Pack(trace.RankPath(packed, r)); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := rawCpls(t, packed, r); n != 0 {
+				t.Errorf("rank %d packed: %d completions records", r, n)
+			}
+		}
+		if a, b := perfettoJSON(t, job), perfettoJSON(t, packed); !bytes.Equal(a, b) {
+			t.Errorf("Perfetto JSON of the raw trace (%d bytes) differs from the packed one's (%d bytes)", len(a), len(b))
+		}
+	}
+	j, err := trace.OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Ranks) != 2 {
+		t.Fatalf("%d rank traces, want 2", len(j.Ranks))
+	}
+	counts := rawCount(t, j, func(r *trace.Rank, e *trace.Event, n map[string]int) {
+		if e.Kind != trace.KComplete {
+			return
+		}
+		switch {
+		case e.Flags&trace.FSend != 0 && e.Flags&trace.FRecv == 0:
+			n["send completion"]++
+			if e.RPeer != -1 || e.RBytes != 0 {
+				n["send completion with a receive"]++
+			}
+		case e.Flags&trace.FRecv != 0 && e.Flags&trace.FSend == 0:
+			peer := int32(1 - r.Header.Rank)
+			switch {
+			case e.RPeer == peer && e.RTag == 7 && e.RBytes == 8:
+				n["recv completion of 8 bytes"]++
+			case e.RPeer == peer && e.RTag == 7 && e.RBytes == 256*1024:
+				n["recv completion of 256 KiB"]++
+			default:
+				n["recv completion of another message"]++
+			}
+		default:
+			n["other completion"]++
+		}
+	})
+	for i, n := range counts {
+		wantCounts(t, "rank "+string(rune('0'+i)), n, map[string]int{"send completion": 30,
+			"recv completion of 8 bytes": 20, "recv completion of 256 KiB": 10,
+			"send completion with a receive": 0, "recv completion of another message": 0, "other completion": 0})
+	}
+	text, lines, w := toOTF2(t, job)
+	if w.Unmatched != 0 {
+		t.Errorf("%d unmatched completions", w.Unmatched)
+	}
+	wantLines(t, lines, map[string]int{"MPI_ISEND": 60, "MPI_ISEND_COMPLETE": 60, "MPI_IRECV_REQUEST": 60,
+		"MPI_IRECV": 60, "MPI_SEND": 0, "MPI_RECV": 0})
+	if t.Failed() {
+		t.Logf("%s", text)
+	}
+}
+
+// TestTracePostMemo: nonblocking posts repeated from one call site with
+// the same arguments (memo.c, 2 ranks, 4 rounds) take their short record
+// from the thread's post memo, while 4,000 other shapes per round take
+// over the dictionary's slots, those of the posts among them: every post
+// must still decode to its own shape (per rank 12 MPI_Isend of 8 bytes,
+// tag 77, to the other rank and 12 MPI_Irecv from any source; each call
+// site's posts the last to use their memo entry before the other shapes
+// and the first after them; 16,000 MPI_Send to
+// MPI_PROC_NULL, no peer, tags 0 to 3999, no bytes), and every message
+// match.
+func TestTracePostMemo(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		job, _ := run(t, f, "memo.c", 2, map[string]string{"MPISCOPE_TRACE": "1", "MPISCOPE_TRACE_COMPRESS": "off"})
 		j, err := trace.OpenJob(job)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(j.Ranks) != 2 {
-			t.Fatalf("%d rank traces, want 2", len(j.Ranks))
-		}
 		counts := rawCount(t, j, func(r *trace.Rank, e *trace.Event, n map[string]int) {
-			if e.Kind != trace.KComplete {
+			if e.Kind != trace.KCall {
 				return
 			}
-			switch {
-			case e.Flags&trace.FSend != 0 && e.Flags&trace.FRecv == 0:
-				n["send completion"]++
-				if e.RPeer != -1 || e.RBytes != 0 {
-					n["send completion with a receive"]++
-				}
-			case e.Flags&trace.FRecv != 0 && e.Flags&trace.FSend == 0:
-				peer := int32(1 - r.Header.Rank)
-				switch {
-				case e.RPeer == peer && e.RTag == 7 && e.RBytes == 8:
-					n["recv completion of 8 bytes"]++
-				case e.RPeer == peer && e.RTag == 7 && e.RBytes == 256*1024:
-					n["recv completion of 256 KiB"]++
-				default:
-					n["recv completion of another message"]++
-				}
-			default:
-				n["other completion"]++
+			peer := int32(1 - r.Header.Rank)
+			switch fn := r.FnName(int(e.Fn)); {
+			case fn == "MPI_Isend" && e.SPeer == peer && e.STag == 77 && e.SBytes == 8 && e.Flags == trace.FSend|trace.FReq:
+				n["isend"]++
+			case fn == "MPI_Irecv" && e.RPeer == -2 && e.RTag == 77 && e.RBytes == 8 && e.Flags == trace.FRecv|trace.FReq:
+				n["irecv"]++
+			case fn == "MPI_Send" && e.SPeer == -1 && e.STag >= 0 && e.STag < 4000 && e.SBytes == 0 && e.Flags == trace.FSend:
+				n["send to MPI_PROC_NULL"]++
+			case fn == "MPI_Isend" || fn == "MPI_Irecv" || fn == "MPI_Send":
+				n["other "+fn]++
 			}
 		})
 		for i, n := range counts {
-			wantCounts(t, "rank "+string(rune('0'+i)), n, map[string]int{"send completion": 30,
-				"recv completion of 8 bytes": 20, "recv completion of 256 KiB": 10,
-				"send completion with a receive": 0, "recv completion of another message": 0, "other completion": 0})
+			wantCounts(t, "rank "+string(rune('0'+i)), n, map[string]int{"isend": 12, "irecv": 12,
+				"send to MPI_PROC_NULL": 16000, "other MPI_Isend": 0, "other MPI_Irecv": 0, "other MPI_Send": 0})
 		}
-		text, lines, w := toOTF2(t, job)
+		w := trace.NewWalker(j, trace.WalkOptions{})
+		if err := w.Walk(callVisitor(func(c *trace.Call) error { return nil })); err != nil {
+			t.Fatal(err)
+		}
 		if w.Unmatched != 0 {
 			t.Errorf("%d unmatched completions", w.Unmatched)
-		}
-		wantLines(t, lines, map[string]int{"MPI_ISEND": 60, "MPI_ISEND_COMPLETE": 60, "MPI_IRECV_REQUEST": 60,
-			"MPI_IRECV": 60, "MPI_SEND": 0, "MPI_RECV": 0})
-		if t.Failed() {
-			t.Logf("%s", text)
 		}
 	})
 }

@@ -18,10 +18,12 @@ import (
 	"slices"
 )
 
-// Magic starts every trace file; the last byte is the format version: 3
-// since records may hold a call path's key where the callsite is
-// (paths.go). Version 2 files, which hold none, are read as they are.
-const Magic = "MSTRACE\x03"
+// Magic starts every trace file; the last byte is the format version: 4
+// since raw blocks may hold completions records (raw.go: a completion call
+// of several requests writes its completions as one record), 3 since
+// records may hold a call path's key where the callsite is (paths.go).
+// Version 2 and 3 files, which hold neither, are read as they are.
+const Magic = "MSTRACE\x04"
 
 // Event kinds.
 const (
@@ -725,7 +727,7 @@ func NewBlockReader(r io.Reader, name string) (*BlockReader, error) {
 			return nil, &TruncatedError{name, 0, int64(n)}
 		}
 	}
-	if string(m[:n]) != Magic && (n < len(Magic) || string(m[:7]) != Magic[:7] || m[7] != 2) {
+	if n < len(Magic) || string(m[:7]) != Magic[:7] || m[7] < 2 || m[7] > Magic[7] {
 		if string(m[:7]) == Magic[:7] {
 			return nil, &CorruptError{name, 7, fmt.Errorf("trace format version %d not supported (this mpiscope reads 2 to %d)", m[7], Magic[7])}
 		}

@@ -206,6 +206,16 @@ func TestRawLayoutMatchesTraceH(t *testing.T) {
 	if bits, err := strconv.Atoi(define("MS_TDICT_BITS")); err != nil || 1<<bits != rawSlots {
 		t.Errorf("trace.h: MS_TDICT_BITS %s (%v), raw.go: %d slots", define("MS_TDICT_BITS"), err, rawSlots)
 	}
+	// Completions records (format version 4).
+	if got := define("MS_TK_CPLS"); got != strconv.Itoa(rawCpls) {
+		t.Errorf("trace.h: MS_TK_CPLS is %s, raw.go reads a completions record as kind %d", got, rawCpls)
+	}
+	if got := define("MS_TCPLS_HEAD"); got != strconv.Itoa(rawCplsHead)+"u" {
+		t.Errorf("trace.h: MS_TCPLS_HEAD is %s, raw.go: %du", got, rawCplsHead)
+	}
+	if got := define("MS_TCPLS_ENTRY_MAX"); got != strconv.Itoa(rawCplsEntry+rawCplsRecv)+"u" {
+		t.Errorf("trace.h: MS_TCPLS_ENTRY_MAX is %s, raw.go: %du", got, rawCplsEntry+rawCplsRecv)
+	}
 	// A short record's header keeps dt above its 12 bits of flag and slot.
 	if got := define("MS_TSHORT_DT"); got != "(1u << 20)" {
 		t.Errorf("trace.h: MS_TSHORT_DT is %s, raw.go reads dt from the 20 bits above bit 12 of a short record: (1u << 20)", got)

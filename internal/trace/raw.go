@@ -27,12 +27,36 @@ import (
 //
 // Without L the tail's fields are 0 (bytes, request) and -1 (peers, tags).
 // A collective's stag is its root in the communicator (-1: none).
+//
+// Since format version 4 a completion call of several requests (MPI_Waitall,
+// MPI_Testall, MPI_Waitsome, MPI_Testsome) writes the completions it found
+// as one record, a header and an entry per completion, in the order they
+// were recorded one by one before:
+//
+//	completions (16 bytes + 8 to 24 per completion): 0 h u32 = 0 | 9 << 12 |
+//	    count << 18 (1 to 16383) | 4 fn u16 | 6 zero u16 | 8 t u64 (the call's
+//	    end), then count entries: u64 e = request (56 bits, sign-extended
+//	    from bit 55) | flags << 56 (5 bits) | N << 63, with N the receive
+//	    fields: i32 rpeer, i32 rtag, i64 rbytes
+//
+// Each entry is a completion event (KComplete) of function fn at t, no
+// communicator, no callsite, the send fields at their defaults; its
+// receive fields, when its flags announce them (FRecv, FLocal), are the
+// last ones an entry of the record gave (N), at first -1, -1, 0; without
+// them the defaults. Bits 61 and 62 are zero. These records use no
+// dictionary slot.
 const (
 	rawShort  = 12
 	rawFull   = 32
 	rawTail   = 40
 	rawMaxLen = rawFull + rawTail
 	rawSlots  = 1 << 10
+
+	rawCpls      = 9  // the kind field of a completions record (not an event kind)
+	rawCplsHead  = 16 // its header
+	rawCplsEntry = 8  // an entry without receive fields: the fewest bytes an event takes
+	rawCplsRecv  = 16 // the receive fields after an entry with N
+	rawCplsMax   = 1<<14 - 1
 )
 
 // RawHeader returns the start of a raw block's payload; the records
@@ -47,7 +71,7 @@ func RawHeader(dst []byte, tid int, n uint64, bytes int) []byte {
 func rawHeader(p []byte) (tid, n int, body []byte, err error) {
 	d := dec{b: p}
 	tid = d.n(1 << 31)
-	n = d.n(maxBlock / rawShort)
+	n = d.n(maxBlock / rawCplsEntry)
 	size := d.n(maxBlock)
 	if d.err != nil {
 		return 0, 0, nil, d.err
@@ -55,7 +79,7 @@ func rawHeader(p []byte) (tid, n int, body []byte, err error) {
 	if len(d.b) != size {
 		return 0, 0, nil, fmt.Errorf("raw events: %d bytes, header says %d", len(d.b), size)
 	}
-	if n*rawShort > size || n*rawMaxLen < size {
+	if n*rawCplsEntry > size || n*rawMaxLen < size {
 		return 0, 0, nil, fmt.Errorf("%d raw events cannot take %d bytes", n, size)
 	}
 	return tid, n, d.b, nil
@@ -110,6 +134,15 @@ func decodeRawRecords(b []byte, n int, evs []Event, whole bool) ([]Event, error)
 			evs = append(evs, v)
 			continue
 		}
+		if h>>12&0x3f == rawCpls {
+			k, used, err := decodeCpls(b[off:], n-i, &evs, whole)
+			if err != nil {
+				return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, err)
+			}
+			i += k - 1
+			off += used
+			continue
+		}
 		if len(b)-off < rawFull {
 			return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, errShort)
 		}
@@ -146,6 +179,93 @@ func decodeRawRecords(b []byte, n int, evs []Event, whole bool) ([]Event, error)
 	return evs, nil
 }
 
+// decodeCpls decodes a completions record at the start of b, appending
+// its events to evs, and returns how many it appended and the bytes it
+// took. At most left events remain in the block: a record with more is an
+// error, unless whole is false (a prefix of the block: the rest of the
+// record is not read).
+func decodeCpls(b []byte, left int, evs *[]Event, whole bool) (n, used int, err error) {
+	le := binary.LittleEndian
+	if len(b) < rawCplsHead {
+		return 0, 0, errShort
+	}
+	h := le.Uint32(b)
+	count := int(h >> 18)
+	if h&0xfff != 0 || le.Uint16(b[6:]) != 0 || le.Uint16(b[4:]) > 0x3ff || count == 0 {
+		return 0, 0, fmt.Errorf("bad completions record (header %#x)", h)
+	}
+	if count > left {
+		if whole {
+			return 0, 0, fmt.Errorf("completions record of %d events, %d left in the block", count, left)
+		}
+		count = left
+	}
+	fn, t := le.Uint16(b[4:]), le.Uint64(b[8:])
+	rpeer, rtag, rbytes := int32(-1), int32(-1), int64(0)
+	off := rawCplsHead
+	for k := 0; k < count; k++ {
+		if len(b)-off < rawCplsEntry {
+			return 0, 0, fmt.Errorf("completion %d of %d: %v", k, count, errShort)
+		}
+		e := le.Uint64(b[off:])
+		off += rawCplsEntry
+		v := Event{Kind: KComplete, Flags: uint8(e >> 56 & 0x1f), Fn: fn, Comm: -1, T0: t, T1: t,
+			Req: uint64(int64(e<<8) >> 8), SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		recv := v.recvFields()
+		if e>>61&3 != 0 || e>>63 != 0 && !recv {
+			return 0, 0, fmt.Errorf("completion %d of %d: bad entry %#x", k, count, e)
+		}
+		if e>>63 != 0 {
+			if len(b)-off < rawCplsRecv {
+				return 0, 0, fmt.Errorf("completion %d of %d: %v", k, count, errShort)
+			}
+			rpeer, rtag = int32(le.Uint32(b[off:])), int32(le.Uint32(b[off+4:]))
+			rbytes = int64(le.Uint64(b[off+8:]))
+			off += rawCplsRecv
+		}
+		if recv {
+			v.RPeer, v.RTag, v.RBytes = rpeer, rtag, rbytes
+		}
+		*evs = append(*evs, v)
+	}
+	return count, off, nil
+}
+
+// cplsEntry tells whether a completions record can hold event v as an
+// entry: a completion of no communicator and callsite at one time, its
+// send fields at their defaults and its receive fields too unless its
+// flags announce them, its request within 56 bits (sign-extended).
+func cplsEntry(v *Event) bool {
+	return v.Kind == KComplete && v.T0 == v.T1 && v.PC == 0 && v.Comm == -1 && v.Fn <= 0x3ff && v.Flags < 32 &&
+		v.SPeer == -1 && v.STag == -1 && v.SBytes == 0 && uint64(int64(v.Req<<8)>>8) == v.Req &&
+		(v.recvFields() || v.RPeer == -1 && v.RTag == -1 && v.RBytes == 0)
+}
+
+// appendCpls appends the completions record of evs (cplsEntry holds for
+// each; one function and time).
+func appendCpls(body []byte, evs []Event) []byte {
+	le := binary.LittleEndian
+	body = le.AppendUint32(body, rawCpls<<12|uint32(len(evs))<<18)
+	body = le.AppendUint16(body, evs[0].Fn)
+	body = le.AppendUint16(body, 0)
+	body = le.AppendUint64(body, evs[0].T0)
+	rpeer, rtag, rbytes := int32(-1), int32(-1), int64(0)
+	for i := range evs {
+		v := &evs[i]
+		e := v.Req&(1<<56-1) | uint64(v.Flags)<<56
+		if v.recvFields() && (v.RPeer != rpeer || v.RTag != rtag || v.RBytes != rbytes) {
+			rpeer, rtag, rbytes = v.RPeer, v.RTag, v.RBytes
+			body = le.AppendUint64(body, e|1<<63)
+			body = le.AppendUint32(body, uint32(rpeer))
+			body = le.AppendUint32(body, uint32(rtag))
+			body = le.AppendUint64(body, uint64(rbytes))
+			continue
+		}
+		body = le.AppendUint64(body, e)
+	}
+	return body
+}
+
 // rawShape is what the dictionary compares: an event without its times
 // and request, with the fields its flags do not announce set to the
 // recorder's defaults.
@@ -162,15 +282,27 @@ func rawShape(v Event) Event {
 
 // AppendRaw encodes events as a raw block's payload, as the C recorder
 // does (tests, tools), with a dictionary of its own: repeated shapes take
-// short records.
+// short records, and two or more completions of one call at one time in a
+// row (what a completion call of several requests finds) one completions
+// record.
 func AppendRaw(dst []byte, tid int, evs []Event) []byte {
 	le := binary.LittleEndian
 	var body []byte
 	slots := map[Event]uint32{}
 	var owner [rawSlots]Event
 	next := uint32(0)
-	for i := range evs {
+	for i := 0; i < len(evs); i++ {
 		v := &evs[i]
+		if j := i; cplsEntry(v) {
+			for j < len(evs) && j-i < rawCplsMax && cplsEntry(&evs[j]) && evs[j].Fn == v.Fn && evs[j].T0 == v.T0 {
+				j++
+			}
+			if j-i >= 2 {
+				body = appendCpls(body, evs[i:j])
+				i = j - 1
+				continue
+			}
+		}
 		dt := v.T1 - v.T0
 		shape := rawShape(*v)
 		hasReq := v.Flags&FReq != 0 || v.Kind == KComplete || v.Kind == KPost

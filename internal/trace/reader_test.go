@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -124,6 +125,13 @@ func FuzzReader(f *testing.F) {
 	PadBlock(pad[MinPad:])
 	f.Add(append(append([]byte(Magic), pad...), raw[len(Magic):]...))
 	f.Add([]byte(Magic))
+	// Completions records (format version 4): a Waitall's 6 completions
+	// among other events.
+	tk := uint64(1 << 20)
+	cpl := cplRun(rand.New(rand.NewSource(1)), manyEvents(4), 6, &tk)
+	cpl = append(cpl, manyEvents(2)...)
+	cplRaw, _ := os.ReadFile(synthRankAs(f, f.TempDir(), 0, 2, cpl, 12, nil, true, BRaw))
+	f.Add(cplRaw)
 	// One-sided and MPI-IO records (kinds 7 and 8), an I/O completion.
 	objJob := f.TempDir()
 	objRank(f, objJob, 0, 2, objEvents(0))
@@ -284,6 +292,53 @@ func TestRawCorrupt(t *testing.T) {
 		if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(len(Magic)) {
 			t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
 		}
+	}
+}
+
+// TestRawCplsCorrupt: a raw block whose completions records are cut short,
+// claim more completions than the block has events, or have a bit flipped
+// anywhere decodes to an error or to events, never a panic; the cases
+// built by hand are errors.
+func TestRawCplsCorrupt(t *testing.T) {
+	le := binary.LittleEndian
+	tk := uint64(1 << 20)
+	evs := cplRun(rand.New(rand.NewSource(3)), manyEvents(2), 40, &tk)
+	good := AppendRaw(nil, 1, evs)
+	if n, _, err := RawCplsRecords(good); err != nil || n == 0 {
+		t.Fatalf("the block holds %d completions records (%v), want some", n, err)
+	}
+	rec := func(count uint32, fn uint16, entries ...uint64) []byte {
+		b := le.AppendUint32(nil, rawCpls<<12|count<<18)
+		b = le.AppendUint16(b, fn)
+		b = le.AppendUint16(b, 0)
+		b = le.AppendUint64(b, 5000)
+		for _, e := range entries {
+			b = le.AppendUint64(b, e)
+		}
+		return b
+	}
+	block := func(n int, body []byte) []byte { return append(RawHeader(nil, 1, uint64(n), len(body)), body...) }
+	for name, p := range map[string][]byte{
+		"more than the block":       block(1, rec(2, 3, 0x100|1<<56, 0x200|1<<56)),
+		"count 0":                   block(1, append(rec(0, 3), make([]byte, 8)...)),
+		"cut entry":                 block(2, rec(2, 3, 0x100|1<<56)),
+		"receive fields cut":        block(1, append(rec(1, 3, 0x100|18<<56|1<<63), 1, 2, 3, 4)),
+		"receive fields of a send":  block(1, append(rec(1, 3, 0x100|1<<56|1<<63), make([]byte, 16)...)),
+		"reserved bits":             block(1, rec(1, 3, 0x100|1<<56|1<<61)),
+		"function above 1023":       block(1, rec(1, 1024, 0x100|1<<56)),
+		"header slot bits not zero": block(1, func() []byte { b := rec(1, 3, 0x100|1<<56); b[0] |= 4; return b }()),
+	} {
+		if _, _, err := DecodeRaw(p, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	for i := range good {
+		for bit := 0; bit < 8; bit++ {
+			b := slices.Clone(good)
+			b[i] ^= 1 << bit
+			DecodeRaw(b, nil)
+		}
+		DecodeRaw(good[:i], nil)
 	}
 }
 
