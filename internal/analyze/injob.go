@@ -251,6 +251,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		g.Parts = []rankPart{part}
 		g.Size = r.Header.Size
 	}
+	opt.phase("part")
 	// 4. The delay costs, each rank charging its own calls (delayjob.go):
 	// only the costs go up the tree, not the waits.
 	var dw []DelayWait
