@@ -68,6 +68,17 @@ type recvWait struct {
 	feeds     []int32 // own waits it passes a share to
 }
 
+// delayStats is what carrying the costs took one rank: the messages it
+// sent (and the waits' entries in them), and how many times it waited
+// for one (each a link of a chain of waits that crosses ranks).
+type delayStats struct {
+	sent, entries, waits int
+}
+
+func (s delayStats) String() string {
+	return fmt.Sprintf("sent=%d,entries=%d,recvs=%d", s.sent, s.entries, s.waits)
+}
+
 // delayMsgLen is one wait in the exchanges: index, T0, Ready, Wait, PKey.
 const delayMsgLen = 4 + 8*3 + 4
 
@@ -75,7 +86,7 @@ const delayMsgLen = 4 + 8*3 + 4
 // with a partner (rankPart.DWaits), keys its call keys' names (nil: the
 // rank has no trace). It returns the delay costs this rank's activity
 // caused, in the order delays creates them.
-func delaysInJob(c Comm, ws []DelayWait, keys []KeyName) ([]Delay, error) {
+func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Delay, error) {
 	me, size := c.Rank(), c.Size()
 	le := binary.LittleEndian
 	f64 := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
@@ -207,6 +218,8 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName) ([]Delay, error) {
 		}
 		for d, b := range batch {
 			if len(b) > 0 {
+				st.sent++
+				st.entries += len(b) / 12
 				if err := c.SendAsync(d, b); err != nil {
 					return nil, err
 				}
@@ -223,6 +236,7 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName) ([]Delay, error) {
 		if err != nil {
 			return nil, err
 		}
+		st.waits++
 		if len(b)%12 != 0 {
 			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), src)
 		}

@@ -239,12 +239,13 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	}
 	info := pathInfo{Found: end.Rank >= 0, EndRank: end.Rank}
 	var segs [][2]float64
+	var pst pathStats
 	if info.Found {
-		if segs, err = tokenReplay(c, rw.jumps, p, me == end.Rank, &info); err != nil {
+		if segs, err = doublingReplay(c, rw.jumps, p, end.Rank, &info, &pst); err != nil {
 			return nil, err
 		}
 	}
-	opt.phase("path")
+	opt.phase("path[" + pst.String() + "]")
 	// This rank's part, gathered at rank 0 (5).
 	var g gathered
 	if r != nil {
@@ -259,6 +260,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		g.Parts = []rankPart{part}
 		g.Size = r.Header.Size
 	}
+	opt.phase("part")
 	// 4. The delay costs, each rank charging its own calls (delayjob.go):
 	// only the costs go up the tree, not the waits.
 	var dw []DelayWait
@@ -270,14 +272,15 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		}
 		g.Parts[0].DWaits, g.Parts[0].Keys = nil, nil
 	}
-	ds, err := delaysInJob(c, dw, keys)
+	var dst delayStats
+	ds, err := delaysInJob(c, dw, keys, &dst)
 	if err != nil {
 		return nil, err
 	}
 	if len(g.Parts) == 1 {
 		g.Parts[0].Delays = ds
 	}
-	opt.phase("delays")
+	opt.phase("delays[" + dst.String() + "]")
 	g.Stats = [4]uint64{st.messages, st.unmatched, st.colls, st.mismatch}
 	g.UnmatchedReqs = unmatchedReqs
 	g.Warnings = warnings

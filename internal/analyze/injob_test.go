@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"strings"
@@ -22,12 +23,13 @@ type chanComm struct {
 }
 
 type chanNet struct {
-	size  int
-	a2as  atomic.Int64    // Alltoallv calls, over all ranks
-	p2p   [][]chan []byte // [src][dst]
-	a2a   [][]chan []byte
-	token []chan [3]uint64
-	inbox []*mailbox
+	size   int
+	a2as   atomic.Int64    // Alltoallv calls, over all ranks
+	tokens atomic.Int64    // SendToken calls, over all ranks
+	p2p    [][]chan []byte // [src][dst]
+	a2a    [][]chan []byte
+	token  []chan [3]uint64
+	inbox  []*mailbox
 }
 
 // mailbox is a rank's unbounded queue of asynchronous messages.
@@ -78,6 +80,7 @@ func (c chanComm) Alltoallv(out [][]byte) ([][]byte, error) {
 	return in, nil
 }
 func (c chanComm) SendToken(dest int, m [3]uint64) error {
+	c.net.tokens.Add(1)
 	c.net.token[dest] <- m
 	return nil
 }
@@ -111,19 +114,37 @@ func inJob(t *testing.T, dir string, size int) *Result {
 	return res
 }
 
-// inJobOpt is inJob with options; it returns the exchanges each rank made
-// as well.
-func inJobOpt(t *testing.T, dir string, size int, opt Options) (*Result, int) {
+// jobRun is what inJobOpt saw of a run: each rank's exchanges, the
+// path's tokens over all ranks, and rank 0's path statistics (its phase's
+// name: levels, exchanges).
+type jobRun struct {
+	exchanges int
+	tokens    int
+	path      string
+}
+
+// inJobOpt is inJob with options; it returns what the run exchanged as
+// well.
+func inJobOpt(t *testing.T, dir string, size int, opt Options) (*Result, jobRun) {
 	t.Helper()
 	net := newChanNet(size)
 	var wg sync.WaitGroup
 	var res *Result
+	var run jobRun
 	errs := make([]error, size)
 	for r := 0; r < size; r++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x, err := InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), opt)
+			o := opt
+			if r == 0 {
+				o.Phase = func(name string) {
+					if strings.HasPrefix(name, "path[") {
+						run.path = name
+					}
+				}
+			}
+			x, err := InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), o)
 			errs[r] = err
 			if r == 0 {
 				res = x
@@ -136,7 +157,8 @@ func inJobOpt(t *testing.T, dir string, size int, opt Options) (*Result, int) {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	return res, int(net.a2as.Load()) / size
+	run.exchanges, run.tokens = int(net.a2as.Load())/size, int(net.tokens.Load())
+	return res, run
 }
 
 // TestInJobAgrees: the analysis in the job (each rank on its own file,
@@ -273,20 +295,145 @@ func compareInJob(t *testing.T, dir string, size int) *Result {
 	for _, bound := range []int64{0, tiny} {
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
-		in, n := inJobOpt(t, dir, size, Options{Memory: bound})
+		in, run := inJobOpt(t, dir, size, Options{Memory: bound})
 		b, _ := json.MarshalIndent(in, "", " ")
 		if !bytes.Equal(a, b) {
 			t.Errorf("in the job, bound %d:\n%s\noffline:\n%s", bound, b, a)
 		}
 		// Each round is two exchanges (records, candidates), the delay
-		// costs one, and the clock repair one more with several hosts.
+		// costs one, and the clock repair one more with several hosts;
+		// the critical path three per level of its pointer doubling and
+		// four, and no token (tokenReplay: one per jump).
 		rounds := jobRounds(most, bound)
+		levels, px := pathExchanges(t, run.path)
+		n := run.exchanges - px
 		if bound == tiny && rounds < 10 || n != 2*rounds+1 && n != 2*rounds+2 {
-			t.Errorf("bound %d: %d exchanges, want 2 x %d rounds and one (at least 10 rounds with the small bound)", bound, n, rounds)
+			t.Errorf("bound %d: %d exchanges besides the path's, want 2 x %d rounds and one (at least 10 rounds with the small bound)", bound, n, rounds)
+		}
+		if off.Critical.Jumps > 0 && (px != 3*levels+4 || run.tokens != 0 || 1<<levels < off.Critical.Jumps) {
+			t.Errorf("bound %d: the path (%d jumps) in %d exchanges, %d levels, %d tokens; want 3 x levels + 4, levels to cover the jumps, no token",
+				bound, off.Critical.Jumps, px, levels, run.tokens)
 		}
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Errorf("bound %d: %d files left in the temporary directory", bound, len(left))
 		}
 	}
 	return off
+}
+
+// pathExchanges reads the levels and exchanges of the critical path from
+// its phase's name (path[levels=L,exchanges=X,...]).
+func pathExchanges(t *testing.T, name string) (int, int) {
+	t.Helper()
+	var l, x int
+	if name == "" {
+		return 0, 0
+	}
+	if _, err := fmt.Sscanf(name, "path[levels=%d,exchanges=%d,", &l, &x); err != nil {
+		t.Fatalf("phase %q: %v", name, err)
+	}
+	return l, x
+}
+
+// TestPathDoubling: the critical path by pointer doubling (doublingReplay)
+// against the offline backward replay, on random jumps: the same segments
+// on every rank, start rank and jumps, exactly. Coarse times make ties and
+// zero-length stretches, where the replay's cursor decides and the ranks
+// fall back to the token; elsewhere no token is sent and the exchanges are
+// 3 per doubling level and 4, the levels about log2 of the jumps (a path
+// of thousands of jumps in a few dozen exchanges).
+func TestPathDoubling(t *testing.T) {
+	type cfg struct {
+		size, jumps, grid, spread int
+		tokens                    bool // some seeds must fall back
+	}
+	for _, c := range []cfg{{4, 3000, 1 << 40, 20, false}, {5, 500, 1 << 30, 20, false}, {1, 200, 1 << 30, 20, false}, {3, 60, 40, 20, false},
+		{3, 30, 100, 1, true}, {6, 0, 10, 20, false}} {
+		fell, long := 0, 0
+		for seed := range 12 {
+			rng := newMix(uint64(seed*131 + c.size))
+			passes := make([]*rankPass, c.size)
+			ws := make([]rankWaits, c.size)
+			for r := range passes {
+				p := newRankPass(r, r, 1)
+				m := c.jumps
+				if m > 0 {
+					m = int(rng.next()%uint64(c.jumps)) + c.jumps/2
+				}
+				for range m {
+					t1 := float64(rng.next()%uint64(c.grid) + 100)
+					t0 := t1 - float64(rng.next()%uint64(c.spread))
+					ready := t0 + float64(rng.next()%uint64(t1-t0+1))
+					ws[r].jumps = append(ws[r].jumps, jump{t1: t1, t0: t0, ready: ready, partner: int32(rng.next() % uint64(c.size))})
+				}
+				ws[r].sortJumps()
+				p.ncalls, p.first, p.last = 1, float64(rng.next()%50), float64(c.grid)+100+float64(rng.next()%uint64(c.grid))
+				passes[r] = p
+			}
+			want := replay(passes, ws)
+			net := newChanNet(c.size)
+			segs := make([][][2]float64, c.size)
+			infos := make([]pathInfo, c.size)
+			sts := make([]pathStats, c.size)
+			errs := make([]error, c.size)
+			var wg sync.WaitGroup
+			for r := range c.size {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					segs[r], errs[r] = doublingReplay(chanComm{r, net}, ws[r].jumps, passes[r], want.info.EndRank, &infos[r], &sts[r])
+				}()
+			}
+			wg.Wait()
+			st := sts[0]
+			for r := range c.size {
+				if errs[r] != nil {
+					t.Fatalf("%+v seed %d rank %d: %v", c, seed, r, errs[r])
+				}
+				if len(segs[r]) == 0 {
+					segs[r] = nil
+				}
+				if !slices.Equal(segs[r], want.segs[r]) {
+					t.Errorf("%+v seed %d rank %d: segments %v, want %v", c, seed, r, segs[r], want.segs[r])
+				}
+				if sts[r].levels != st.levels || sts[r].exchanges != st.exchanges || sts[r].tokens != st.tokens {
+					t.Errorf("%+v seed %d: rank %d's exchanges %+v, rank 0's %+v", c, seed, r, sts[r], st)
+				}
+			}
+			// The start rank and the jumps are known where the path starts
+			// (with the token) or everywhere (doubling).
+			s := want.info.StartRank
+			if infos[s].StartRank != s || infos[s].Jumps != want.info.Jumps {
+				t.Errorf("%+v seed %d: start rank %d, %d jumps; want %d, %d", c, seed, infos[s].StartRank, infos[s].Jumps, s, want.info.Jumps)
+			}
+			tokens := int(net.tokens.Load())
+			if st.tokens {
+				fell++
+				continue
+			}
+			if tokens != 0 || st.exchanges != 3*st.levels+4 || 1<<st.levels < want.info.Jumps || st.levels > 1+bits.Len(uint(c.size*c.jumps*2)) {
+				t.Errorf("%+v seed %d: %d jumps in %d exchanges (%d levels), %d tokens", c, seed, want.info.Jumps, st.exchanges, st.levels, tokens)
+			}
+			if want.info.Jumps > 1000 && st.exchanges < 50 {
+				long++
+			}
+		}
+		if c.tokens != (fell > 0) || fell == 12 {
+			t.Errorf("%+v: %d of 12 paths replayed by the token", c, fell)
+		}
+		if c.jumps >= 3000 && long == 0 {
+			t.Errorf("%+v: no path of over 1000 jumps", c)
+		}
+	}
+}
+
+// mixRand is splitmix64, for tests that must not depend on math/rand's
+// sequence.
+type mixRand struct{ s uint64 }
+
+func newMix(seed uint64) *mixRand { return &mixRand{seed} }
+
+func (r *mixRand) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	return mix64(r.s)
 }

@@ -31,7 +31,7 @@ func (b *bench) analyzeJob() error {
 		"Peak RSS: each rank's VmHWM during the analysis (reset when it starts), the largest over the ranks, with the default bound "+
 		"(MPISCOPE_ANALYZE_MEM=128M, one round here) and with 4M (the records exchanged and matched in rounds). One run each "+
 		"(32 oversubscribed ranks take minutes per run). Phases: rank 0's time reading its trace and exchanging and matching the records (records), "+
-		"in the critical path's backward replay (path: one message per jump of the path), in the delay costs (delays).\n\n",
+		"in the critical path (path[levels, exchanges, KiB sent]: pointer doubling, 3 exchanges per level and 4), in its part (part: its trace read again for the MPI calls on the path), in the delay costs (delays[messages sent, waits' entries in them, receives]).\n\n",
 		iters, 5*iters, runtime.NumCPU())
 	nps := b.opt.scaleNP
 	if b.f.Name == "mpich" && !b.opt.scaleSet {
