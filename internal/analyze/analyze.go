@@ -19,6 +19,9 @@
 //   - early reduce: in MPI_Reduce, MPI_Gather(v), the root's time until
 //     the first non-root entered.
 //
+// One-sided communication has its own patterns (rma.go): wait at fence,
+// late post, early wait (and its part late complete), lock contention.
+//
 // A call that completes several requests (MPI_Waitall) waits once: until
 // its latest partner was ready, attributed to that partner's pattern.
 // Times are capped by the call's own end.
@@ -60,12 +63,19 @@ const (
 	WaitBarrier
 	LateBroadcast
 	EarlyReduce
+	WaitFence      // one-sided (rma.go)
+	LatePost       //
+	EarlyWait      //
+	LateComplete   // a part of EarlyWait
+	LockContention //
 	NumPatterns
 	noPattern Pattern = 255
 )
 
-var patternNames = [NumPatterns]string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"}
-var patternTitles = [NumPatterns]string{"Late sender", "Late receiver", "Wait at N x N", "Wait at barrier", "Late broadcast", "Early reduce"}
+var patternNames = [NumPatterns]string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce",
+	"wait_fence", "late_post", "early_wait", "late_complete", "lock_contention"}
+var patternTitles = [NumPatterns]string{"Late sender", "Late receiver", "Wait at N x N", "Wait at barrier", "Late broadcast", "Early reduce",
+	"Wait at fence", "Late post", "Early wait", "Late complete (part of early wait)", "Lock contention"}
 
 // String is the pattern's name in JSON ("late_sender").
 func (p Pattern) String() string {
@@ -174,7 +184,7 @@ type Result struct {
 // NotRecorded lists what the trace lacks for the analysis (docs/analysis.md).
 var NotRecorded = []string{
 	"nonblocking and persistent collectives: no wait states (their completion time is not matched across ranks)",
-	"RMA (MPI_Put, MPI_Get, epochs): traced as calls only, no wait states",
+	"RMA: MPI_Win_lock_all epochs and windows created before tracing started (no lock contention, no wait states)",
 	"MPI-IO: traced as calls only",
 	"partitioned communication (MPI_Psend_init): not matched",
 }
@@ -330,6 +340,10 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	perRank = nil
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
+	}
+	rc, _ := rmaCands(passes) // one-sided wait states (rma.go)
+	for i := range ws {
+		ws[i].addRMA(rc[i])
 	}
 	names := newNamer(job, opt.Source, comms)
 	parts := make([]rankPart, n)

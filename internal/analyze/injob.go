@@ -216,17 +216,26 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	type last struct {
 		T    float64
 		Rank int
+		RMA  bool // some rank has one-sided records (rma.go)
 	}
 	end := last{Rank: -1}
 	if p.ncalls > 0 {
-		end = last{p.last, me}
+		end = last{T: p.last, Rank: me}
 	}
+	end.RMA = len(p.rma.recs) > 0
 	if err := allReduce(c, &end, &end, func(a, b *last) {
+		rma := a.RMA || b.RMA
 		if b.Rank >= 0 && (a.Rank < 0 || b.T > a.T || b.T == a.T && b.Rank < a.Rank) {
 			*a = *b
 		}
+		a.RMA = rma
 	}); err != nil {
 		return nil, err
+	}
+	if end.RMA { // the one-sided wait states: two more exchanges
+		if err := rmaInJob(c, p, &rw, func(s string) { warnings = append(warnings, s) }); err != nil {
+			return nil, err
+		}
 	}
 	info := pathInfo{Found: end.Rank >= 0, EndRank: end.Rank}
 	var segs [][2]float64

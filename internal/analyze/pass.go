@@ -137,6 +137,7 @@ type rankPass struct {
 	sp        *spill            // nil: records stay in memory
 	inter     map[int]interSide // intercommunicators by GComm.ID (interSides)
 	byOwner   bool              // in the job: shards are ranks (shard)
+	rma       rmaState          // one-sided calls (rma.go)
 	buf       []byte
 }
 
@@ -347,6 +348,9 @@ func (p *rankPass) Call(c *trace.Call) error {
 				p.added(s)
 			}
 		}
+	}
+	if c.Rma != nil {
+		p.rma.call(p, c, call, k)
 	}
 	if c.Coll && c.CollReq == 0 && c.Comm != nil {
 		seq := p.collSeq[c.Comm.ID]

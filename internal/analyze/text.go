@@ -50,13 +50,17 @@ func (res *Result) WriteText(w io.Writer, top int) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	hdr := []string{"rank", "MPI"}
 	for p := Pattern(0); p < NumPatterns; p++ {
-		hdr = append(hdr, p.String())
+		if p < WaitFence || res.Patterns[p].Instances > 0 { // the one-sided ones when there are
+			hdr = append(hdr, p.String())
+		}
 	}
 	fmt.Fprintln(tw, strings.Join(hdr, "\t")+"\t")
 	for i, r := range res.Ranks {
 		fmt.Fprintf(tw, "%d\t%.6f", r, res.MPISeconds[i])
-		for _, pt := range res.Patterns {
-			fmt.Fprintf(tw, "\t%.6f", pt.ByRank[i])
+		for p, pt := range res.Patterns {
+			if Pattern(p) < WaitFence || pt.Instances > 0 {
+				fmt.Fprintf(tw, "\t%.6f", pt.ByRank[i])
+			}
 		}
 		fmt.Fprintln(tw, "\t")
 	}

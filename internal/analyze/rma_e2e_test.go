@@ -1,0 +1,236 @@
+package analyze_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/analyze"
+	"github.com/mpiscope/mpiscope/internal/cli"
+	"github.com/mpiscope/mpiscope/internal/mpitest"
+	"github.com/mpiscope/mpiscope/internal/trace"
+	"github.com/mpiscope/mpiscope/profile"
+)
+
+// runRMA runs a case of testdata/progs/analyze/rma.c under mpirun with
+// the library preloaded (and MPISCOPE_ANALYZE=1 when inJob): the offline
+// analysis of its trace, the profile's analysis section (inJob), and the
+// program's entry and return times.
+func runRMA(t *testing.T, f mpitest.Family, np int, inJob bool, c string) (*analyze.Result, *profile.Analysis, entries) {
+	t.Helper()
+	dir := t.TempDir()
+	prog := mpitest.Compile(t, f.MPICC, "analyze/rma.c", dir)
+	job := filepath.Join(dir, "job")
+	// Open MPI: the one-sided component the tests can use (the harness
+	// turns off the single-copy mechanism osc/rdma needs), as
+	// internal/trace's TestTraceRMA does.
+	env := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "OMPI_MCA_osc": "pt2pt"}
+	if inJob {
+		env["MPISCOPE_ANALYZE"] = "1"
+	}
+	res := f.Exec(t, mpitest.Run{NP: np, Env: env, Preload: f.Lib(), Args: []string{prog, c}, Dir: dir})
+	if res.Err != nil {
+		t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
+	}
+	j, err := trace.OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyze.Analyze(j, analyze.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Ranks) != np {
+		t.Fatalf("%d ranks analyzed, want %d", len(a.Ranks), np)
+	}
+	var in *profile.Analysis
+	if inJob {
+		p, _, err := profile.Load(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in = p.Analysis; in == nil {
+			t.Fatalf("no analysis section in the profile\n%s", res.Stderr)
+		}
+		var out, errs bytes.Buffer
+		if rc := cli.Run([]string{"report", job}, &out, &errs); rc != 0 || !strings.Contains(out.String(), "Trace analysis (in the job") {
+			t.Errorf("mpiscope report: exit %d, no trace analysis section:\n%s%s", rc, out.String(), errs.String())
+		}
+		// The offline result to compare with: `mpiscope analyze`'s,
+		// callsites resolved as in the job.
+		out.Reset()
+		if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
+			t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
+		}
+		a = &analyze.Result{}
+		if err := json.Unmarshal(out.Bytes(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a, in, parseEntries(t, res.Stdout)
+}
+
+// span is a call as the program saw it: entered, returned (ns).
+type span [2]float64
+
+func (e entries) span(t *testing.T, rank, i int, what string) span {
+	return span{e.get(t, rank, i, what), e.get(t, rank, i, what+".end")}
+}
+
+// waitIn is the time spent in the calls before ready (each call's part
+// before it), in seconds: the patterns' rule, on the program's times.
+func waitIn(ready float64, calls ...span) float64 {
+	w := 0.0
+	for _, c := range calls {
+		w += max(0, min(ready, c[1])-c[0])
+	}
+	return w / 1e9
+}
+
+// rmaWaits is what the program's times make for a case: the waits per
+// pattern and rank (s), and the nominal ones (ms per iteration).
+func rmaWaits(t *testing.T, c string, np int, e entries) (map[analyze.Pattern]map[int]float64, map[analyze.Pattern]map[int]float64) {
+	w := map[analyze.Pattern]map[int]float64{}
+	add := func(p analyze.Pattern, r int, v float64) {
+		if w[p] == nil {
+			w[p] = map[int]float64{}
+		}
+		w[p][r] += v
+	}
+	for i := 0; i < iter; i++ {
+		switch c {
+		case "fence":
+			for _, f := range []string{"fence", "fence2"} {
+				last := 0.0
+				for k := 0; k < np; k++ {
+					last = max(last, e.get(t, k, i, f))
+				}
+				for k := 0; k < np; k++ {
+					add(analyze.WaitFence, k, waitIn(last, e.span(t, k, i, f)))
+				}
+			}
+		case "post", "wait":
+			post, wait := e.span(t, 1, i, "post"), e.span(t, 1, i, "wait")
+			start, put, complete := e.span(t, 0, i, "start"), e.span(t, 0, i, "put"), e.span(t, 0, i, "complete")
+			add(analyze.LatePost, 0, waitIn(post[0], start, put, complete))
+			if ew := waitIn(complete[0], wait); ew > 0 {
+				add(analyze.EarlyWait, 1, ew)
+				add(analyze.LateComplete, 1, max(0, min(complete[0], wait[1])-max(put[1], wait[0]))/1e9)
+			} else {
+				add(analyze.EarlyWait, 1, 0)
+				add(analyze.LateComplete, 1, 0)
+			}
+		case "lock":
+			// Which epoch held the lock first (rma.go's rule): the one
+			// that entered its unlock before the other surely held the
+			// lock (rank 1: its flush returned; rank 2: its unlock
+			// returned); when both can, the one that entered its unlock
+			// first. The other, if it had begun by the first's end,
+			// waited in its calls until the first's unlock.
+			a, b := []span{e.span(t, 1, i, "lock"), e.span(t, 1, i, "put"), e.span(t, 1, i, "flush"), e.span(t, 1, i, "unlock")},
+				[]span{e.span(t, 2, i, "lock"), e.span(t, 2, i, "put"), e.span(t, 2, i, "unlock")}
+			heldA, heldB := a[2][1], b[2][1]
+			ua, ub := a[3], b[2]
+			ab, ba := ua[0] <= heldB, ub[0] <= heldA
+			first, second, rs, u := 1, b, 2, ua
+			if !ab || ba && ub[0] < ua[0] {
+				first, second, rs, u = 2, a, 1, ub
+			}
+			add(analyze.LockContention, first, 0)
+			if (ab || ba) && u[1] > second[0][0] {
+				add(analyze.LockContention, rs, waitIn(u[0], second...))
+			} else {
+				add(analyze.LockContention, rs, 0)
+			}
+		}
+	}
+	nominal := map[string]map[analyze.Pattern]map[int]float64{
+		"fence": {analyze.WaitFence: {0: 10 * float64(np-1), 1: 10 * float64(np-2), 2: 10 * float64(np-3)}},
+		"post":  {analyze.LatePost: {0: 20}},
+		"wait":  {analyze.EarlyWait: {1: 20}, analyze.LateComplete: {1: 20}},
+		"lock":  {analyze.LockContention: {2: 20}},
+	}[c]
+	return w, nominal
+}
+
+var rmaCases = []struct {
+	np   int
+	c    string
+	main analyze.Pattern // the pattern the case is made of, on rank
+	rank int
+}{{4, "fence", analyze.WaitFence, 0}, {2, "post", analyze.LatePost, 0}, {2, "wait", analyze.EarlyWait, 1},
+	{2, "wait", analyze.LateComplete, 1}, {3, "lock", analyze.LockContention, 2}}
+
+// TestAnalyzeRMA: each case of rma.c on both families, traced and
+// analyzed offline: each one-sided pattern's time per rank within 10 % of
+// the waits the program's own times make, every other pattern exactly 0;
+// and the pattern the case is made of is there (not a case that cannot
+// fail).
+func TestAnalyzeRMA(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		done := map[string]bool{}
+		for _, c := range rmaCases {
+			if done[c.c] {
+				continue
+			}
+			done[c.c] = true
+			t.Run(c.c, func(t *testing.T) {
+				a, _, e := runRMA(t, f, c.np, false, c.c)
+				w, nominal := rmaWaits(t, c.c, c.np, e)
+				wantWaits(t, a, w, nominal)
+				for _, m := range rmaCases {
+					if m.c == c.c && a.Patterns[m.main].ByRank[m.rank] < 0.1*nominal[m.main][m.rank]*iter/1e3 {
+						t.Errorf("%s on rank %d: %.6f s, want at least a tenth of the nominal %.3f s", m.main, m.rank,
+							a.Patterns[m.main].ByRank[m.rank], nominal[m.main][m.rank]*iter/1e3)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestRMAInJobE2E: each case of rma.c with MPISCOPE_ANALYZE=1 on both
+// families: the profile's analysis section (`mpiscope report` shows it)
+// agrees with `mpiscope analyze` on the job's trace within 1 % per
+// pattern and rank (they run the same code on the same events: in fact
+// exactly, the warnings aside).
+func TestRMAInJobE2E(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		done := map[string]bool{}
+		for _, c := range rmaCases {
+			if done[c.c] {
+				continue
+			}
+			done[c.c] = true
+			t.Run(c.c, func(t *testing.T) {
+				off, in, _ := runRMA(t, f, c.np, true, c.c)
+				want := off.Profile()
+				for p, pt := range in.Patterns {
+					for r, got := range pt.ByRank {
+						if w := want.Patterns[p].ByRank[r]; math.Abs(got-w) > 0.01*w {
+							t.Errorf("%s on rank %d: %.6f s in the job, %.6f s offline", pt.Pattern, r, got, w)
+						}
+					}
+				}
+				x, y := *in, *want
+				x.Warnings, y.Warnings = nil, nil
+				if !reflect.DeepEqual(x, y) {
+					a, _ := json.MarshalIndent(x, "", " ")
+					b, _ := json.MarshalIndent(y, "", " ")
+					t.Errorf("in the job:\n%s\nmpiscope analyze:\n%s", a, b)
+				}
+				var n int64
+				for _, pt := range in.Patterns {
+					n += pt.Instances
+				}
+				if n == 0 {
+					t.Errorf("no wait state in the job's analysis")
+				}
+			})
+		}
+	})
+}

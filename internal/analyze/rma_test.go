@@ -1,0 +1,291 @@
+package analyze
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/trace"
+)
+
+// Function ids of the one-sided calls in the RMA test traces' header
+// (after fnNames').
+const (
+	fWinCreate = uint16(iota + 11)
+	fWinFence
+	fWinStart
+	fWinComplete
+	fWinPost
+	fWinWait
+	fWinLock
+	fWinUnlock
+	fWinFlush
+	fPut
+	fWinFree
+	fWinLockAll
+	fWinUnlockAll
+)
+
+var rmaFnNames = append(append([]string{}, fnNames...), "MPI_Win_create", "MPI_Win_fence", "MPI_Win_start", "MPI_Win_complete",
+	"MPI_Win_post", "MPI_Win_wait", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_flush", "MPI_Put", "MPI_Win_free",
+	"MPI_Win_lock_all", "MPI_Win_unlock_all")
+
+// rmaRankFile is rankFile with the one-sided functions in the header.
+func rmaRankFile(t testing.TB, rank, size int, evs []trace.Event) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	bw, _ := trace.NewBlockWriter(&b)
+	bw.Block(trace.BHeader, trace.EncodeHeader(&trace.Header{Rank: rank, Size: size, PID: 100 + rank, Host: "h", Family: "test",
+		Tool: "0", Timer: "clock", RealNs: 1, FnNames: rmaFnNames, FnClasses: make([]string, len(rmaFnNames))}))
+	bw.Block(trace.BCalib, trace.EncodeCalib(trace.Calib{NsPerTick: 1}))
+	world := make([]int, size)
+	for i := range world {
+		world[i] = i
+	}
+	bw.Block(trace.BComm, trace.EncodeComm(&trace.CommDef{ID: 0, Key: "world", Size: size, World: world}))
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	var scratch bytes.Buffer
+	p, err := trace.AppendEvents(nil, 1000+rank, evs, fw, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw.Block(trace.BEvents, p)
+	bw.Block(trace.BFinal, trace.EncodeFinal(trace.Final{}))
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func writeRMAJob(t testing.TB, ranks ...[]trace.Event) string {
+	t.Helper()
+	job := t.TempDir()
+	for r, evs := range ranks {
+		writeFile(t, trace.RankPath(job, r), rmaRankFile(t, r, len(ranks), evs))
+	}
+	return job
+}
+
+// win is a one-sided call on window 0 of MPI_COMM_WORLD (target: a world
+// rank, -1 none).
+func win(fn uint16, t0, t1 uint64, target int32) trace.Event {
+	return trace.Event{Kind: trace.KRma, Fn: fn, T0: t0, T1: t1, PC: 0x500000 + 0x10*uint64(fn), SPeer: target, RPeer: -1, RTag: -1}
+}
+
+// grp is MPI_Win_post or MPI_Win_start with a group of world ranks.
+func grp(fn uint16, t0, t1 uint64, members ...int) trace.Event {
+	e := win(fn, t0, t1, -1)
+	e.RTag = int32(len(members))
+	for _, m := range members {
+		e.SBytes |= 1 << m
+	}
+	return e
+}
+
+// lock is MPI_Win_lock on target (exclusive or shared).
+func lock(t0, t1 uint64, target int32, excl bool) trace.Event {
+	e := win(fWinLock, t0, t1, target)
+	e.RTag = 1
+	if excl {
+		e.RTag = 0
+	}
+	return e
+}
+
+func created() trace.Event { return win(fWinCreate, 0, 100, -1) }
+
+// rmaJobs are the hand-made one-sided traces with their waits (ns).
+var rmaJobs = map[string]struct {
+	ranks [][]trace.Event
+	want  map[Pattern]map[int]float64
+}{
+	// Two fences: entries 1000, 2000, 5000 (waits 4000, 3000), then
+	// 6000, 6000, 7000 (waits 1000, 1000).
+	"fence": {[][]trace.Event{
+		{created(), win(fWinFence, 1000, 5100, -1), win(fWinFence, 6000, 7100, -1)},
+		{created(), win(fWinFence, 2000, 5100, -1), win(fWinFence, 6000, 7100, -1)},
+		{created(), win(fWinFence, 5000, 5100, -1), win(fWinFence, 7000, 7100, -1)}},
+		map[Pattern]map[int]float64{WaitFence: {0: 5000, 1: 4000}}},
+	// Rank 0 starts an access epoch to rank 1 at 1000, which posts at
+	// 8000: late post in MPI_Win_start (100), MPI_Put (100) and
+	// MPI_Win_complete (8000 - 1400).
+	"late post": {[][]trace.Event{
+		{created(), grp(fWinStart, 1000, 1100, 1), win(fPut, 1200, 1300, 1), win(fWinComplete, 1400, 9000, -1)},
+		{created(), grp(fWinPost, 8000, 8100, 0), win(fWinWait, 8200, 9100, -1)}},
+		map[Pattern]map[int]float64{LatePost: {0: 6800}}},
+	// Rank 1 waits from 2000; rank 0 completes at 20000, its put done
+	// at 1300: early wait 18000, all of it late complete. Then the put
+	// is late (15000-15100) and the complete at once (15200): early
+	// wait 13200, late complete 100.
+	"early wait": {[][]trace.Event{
+		{created(), grp(fWinStart, 1000, 1100, 1), win(fPut, 1200, 1300, 1), win(fWinComplete, 20000, 20100, -1),
+			grp(fWinStart, 101000, 101100, 1), win(fPut, 115000, 115100, 1), win(fWinComplete, 115200, 115300, -1)},
+		{created(), grp(fWinPost, 900, 1000, 0), win(fWinWait, 2000, 20200, -1),
+			grp(fWinPost, 100900, 101000, 0), win(fWinWait, 102000, 115400, -1)}},
+		map[Pattern]map[int]float64{EarlyWait: {1: 31200}, LateComplete: {1: 18100}}},
+	// Target 0. Rank 1 holds an exclusive lock (flushed at 1500) until
+	// its unlock at 30000; rank 2 locks at 10000 and waits in its calls
+	// until then: 100 + 100 + 19600. Two shared locks overlap: no
+	// contention. Rank 2's exclusive lock waits for rank 1's shared one
+	// (61000 to 70000). Rank 0's lock_all epoch is left out.
+	"lock": {[][]trace.Event{
+		{created(), win(fWinLockAll, 1000, 1100, -1), win(fWinUnlockAll, 80000, 80100, -1)},
+		{created(), lock(1000, 1100, 0, true), win(fPut, 1200, 1300, 0), win(fWinFlush, 1400, 1500, 0), win(fWinUnlock, 30000, 30500, 0),
+			lock(40000, 40100, 0, false), win(fWinUnlock, 50000, 50100, 0),
+			lock(60000, 60100, 0, false), win(fWinUnlock, 70000, 70100, 0)},
+		{created(), lock(10000, 10100, 0, true), win(fPut, 10200, 10300, 0), win(fWinUnlock, 10400, 31000, 0),
+			lock(41000, 41100, 0, false), win(fWinUnlock, 41200, 51000, 0),
+			lock(61000, 70500, 0, true), win(fWinUnlock, 70600, 70700, 0)}},
+		map[Pattern]map[int]float64{LockContention: {2: 28800}}},
+	// Which epoch held the lock first. Rank 1 flushed (so held the lock)
+	// by 1500, rank 2's lock returned at 8000 and its unlock ended
+	// before rank 1's (as MPICH's unlock may wait on): rank 1 was first,
+	// rank 2 waited in MPI_Win_lock until rank 1's unlock at 5000. Then
+	// neither flushes and either could have been first: rank 1, which
+	// entered its unlock first (rank 2's lock waits 4000 again).
+	"lock order": {[][]trace.Event{
+		{created()},
+		{created(), lock(0, 100, 0, true), win(fPut, 200, 300, 0), win(fWinFlush, 400, 1500, 0), win(fWinUnlock, 5000, 9000, 0),
+			lock(20000, 20100, 0, true), win(fWinUnlock, 25000, 25500, 0)},
+		{created(), lock(1000, 8000, 0, true), win(fPut, 8000, 8100, 0), win(fWinUnlock, 8100, 8200, 0),
+			lock(21000, 25200, 0, true), win(fWinUnlock, 25300, 25400, 0)}},
+		map[Pattern]map[int]float64{LockContention: {2: 8000}}},
+}
+
+// TestRMA: the one-sided patterns on hand-made traces, exactly; the
+// other patterns 0.
+func TestRMA(t *testing.T) {
+	for name, c := range rmaJobs {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, writeRMAJob(t, c.ranks...))
+			want(t, res, c.want)
+			if t.Failed() {
+				var b bytes.Buffer
+				res.WriteText(&b, 0)
+				t.Log(b.String())
+			}
+		})
+	}
+}
+
+// TestRMARows: the rows of the late post case: one per call that waited,
+// on the window's communicator.
+func TestRMARows(t *testing.T) {
+	res := run(t, writeRMAJob(t, rmaJobs["late post"].ranks...))
+	got := map[string]float64{}
+	for _, r := range res.Rows {
+		if r.Pattern != "late_post" || r.Rank != 0 || r.Comm != "MPI_COMM_WORLD" || r.Instances != 1 {
+			t.Errorf("row %+v", r)
+		}
+		got[r.Func] = r.Seconds * 1e9
+	}
+	for fn, w := range map[string]float64{"MPI_Win_start": 100, "MPI_Put": 100, "MPI_Win_complete": 6600} {
+		if math.Abs(got[fn]-w) > 1e-3 {
+			t.Errorf("%s: %.3f ns, want %.0f", fn, got[fn], w)
+		}
+	}
+	// Rank 0 last to finish: the critical path leaves its
+	// MPI_Win_complete for rank 1's MPI_Win_post (at 8000).
+	ranks := rmaJobs["late post"].ranks
+	res = run(t, writeRMAJob(t, append(ranks[0][:len(ranks[0]):len(ranks[0])], call(fCommRank, 9500, 9600)), ranks[1]))
+	if cp := res.Critical; cp.EndRank != 0 || cp.StartRank != 1 || cp.Jumps != 1 || math.Abs(cp.ByRank[1]*1e9-8000) > 1e-3 {
+		t.Errorf("critical path %+v: want from rank 1 (8000 ns) to rank 0, one move", cp)
+	}
+}
+
+// TestRMAInJob: the analysis in the job gives the offline result exactly,
+// with two more exchanges (RMA records, their candidates); with the
+// default bound and with one that takes several rounds.
+func TestRMAInJob(t *testing.T) {
+	for name, c := range rmaJobs {
+		t.Run(name, func(t *testing.T) {
+			dir := writeRMAJob(t, c.ranks...)
+			off := run(t, dir)
+			a, _ := json.MarshalIndent(off, "", " ")
+			for _, bound := range []int64{0, 600} {
+				in, n := inJobOpt(t, dir, len(c.ranks), Options{Memory: bound})
+				b, _ := json.MarshalIndent(in, "", " ")
+				if !bytes.Equal(a, b) {
+					t.Errorf("in the job, bound %d:\n%s\noffline:\n%s", bound, b, a)
+				}
+				most := uint64(0)
+				for r := range c.ranks {
+					most = max(most, uint64(len(c.ranks[r])))
+				}
+				if rounds := jobRounds(most, bound); n != 2*rounds+3 {
+					t.Errorf("bound %d: %d exchanges, want 2 x %d rounds and 3", bound, n, rounds)
+				}
+			}
+		})
+	}
+}
+
+// TestRMADelay: the delay costs of the one-sided waits add up to them
+// (late complete aside, a part of early wait).
+func TestRMADelay(t *testing.T) {
+	for name, c := range rmaJobs {
+		t.Run(name, func(t *testing.T) {
+			res := run(t, writeRMAJob(t, c.ranks...))
+			var waits, costs float64
+			for p, pt := range res.Patterns {
+				if Pattern(p) != LateComplete {
+					waits += pt.Seconds
+				}
+			}
+			for _, d := range res.Delays {
+				costs += d.Seconds
+			}
+			if waits == 0 || math.Abs(waits-costs) > 1e-12 {
+				t.Errorf("waits %.9f s, delay costs %.9f s", waits, costs)
+			}
+		})
+	}
+}
+
+// TestRMADecode: records and candidates that are not whole are refused,
+// never a panic.
+func TestRMADecode(t *testing.T) {
+	r := rmaRec{inst: 7, role: rmaFence, idx: 1, key: 2, call: 3, t0: 1, t1: 2}
+	b := appendRMARec(nil, &r)
+	got, err := decodeRMARecs(b, nil)
+	if err != nil || len(got) != 1 || got[0] != r {
+		t.Errorf("decoded %+v, %v; want %+v", got, err, r)
+	}
+	if _, err := decodeRMARecs(b[:len(b)-1], nil); err == nil {
+		t.Errorf("a record cut short: no error")
+	}
+	b[8] = 99
+	if _, err := decodeRMARecs(b, nil); err == nil {
+		t.Errorf("a bad role: no error")
+	}
+}
+
+// FuzzRMA: rank 1's file is the fuzzer's, beside a sound rank 0 with
+// every kind of epoch; the analysis never panics.
+func FuzzRMA(f *testing.F) {
+	all := []trace.Event{created(), win(fWinFence, 1000, 2000, -1), grp(fWinPost, 3000, 3100, 1), grp(fWinStart, 3200, 3300, 1),
+		win(fPut, 3400, 3500, 1), win(fWinComplete, 3600, 3700, -1), win(fWinWait, 3800, 3900, -1),
+		lock(4000, 4100, 1, true), win(fPut, 4200, 4300, 1), win(fWinFlush, 4400, 4500, 1), win(fWinUnlock, 4600, 4700, 1),
+		win(fWinFree, 5000, 5100, -1)}
+	f.Add(rmaRankFile(f, 1, 2, all))
+	f.Add(rmaRankFile(f, 1, 2, rmaJobs["lock"].ranks[2]))
+	r0 := rmaRankFile(f, 0, 2, all)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		job := t.TempDir()
+		writeFile(t, trace.RankPath(job, 0), r0)
+		writeFile(t, trace.RankPath(job, 1), b)
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			return
+		}
+		res, err := Analyze(j, Options{Workers: 2})
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		res.WriteText(&out, 5)
+		res.WriteJSON(&out)
+	})
+}
