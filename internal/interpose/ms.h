@@ -46,6 +46,7 @@
 #define MS_MAXEVENTS 256  /* distinct user-event texts per rank */
 #define MS_RDEPTH 32      /* region nesting depth */
 #define MS_TCACHE 64      /* datatype size cache entries per thread */
+#define MS_LEAN_ARGS 6    /* arguments a lean fast path keeps across its PMPI_ call (ms_thread.fa) */
 
 /* One record of the per-thread site table: everything a call updates is in
  * this one cache line (besides a message's peer counters). The key holds,
@@ -122,6 +123,11 @@ typedef struct ms_thread {
 	uintptr_t bcomm;
 	int32_t bpeer, btag;
 	struct ms_comm *cmemo; /* the last communicator but MPI_COMM_WORLD a wrapper looked up (ms_comm_of) */
+	/* The arguments a lean fast path (internal/wrapgen, lean.go) uses
+	 * after its PMPI_ call, kept here across it (its entry time is in
+	 * bt0): one store each, where a callee-saved register costs a push, a
+	 * pop and a move. Only this thread reads them. */
+	uint64_t fa[MS_LEAN_ARGS];
 	int rdepth;
 	uint32_t rstack[MS_RDEPTH];
 	uint64_t rstart[MS_RDEPTH];
@@ -249,6 +255,14 @@ static inline uint64_t ms_now(void)
 #define MS_TIMED_FAST(t0, t1, stmt) do { t0 = __rdtsc(); stmt; t1 = __rdtsc(); } while (0)
 #else
 #define MS_TIMED_FAST(t0, t1, stmt) MS_TIMED(t0, t1, stmt)
+#endif
+
+/* MS_TICK_FAST is one timestamp on a wrapper's fast path (the lean one,
+ * internal/wrapgen, lean.go, which keeps the first in ms_thread.bt0). */
+#if defined(__x86_64__) || defined(__i386__)
+#define MS_TICK_FAST() __rdtsc()
+#else
+#define MS_TICK_FAST() ms_now()
 #endif
 
 /* MS_TIMED runs stmt between two timestamps, t0 and t1, testing the clock

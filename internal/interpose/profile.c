@@ -74,6 +74,16 @@ __attribute__((noinline)) void ms_flush(ms_thread *t)
 	ms_record(t, fn, t->ppc, t->pdt, t->pbytes, t->pcm);
 }
 
+/* ms_flush_rc: profile.h. */
+__attribute__((noinline)) int ms_flush_rc(ms_thread *t, int rc)
+{
+	unsigned fn = t->pfn - 1;
+	t->pfn = 0;
+	ms_record(t, fn, t->ppc, t->pdt, t->pbytes, t->pcm);
+	MS_STORE(t->depth, 0);
+	return rc;
+}
+
 /* ms_pending_key is the site key of the deferred call (for Go, which
  * counts a record still deferred at collection). */
 uint64_t ms_pending_key(const ms_thread *t)

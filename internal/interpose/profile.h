@@ -186,7 +186,10 @@ static inline void ms_peer_recv(ms_thread *t, const ms_comm *cm, int peer, int64
 /* ms_site_key is the key of a call's site record (fields above). */
 MS_INLINE uint64_t ms_site_key(unsigned fn, const ms_thread *t, const ms_comm *cm, int64_t bytes)
 {
-	const uint64_t bin = bytes < 0 ? MS_NOBIN : bytes ? 64 - (unsigned)__builtin_clzll((uint64_t)bytes) : 0;
+	/* The bin: 0 for 0 bytes, else 64 - clz(bytes) (1 byte: 1; 2-3: 2; ...),
+	 * which is the index of the top bit of 2 x bytes + 1: one lea and one
+	 * bsr, with no branch for 0. */
+	const uint64_t bin = bytes < 0 ? MS_NOBIN : 63 - (unsigned)__builtin_clzll(2 * (uint64_t)bytes + 1);
 	return fn | t->rkey | (cm ? cm->kbits : 0) | bin << 48;
 }
 
@@ -297,5 +300,111 @@ MS_INLINE void ms_defer(ms_thread *t, unsigned fn, void *pc, uint64_t dt, int64_
 	ms_catch_up(t);
 	ms_defer_fast(t, fn, pc, dt, bytes, cm);
 }
+
+
+/* ---- the lean fast path (internal/wrapgen, lean.go) ----
+ *
+ * A lean wrapper keeps nothing but its thread in a register across its
+ * PMPI_ call (its entry time and the arguments it needs after it are in
+ * the thread's state, bt0 and fa), and after the call makes no call: each
+ * step below either finds what it needs inline or tells the wrapper to
+ * hand the call over to its generated ms_fin_X (a tail call), which does
+ * the whole record the usual way (ms_comm_of, ms_tsize, ms_peer_send,
+ * ms_leave_fast...). No step writes anything before the last one has
+ * succeeded, so a hand-over records the call once. */
+
+/* ms_comm_hit is ms_comm_of's inline part: the communicator when it is
+ * MPI_COMM_WORLD or the thread's last one, else NULL (hand over). */
+MS_INLINE ms_comm *ms_comm_hit(const ms_thread *t, MPI_Comm c)
+{
+	if (c == MPI_COMM_WORLD)
+		return &ms_world_comm;
+	ms_comm *m = t->cmemo;
+	return __builtin_expect(MS_LOAD(m->handle) == (uintptr_t)c, 1) ? m : NULL;
+}
+
+/* ms_tsize_hit is ms_tsize without its call: a size it does not know sets
+ * *miss (hand over). */
+MS_INLINE int64_t ms_tsize_hit(const ms_thread *t, MPI_Datatype d, int *miss)
+{
+	uintptr_t h = (uintptr_t)d;
+#ifdef OPEN_MPI
+	const size_t off = MS_LOAD(ms_type_size_off);
+	if (__builtin_expect(off != 0, 1))
+		return (int64_t)*(const size_t *)(h + off);
+#endif
+#ifdef MPICH
+	if (MS_MPICH_SIZES && ((uint32_t)h >> 30) == 1)
+		return (int64_t)(h >> 8 & 0xff);
+#endif
+	unsigned i = (unsigned)(h * 0x9E3779B97F4A7C15ull >> 58); /* ms_tsize's slot */
+	if (__builtin_expect(t->tcache[i].h == h && t->tgen == MS_LOAD(ms_type_gen), 1))
+		return t->tcache[i].size;
+	*miss = 1;
+	return 0;
+}
+
+/* ms_cpeer_hit is the slot of (cm, world peer w) when it is in its home
+ * slot of the thread's table (ms_cpeer_of's first probe), else NULL (hand
+ * over). */
+MS_INLINE ms_peerstat *ms_cpeer_hit(ms_thread *t, const ms_comm *cm, int w)
+{
+	const uint64_t key = cm->kbits | (uint32_t)w;
+	ms_cpeer *c = &t->cpeers[(key * 0x9E3779B97F4A7C15ull) >> (64 - MS_CPEER_BITS)];
+	return __builtin_expect(c->key == key, 1) ? &c->s : NULL;
+}
+
+/* ms_peer_note counts a message of bytes to (send) or from world peer w
+ * (w < 0: none), and in c (ms_cpeer_hit) on a communicator other than
+ * MPI_COMM_WORLD. */
+MS_INLINE void ms_peer_note(ms_thread *t, int w, ms_peerstat *c, int64_t bytes, int send)
+{
+	if (w < 0)
+		return;
+	/* The branch between the two counters of a peer keeps GCC from
+	 * pairing them in a vector register (six instructions for two). */
+	if (send) {
+		t->peers[w].sbytes += (uint64_t)bytes;
+		if (c) {
+			c->sbytes += (uint64_t)bytes;
+			c->smsgs++;
+		}
+		t->peers[w].smsgs++;
+	} else {
+		t->peers[w].rbytes += (uint64_t)bytes;
+		if (c) {
+			c->rbytes += (uint64_t)bytes;
+			c->rmsgs++;
+		}
+		t->peers[w].rmsgs++;
+	}
+}
+
+/* ms_site_hit is the function's last site when the call (callsite pc, site
+ * key) is its, else NULL (hand over: ms_record hashes and probes). */
+MS_INLINE ms_site *ms_site_hit(const ms_thread *t, unsigned fn, void *pc, uint64_t key)
+{
+	ms_site *s = t->last[fn];
+	return __builtin_expect(s->pc == (uint64_t)(uintptr_t)pc && s->key == key, 1) ? s : NULL;
+}
+
+/* ms_site_add adds one call to site s (ms_record's update). */
+MS_INLINE void ms_site_add(ms_site *s, uint64_t dt, int64_t bytes)
+{
+	s->ticks += dt;
+	if (dt < s->min)
+		s->min = dt;
+	if (dt > s->max)
+		s->max = dt;
+	s->calls++;
+	if (bytes > 0)
+		s->bytes += bytes;
+}
+
+/* ms_flush_rc ends a lean wrapper's call when a record was deferred: it
+ * writes that record (ms_flush; after the call's own, which it does not
+ * change: both are in the same region) and returns rc, by a tail call
+ * that keeps the wrapper's frame empty. */
+MS_HIDDEN int ms_flush_rc(ms_thread *t, int rc);
 
 #endif

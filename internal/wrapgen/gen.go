@@ -358,18 +358,22 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	// reaches it by a tail call, so its return address is MPI_X's: the
 	// callsite (ms.h refuses unoptimized builds, which would not make the
 	// tail call).
-	w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_on_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
-	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
-	w("\tms_thread *ms_t = ms_tls;\n")
-	w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
-	if _, _, _, busy := busyArgs(pr, f.Sem); !busy {
-		// A call that publishes itself sets depth right before its
-		// PMPI_ call (MS_TIMED_FAST_BUSY): nothing before it calls MPI.
-		w("\tMS_STORE(ms_t->depth, 1);\n") // snapshots read it from other threads (ms_busy_read)
+	// Most functions get the lean fast path (lean.go).
+	lean := genLean(b, f)
+	if !lean {
+		w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_on_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
+		w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
+		w("\tms_thread *ms_t = ms_tls;\n")
+		w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
+		if _, _, _, busy := busyArgs(pr, f.Sem); !busy {
+			// A call that publishes itself sets depth right before its
+			// PMPI_ call (MS_TIMED_FAST_BUSY): nothing before it calls MPI.
+			w("\tMS_STORE(ms_t->depth, 1);\n") // snapshots read it from other threads (ms_busy_read)
+		}
+		w("\tvoid *ms_pc = __builtin_return_address(0);\n")
+		genBody(b, f, true)
+		w("\n")
 	}
-	w("\tvoid *ms_pc = __builtin_return_address(0);\n")
-	genBody(b, f, true)
-	w("\n")
 
 	// The wrapper, MPI_X itself: while nothing is recorded (Pcontrol(0))
 	// a load, a branch and a tail call of PMPI_X, with no frame (in one
@@ -386,6 +390,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		w("\t\tif (!(ms_g & (MS_G_PB | MS_G_PATH)))\n\t\t\treturn %s;\n", call)
 		w("\t\tif (ms_g & MS_G_PATH)\n\t\t\treturn ms_path_%s(%s);\n", pr.Name, args(pr))
 		w("\t\treturn ms_slow_%s(%s%s);\n\t}\n", pr.Name, args(pr), ra)
+		leanTrace(b, f, lean)
 		w("\treturn ms_on_%s(%s);\n}\n\n", pr.Name, args(pr))
 		return
 	}
@@ -393,6 +398,7 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	w("\tif (__builtin_expect(ms_g & (MS_G_OFF | MS_G_PATH), 0)) {\n")
 	w("\t\tif (ms_g & MS_G_OFF)\n\t\t\treturn %s;\n", call)
 	w("\t\treturn ms_path_%s(%s);\n\t}\n", pr.Name, args(pr))
+	leanTrace(b, f, lean)
 	w("\treturn ms_on_%s(%s);\n}\n\n", pr.Name, args(pr))
 }
 
