@@ -499,10 +499,12 @@ static int ms_pb_class(int err)
  * either the message's size (Open MPI 4.1.4: larger than the receive's
  * type, and the header is taken off as usual) or, when it stopped inside
  * the receive's type, a count that the user's type alone would not have
- * given: MPICH 4.0.2 reports 0 bytes and copies nothing for a truncated
- * message received into a contiguous buffer, but 40 bytes (our header and
- * 16 of the user's, still copying nothing) into our struct of 44; a count
- * below our type's size is then reported as 0, as without us. */
+ * given: MPICH 4.0.2 reports for a truncated message a count that varies
+ * from run to run (0 bytes, or part of the message: 12 bytes seen with
+ * mpiscope loaded and the channel off; 40 bytes, our header and 16 of the
+ * user's, into our struct of 44), copying nothing; a count below our
+ * type's size is then reported as 0, one of the counts MPICH gives
+ * without us. */
 static void ms_pb_fixe(MPI_Status *st, int err, MPI_Datatype type)
 {
 	MPI_Count n = 0, sz = 0;
