@@ -52,7 +52,7 @@ const (
 	rawMaxLen = rawFull + rawTail
 	rawSlots  = 1 << 10
 
-	rawCpls      = 9  // the kind field of a completions record (not an event kind)
+	rawCpls      = RawCpls
 	rawCplsHead  = 16 // its header
 	rawCplsEntry = 8  // an entry without receive fields: the fewest bytes an event takes
 	rawCplsRecv  = 16 // the receive fields after an entry with N
@@ -178,6 +178,11 @@ func decodeRawRecords(b []byte, n int, evs []Event, whole bool) ([]Event, error)
 	}
 	return evs, nil
 }
+
+// RawCpls is the kind field of a raw block's completions record
+// (MS_TK_CPLS in internal/interpose/trace.h), which the decoder expands
+// into one completion event per entry: not an event kind.
+const RawCpls = 9
 
 // decodeCpls decodes a completions record at the start of b, appending
 // its events to evs, and returns how many it appended and the bytes it
