@@ -67,6 +67,13 @@ func appendUint(b []byte, v uint64) []byte {
 	}
 	var buf [20]byte
 	i := len(buf)
+	i = putDigits(buf[:], i, v)
+	return append(b, buf[i:]...)
+}
+
+// putDigits writes v in decimal into buf, ending before buf[i], and
+// returns the index of its first digit.
+func putDigits(buf []byte, i int, v uint64) int {
 	for v >= 100 {
 		q := v / 100
 		r := v - q*100
@@ -81,7 +88,7 @@ func appendUint(b []byte, v uint64) []byte {
 		i--
 		buf[i] = byte('0' + v)
 	}
-	return append(b, buf[i:]...)
+	return i
 }
 
 // appendInt appends v in decimal (strconv.AppendInt's output).
@@ -126,20 +133,7 @@ func appendUs(b []byte, t float64) []byte {
 	buf[i+1] = byte('0' + f/100)
 	buf[i+2], buf[i+3] = digits2[2*(f%100)], digits2[2*(f%100)+1]
 	v = q
-	for v >= 100 {
-		q := v / 100
-		r := v - q*100
-		i -= 2
-		buf[i], buf[i+1] = digits2[2*r], digits2[2*r+1]
-		v = q
-	}
-	if v >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digits2[2*v], digits2[2*v+1]
-	} else {
-		i--
-		buf[i] = byte('0' + v)
-	}
+	i = putDigits(buf[:], i, v)
 	return append(b, buf[i:]...)
 }
 
