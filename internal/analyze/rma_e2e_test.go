@@ -1,77 +1,23 @@
 package analyze_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/mpiscope/mpiscope/internal/analyze"
-	"github.com/mpiscope/mpiscope/internal/cli"
 	"github.com/mpiscope/mpiscope/internal/mpitest"
-	"github.com/mpiscope/mpiscope/internal/trace"
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-// runRMA runs a case of testdata/progs/analyze/rma.c under mpirun with
-// the library preloaded (and MPISCOPE_ANALYZE=1 when inJob): the offline
-// analysis of its trace, the profile's analysis section (inJob), and the
-// program's entry and return times.
+// runRMA runs a case of testdata/progs/analyze/rma.c (runJob; Open MPI
+// with the one-sided component the tests can use: the harness turns off
+// the single-copy mechanism osc/rdma needs, as internal/trace's
+// TestTraceRMA does).
 func runRMA(t *testing.T, f mpitest.Family, np int, inJob bool, c string) (*analyze.Result, *profile.Analysis, entries) {
 	t.Helper()
-	dir := t.TempDir()
-	prog := mpitest.Compile(t, f.MPICC, "analyze/rma.c", dir)
-	job := filepath.Join(dir, "job")
-	// Open MPI: the one-sided component the tests can use (the harness
-	// turns off the single-copy mechanism osc/rdma needs), as
-	// internal/trace's TestTraceRMA does.
-	env := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "OMPI_MCA_osc": "pt2pt"}
-	if inJob {
-		env["MPISCOPE_ANALYZE"] = "1"
-	}
-	res := f.Exec(t, mpitest.Run{NP: np, Env: env, Preload: f.Lib(), Args: []string{prog, c}, Dir: dir})
-	if res.Err != nil {
-		t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
-	}
-	j, err := trace.OpenJob(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analyze.Analyze(j, analyze.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(a.Ranks) != np {
-		t.Fatalf("%d ranks analyzed, want %d", len(a.Ranks), np)
-	}
-	var in *profile.Analysis
-	if inJob {
-		p, _, err := profile.Load(job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if in = p.Analysis; in == nil {
-			t.Fatalf("no analysis section in the profile\n%s", res.Stderr)
-		}
-		var out, errs bytes.Buffer
-		if rc := cli.Run([]string{"report", job}, &out, &errs); rc != 0 || !strings.Contains(out.String(), "Trace analysis (in the job") {
-			t.Errorf("mpiscope report: exit %d, no trace analysis section:\n%s%s", rc, out.String(), errs.String())
-		}
-		// The offline result to compare with: `mpiscope analyze`'s,
-		// callsites resolved as in the job.
-		out.Reset()
-		if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
-			t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
-		}
-		a = &analyze.Result{}
-		if err := json.Unmarshal(out.Bytes(), a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return a, in, parseEntries(t, res.Stdout)
+	return runJob(t, f, np, inJob, "analyze/rma.c", map[string]string{"OMPI_MCA_osc": "pt2pt"}, c)
 }
 
 // span is a call as the program saw it: entered, returned (ns).
