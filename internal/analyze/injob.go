@@ -232,8 +232,9 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	}); err != nil {
 		return nil, err
 	}
+	var rst RMAStats
 	if end.RMA { // the one-sided wait states: two more exchanges
-		if err := rmaInJob(c, p, &rw, func(s string) { warnings = append(warnings, s) }); err != nil {
+		if rst, err = rmaInJob(c, p, &rw, func(s string) { warnings = append(warnings, s) }); err != nil {
 			return nil, err
 		}
 	}
@@ -283,6 +284,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	opt.phase("delays[" + dst.String() + "]")
 	g.Stats = [4]uint64{st.messages, st.unmatched, st.colls, st.mismatch}
 	g.UnmatchedReqs = unmatchedReqs
+	g.RMA = rst
 	g.Warnings = warnings
 	var all gathered
 	if err := reduceTo0(c, &g, &all, func(a, b *gathered) {
@@ -291,6 +293,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 			a.Stats[i] += b.Stats[i]
 		}
 		a.UnmatchedReqs += b.UnmatchedReqs
+		a.RMA.add(b.RMA)
 		a.Warnings = append(a.Warnings, b.Warnings...)
 		a.Size = max(a.Size, b.Size)
 	}); err != nil || me != 0 {
@@ -310,6 +313,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		return nil, fmt.Errorf("%s: the trace holds no MPI call", dir)
 	}
 	res.addStats(matchStats{all.Stats[0], all.Stats[1], all.Stats[2], all.Stats[3]})
+	res.RMA = all.RMA
 	res.assemble(all.Parts, info)
 	for _, pt := range all.Parts {
 		res.Delays = append(res.Delays, pt.Delays...)
@@ -326,6 +330,7 @@ type gathered struct {
 	Parts         []rankPart
 	Stats         [4]uint64 // matchStats
 	UnmatchedReqs int
+	RMA           RMAStats // one-sided synchronizations matched (rma.go)
 	Warnings      []string
 	Size          int
 }

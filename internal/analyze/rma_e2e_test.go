@@ -49,7 +49,19 @@ func rmaWaits(t *testing.T, c string, np int, e entries) (map[analyze.Pattern]ma
 	}
 	for i := 0; i < iter; i++ {
 		switch c {
-		case "fence":
+		case "fence", "efence":
+			// Wait at fence until the last member entered; its part
+			// early fence until the end of the last put to the rank
+			// (fence: rank k puts to k+1; efence: rank 0 to rank 1),
+			// between the two fences.
+			put := map[int]float64{}
+			for k := 0; k < np; k++ {
+				if c == "fence" {
+					put[(k+1)%np] = e.get(t, k, i, "put.end")
+				} else if k == 0 {
+					put[1] = e.get(t, 0, i, "put.end")
+				}
+			}
 			for _, f := range []string{"fence", "fence2"} {
 				last := 0.0
 				for k := 0; k < np; k++ {
@@ -57,6 +69,11 @@ func rmaWaits(t *testing.T, c string, np int, e entries) (map[analyze.Pattern]ma
 				}
 				for k := 0; k < np; k++ {
 					add(analyze.WaitFence, k, waitIn(last, e.span(t, k, i, f)))
+					if p, ok := put[k]; ok && f == "fence2" {
+						add(analyze.EarlyFence, k, waitIn(min(p, last), e.span(t, k, i, f)))
+					} else {
+						add(analyze.EarlyFence, k, 0)
+					}
 				}
 			}
 		case "post", "wait":
@@ -70,7 +87,7 @@ func rmaWaits(t *testing.T, c string, np int, e entries) (map[analyze.Pattern]ma
 				add(analyze.EarlyWait, 1, 0)
 				add(analyze.LateComplete, 1, 0)
 			}
-		case "lock":
+		case "lock", "lockall":
 			// Which epoch held the lock first (rma.go's rule): the one
 			// that entered its unlock before the other surely held the
 			// lock (rank 1: its flush returned; rank 2: its unlock
@@ -95,10 +112,12 @@ func rmaWaits(t *testing.T, c string, np int, e entries) (map[analyze.Pattern]ma
 		}
 	}
 	nominal := map[string]map[analyze.Pattern]map[int]float64{
-		"fence": {analyze.WaitFence: {0: 10 * float64(np-1), 1: 10 * float64(np-2), 2: 10 * float64(np-3)}},
-		"post":  {analyze.LatePost: {0: 20}},
-		"wait":  {analyze.EarlyWait: {1: 20}, analyze.LateComplete: {1: 20}},
-		"lock":  {analyze.LockContention: {2: 20}},
+		"fence":   {analyze.WaitFence: {0: 10 * float64(np-1), 1: 10 * float64(np-2), 2: 10 * float64(np-3)}},
+		"post":    {analyze.LatePost: {0: 20}},
+		"wait":    {analyze.EarlyWait: {1: 20}, analyze.LateComplete: {1: 20}},
+		"lock":    {analyze.LockContention: {2: 20}},
+		"lockall": {analyze.LockContention: {2: 20}},
+		"efence":  {analyze.WaitFence: {1: 20, 2: 20}, analyze.EarlyFence: {1: 20}},
 	}[c]
 	return w, nominal
 }
@@ -109,7 +128,8 @@ var rmaCases = []struct {
 	main analyze.Pattern // the pattern the case is made of, on rank
 	rank int
 }{{4, "fence", analyze.WaitFence, 0}, {2, "post", analyze.LatePost, 0}, {2, "wait", analyze.EarlyWait, 1},
-	{2, "wait", analyze.LateComplete, 1}, {3, "lock", analyze.LockContention, 2}}
+	{2, "wait", analyze.LateComplete, 1}, {3, "lock", analyze.LockContention, 2}, {3, "lockall", analyze.LockContention, 2},
+	{3, "efence", analyze.EarlyFence, 1}, {3, "efence", analyze.WaitFence, 2}}
 
 // TestAnalyzeRMA: each case of rma.c on both families, traced and
 // analyzed offline: each one-sided pattern's time per rank within 10 % of

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
@@ -26,11 +27,12 @@ const (
 	fWinFree
 	fWinLockAll
 	fWinUnlockAll
+	fWinFlushAll
 )
 
 var rmaFnNames = append(append([]string{}, fnNames...), "MPI_Win_create", "MPI_Win_fence", "MPI_Win_start", "MPI_Win_complete",
 	"MPI_Win_post", "MPI_Win_wait", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_flush", "MPI_Put", "MPI_Win_free",
-	"MPI_Win_lock_all", "MPI_Win_unlock_all")
+	"MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush_all")
 
 // rmaRankFile is rankFile with the one-sided functions in the header.
 func rmaRankFile(t testing.TB, rank, size int, evs []trace.Event) []byte {
@@ -129,7 +131,12 @@ var rmaJobs = map[string]struct {
 	// its unlock at 30000; rank 2 locks at 10000 and waits in its calls
 	// until then: 100 + 100 + 19600. Two shared locks overlap: no
 	// contention. Rank 2's exclusive lock waits for rank 1's shared one
-	// (61000 to 70000). Rank 0's lock_all epoch is left out.
+	// (61000 to 70000). Rank 0's lock_all epoch (a shared lock on
+	// target 0 among others) went after rank 1's exclusive one (rank 1
+	// flushed by 1500, rank 0 can have held it no sooner than its
+	// unlock_all): rank 0 waited in MPI_Win_lock_all (100), and rank 2's
+	// exclusive epochs went before it (their unlocks entered before rank
+	// 0's): no wait of theirs.
 	"lock": {[][]trace.Event{
 		{created(), win(fWinLockAll, 1000, 1100, -1), win(fWinUnlockAll, 80000, 80100, -1)},
 		{created(), lock(1000, 1100, 0, true), win(fPut, 1200, 1300, 0), win(fWinFlush, 1400, 1500, 0), win(fWinUnlock, 30000, 30500, 0),
@@ -138,7 +145,33 @@ var rmaJobs = map[string]struct {
 		{created(), lock(10000, 10100, 0, true), win(fPut, 10200, 10300, 0), win(fWinUnlock, 10400, 31000, 0),
 			lock(41000, 41100, 0, false), win(fWinUnlock, 41200, 51000, 0),
 			lock(61000, 70500, 0, true), win(fWinUnlock, 70600, 70700, 0)}},
-		map[Pattern]map[int]float64{LockContention: {2: 28800}}},
+		map[Pattern]map[int]float64{LockContention: {0: 100, 2: 28800}}},
+	// MPI_Win_lock_all is a shared lock on every target. Target 0: rank
+	// 1's lock_all epoch flushed to it by 1500, so held its lock when
+	// rank 2 asked for an exclusive one at 10000: rank 2 waits in its
+	// calls until rank 1's unlock_all at 30000 (100 + 100 + 19600).
+	// Then rank 2's exclusive lock, flushed by 41000, is first: rank 1's
+	// next lock_all epoch waits in MPI_Win_lock_all, MPI_Put and
+	// MPI_Win_flush_all until rank 2's unlock at 60000 (100 + 100 +
+	// 14600); its epochs on targets 1 and 2 conflict with nothing.
+	"lock all": {[][]trace.Event{
+		{created()},
+		{created(), win(fWinLockAll, 0, 100, -1), win(fPut, 200, 300, 0), win(fWinFlush, 400, 1500, 0), win(fWinUnlockAll, 30000, 30500, -1),
+			win(fWinLockAll, 45000, 45100, -1), win(fPut, 45200, 45300, 0), win(fWinFlushAll, 45400, 60500, -1), win(fWinUnlockAll, 60600, 60700, -1)},
+		{created(), lock(10000, 10100, 0, true), win(fPut, 10200, 10300, 0), win(fWinUnlock, 10400, 31000, 0),
+			lock(40000, 40100, 0, true), win(fWinFlush, 40200, 41000, 0), win(fWinUnlock, 60000, 60100, 0)}},
+		map[Pattern]map[int]float64{LockContention: {1: 14800, 2: 19800}}},
+	// Two fences. The first: all enter at 1000. Then rank 2 puts to
+	// rank 1 (ending at 1600) and rank 0, after computing, puts to rank
+	// 1 until 20100 and enters the second fence at 20200: rank 1 (from
+	// 2000) and rank 2 (from 3000) wait at fence until 20200, rank 1's
+	// wait an early fence until rank 0's put ended, 20100. Rank 2's
+	// operation to rank 0 ended before it too entered (no early fence).
+	"early fence": {[][]trace.Event{
+		{created(), win(fWinFence, 1000, 1100, -1), win(fPut, 20000, 20100, 1), win(fWinFence, 20200, 20300, -1)},
+		{created(), win(fWinFence, 1000, 1100, -1), win(fWinFence, 2000, 20300, -1)},
+		{created(), win(fWinFence, 1000, 1100, -1), win(fPut, 1500, 1600, 1), win(fPut, 1700, 1800, 0), win(fWinFence, 3000, 20300, -1)}},
+		map[Pattern]map[int]float64{WaitFence: {1: 18200, 2: 17200}, EarlyFence: {1: 18100}}},
 	// Which epoch held the lock first. Rank 1 flushed (so held the lock)
 	// by 1500, rank 2's lock returned at 8000 and its unlock ended
 	// before rank 1's (as MPICH's unlock may wait on): rank 1 was first,
@@ -195,6 +228,42 @@ func TestRMARows(t *testing.T) {
 	}
 }
 
+// TestRMAStats: the one-sided synchronizations matched, in the result
+// and on the text report's summary line, for each hand-made trace (a
+// lock_all epoch counts once per target of the window's group), and
+// those left unmatched: a fence rank 2 does not enter, an access epoch
+// without its exposure epoch, a lock epoch that never ends. In the job
+// the same (TestRMAInJob: the same JSON).
+func TestRMAStats(t *testing.T) {
+	want := map[string]RMAStats{"fence": {Fences: 2}, "late post": {Epochs: 1}, "early wait": {Epochs: 2}, "lock": {Locks: 3 + 3 + 3},
+		"lock order": {Locks: 4}, "lock all": {Locks: 2*3 + 2}, "early fence": {Fences: 2}}
+	for name, c := range rmaJobs {
+		res := run(t, writeRMAJob(t, c.ranks...))
+		if res.RMA != want[name] {
+			t.Errorf("%s: %+v, want %+v", name, res.RMA, want[name])
+		}
+	}
+	res := run(t, writeRMAJob(t,
+		[]trace.Event{created(), win(fWinFence, 1000, 2000, -1), grp(fWinStart, 3000, 3100, 1), win(fWinComplete, 3200, 3300, -1),
+			lock(4000, 4100, 2, true), win(fWinUnlock, 4200, 4300, 2)},
+		[]trace.Event{created(), win(fWinFence, 1500, 2000, -1), lock(5000, 5100, 2, false)},
+		[]trace.Event{created()}))
+	if w := (RMAStats{Locks: 1, Unmatched: 3}); res.RMA != w {
+		t.Errorf("%+v, want %+v", res.RMA, w)
+	}
+	var b bytes.Buffer
+	res.WriteText(&b, 0)
+	const line = "; 0 messages and 0 collectives matched; one-sided: 0 fences, 0 PSCW epoch pairs and 1 lock epochs matched, 3 unmatched\n"
+	if !strings.Contains(b.String(), line) {
+		t.Errorf("no %q in the report:\n%s", line, b.String())
+	}
+	b.Reset()
+	run(t, writeJob(t, []trace.Event{send(fSend, 1000, 1100, 1)}, []trace.Event{recv(fRecv, 0, 1200, 0)})).WriteText(&b, 0)
+	if strings.Contains(b.String(), "one-sided") {
+		t.Errorf("one-sided counts in the report of a job without:\n%s", b.String())
+	}
+}
+
 // TestRMAInJob: the analysis in the job gives the offline result exactly,
 // with two more exchanges (RMA records, their candidates); with the
 // default bound and with one that takes several rounds.
@@ -225,14 +294,15 @@ func TestRMAInJob(t *testing.T) {
 }
 
 // TestRMADelay: the delay costs of the one-sided waits add up to them
-// (late complete aside, a part of early wait).
+// (late complete and early fence aside, parts of early wait and wait at
+// fence).
 func TestRMADelay(t *testing.T) {
 	for name, c := range rmaJobs {
 		t.Run(name, func(t *testing.T) {
 			res := run(t, writeRMAJob(t, c.ranks...))
 			var waits, costs float64
 			for p, pt := range res.Patterns {
-				if Pattern(p) != LateComplete {
+				if Pattern(p) != LateComplete && Pattern(p) != EarlyFence { // parts of others
 					waits += pt.Seconds
 				}
 			}
