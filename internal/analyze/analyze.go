@@ -260,10 +260,13 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
+	rb := newRMABound(opt.Memory/4, 64) // the one-sided records' share (rmamem.go)
+	defer rb.close()
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
 		p.inter = inter
+		p.rma.bound = rb
 		if logCalls {
 			p.log = newCallLog()
 		}
@@ -365,7 +368,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
 	}
-	rc, rst := rmaCands(passes) // one-sided wait states (rma.go)
+	rc, rst := rmaCands(passes, rb, func(s string) { res.Warnings = append(res.Warnings, s) }) // one-sided wait states (rma.go)
 	res.RMA = rst
 	for i := range ws {
 		ws[i].addRMA(rc[i])

@@ -174,6 +174,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	p := newRankPass(me, me, size)
 	p.byOwner = true
 	p.inter = interInJob(meta)
+	p.rma.bound = newRMABound(opt.memory()/4, 1) // the one-sided records' share (rmamem.go)
 	var sp *jobSpill
 	if ag.Rounds > 1 {
 		var err error
@@ -216,15 +217,16 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	type last struct {
 		T    float64
 		Rank int
-		RMA  bool // some rank has one-sided records (rma.go)
+		RMA  [2]uint64 // one-sided records: the most of one rank, of all (rma.go)
 	}
 	end := last{Rank: -1}
 	if p.ncalls > 0 {
 		end = last{T: p.last, Rank: me}
 	}
-	end.RMA = len(p.rma.recs) > 0
+	n := p.rma.records()
+	end.RMA = [2]uint64{n, n}
 	if err := allReduce(c, &end, &end, func(a, b *last) {
-		rma := a.RMA || b.RMA
+		rma := [2]uint64{max(a.RMA[0], b.RMA[0]), a.RMA[1] + b.RMA[1]}
 		if b.Rank >= 0 && (a.Rank < 0 || b.T > a.T || b.T == a.T && b.Rank < a.Rank) {
 			*a = *b
 		}
@@ -233,8 +235,8 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		return nil, err
 	}
 	var rst RMAStats
-	if end.RMA { // the one-sided wait states: two more exchanges
-		if rst, err = rmaInJob(c, p, &rw, func(s string) { warnings = append(warnings, s) }); err != nil {
+	if end.RMA[1] > 0 { // the one-sided wait states: two more exchanges a round
+		if rst, err = rmaInJob(c, p, &rw, end.RMA, opt.memory(), func(s string) { warnings = append(warnings, s) }); err != nil {
 			return nil, err
 		}
 	}

@@ -111,16 +111,18 @@ type lockEpoch struct {
 
 // rmaState is a rank's one-sided calls during its walk.
 type rmaState struct {
-	recs   []rmaRec
-	fences map[winID]uint32
-	starts map[peerID]uint32 // access epochs per (window, target)
-	posts  map[peerID]uint32 // exposure epochs per (window, origin)
-	acc    map[winID]*accEpoch
-	exp    map[winID][]uint64 // the open exposure epoch's instances
-	locks  map[peerID]*lockEpoch
-	lockN  map[peerID]uint32
-	local  map[*trace.GComm]int
-	fops   map[winID]map[int]float64 // the fence epoch's operations: target -> the last one's end
+	recs    []rmaRec
+	fences  map[winID]uint32
+	starts  map[peerID]uint32 // access epochs per (window, target)
+	posts   map[peerID]uint32 // exposure epochs per (window, origin)
+	acc     map[winID]*accEpoch
+	exp     map[winID][]uint64 // the open exposure epoch's instances
+	locks   map[peerID]*lockEpoch
+	lockN   map[peerID]uint32
+	local   map[*trace.GComm]int
+	fops    map[winID]map[int]float64 // the fence epoch's operations: target -> the last one's end
+	bound   *rmaBound                 // nil: the records stay in memory (rmamem.go)
+	counted int                       // records of recs counted against bound
 }
 
 // rmaInst hashes an instance's identity.
@@ -148,6 +150,7 @@ func (s *rmaState) me(g *trace.GComm, world int) int {
 
 // call notes one-sided call c of rank p (call number n, key k).
 func (s *rmaState) call(p *rankPass, c *trace.Call, n uint32, k func() int32) {
+	s.account(int32(p.idx)) // the records of the calls before
 	op := c.Rma
 	if op.Win.Comm == nil || op.Win.Seq < 0 {
 		return // created before tracing started: not the same on every member
@@ -574,21 +577,52 @@ func (rw *rankWaits) addRMA(cs []cand) {
 }
 
 // rmaCands matches the ranks' RMA records offline: the candidates of each
-// rank (by index in the job), and what was matched.
-func rmaCands(passes []*rankPass) ([][]cand, RMAStats) {
-	var recs []rmaRec
-	for _, p := range passes {
-		recs = append(recs, p.rma.recs...)
-		p.rma = rmaState{}
-	}
+// rank (by index in the job), and what was matched. With b (the records'
+// share of the bound) and records beyond it, in rounds (rmamem.go).
+func rmaCands(passes []*rankPass, b *rmaBound, warn func(string)) ([][]cand, RMAStats) {
 	out := make([][]cand, len(passes))
-	cs, n := matchRMA(recs)
-	for _, c := range cs {
-		if int(c.idx) >= 0 && int(c.idx) < len(out) {
-			out[c.idx] = append(out[c.idx], c)
+	var st RMAStats
+	add := func(cs []cand) {
+		for _, c := range cs {
+			if int(c.idx) >= 0 && int(c.idx) < len(out) {
+				out[c.idx] = append(out[c.idx], c)
+			}
 		}
 	}
-	return out, n
+	if b == nil || b.spilled.Load() == 0 && b.err == nil {
+		var recs []rmaRec
+		for _, p := range passes {
+			recs = append(recs, p.rma.recs...)
+			p.rma.release()
+		}
+		cs, rst := matchRMA(recs)
+		add(cs)
+		return out, rst
+	}
+	total := uint64(b.spilled.Load())
+	for _, p := range passes {
+		total += uint64(len(p.rma.recs))
+	}
+	rounds, most := rmaRounds(total, b.limit), int(2*b.limit/rmaRecMem)
+	src := rmaSource{b: b, passes: passes}
+	var dropped [2]int
+	for k := 0; k < rounds; k++ {
+		recs, err := src.roundRecords(k, rounds, most, &dropped)
+		if err != nil {
+			warn(fmt.Sprintf("RMA records: %v: the one-sided waits are incomplete", err))
+			break
+		}
+		cs, rst := matchRMA(recs)
+		add(cs)
+		st.add(rst)
+	}
+	if dropped[0] > 0 {
+		warn(droppedWarning(dropped))
+	}
+	for _, p := range passes {
+		p.rma.release()
+	}
+	return out, st
 }
 
 // rmaRecLen is a record's size in the job's exchange.
@@ -612,7 +646,9 @@ func appendRMARec(b []byte, r *rmaRec) []byte {
 	return b
 }
 
-func decodeRMARecs(b []byte, out []rmaRec) ([]rmaRec, error) {
+// decodeRMARecs appends the records of b to out, those of the instances
+// keep holds (nil: all).
+func decodeRMARecs(b []byte, out []rmaRec, keep map[uint64]bool) ([]rmaRec, error) {
 	if len(b)%rmaRecLen != 0 {
 		return out, fmt.Errorf("%d bytes: not whole records", len(b))
 	}
@@ -624,7 +660,9 @@ func decodeRMARecs(b []byte, out []rmaRec) ([]rmaRec, error) {
 		if r.role == 0 || r.role >= rmaRoles {
 			return out, fmt.Errorf("bad record role %d", r.role)
 		}
-		out = append(out, r)
+		if keep == nil || keep[r.inst] {
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
@@ -632,52 +670,100 @@ func decodeRMARecs(b []byte, out []rmaRec) ([]rmaRec, error) {
 // rmaInJob is the RMA part of the exchange in the job: this rank's
 // records go to the ranks their instances hash to, which match them; the
 // candidates come back to the ranks of their calls and are added to rw.
-// Every rank calls it (two MPI_Alltoallv), with or without records. It
+// Every rank calls it (two MPI_Alltoallv a round), with or without
+// records. counts are the records of the rank with the most and of all
+// (the same on every rank): beyond the bound's share, in rounds, each
+// rank receiving at most twice its share in a round (rmamem.go). It
 // returns what this rank matched.
-func rmaInJob(c Comm, p *rankPass, rw *rankWaits, warn func(string)) (RMAStats, error) {
+func rmaInJob(c Comm, p *rankPass, rw *rankWaits, counts [2]uint64, bound int64, warn func(string)) (RMAStats, error) {
 	me, size := c.Rank(), c.Size()
-	out := make([][]byte, size)
-	for i := range p.rma.recs {
-		r := &p.rma.recs[i]
-		d := int(r.inst % uint64(size))
-		out[d] = appendRMARec(out[d], r)
+	b := p.rma.bound
+	if b == nil {
+		b = newRMABound(bound/4, 1)
 	}
-	p.rma = rmaState{}
+	defer b.close()
+	rounds := rmaRounds(max(counts[0], counts[1]/uint64(max(size, 1))), b.limit)
+	if counts[0]*rmaRecMem <= uint64(b.limit) {
+		rounds = 1 // every rank's records in memory, each rank's share at most as much
+	}
+	most := int(2 * b.limit / rmaRecMem)
+	src := rmaSource{b: b, passes: []*rankPass{p}}
 	var st RMAStats
-	in, err := c.Alltoallv(out)
-	if err != nil {
-		return st, err
-	}
-	var recs []rmaRec
-	for s, b := range in {
-		if recs, err = decodeRMARecs(b, recs); err != nil {
-			warn(fmt.Sprintf("rank %d: RMA records from rank %d: %v (left out)", me, s, err))
-		}
-	}
-	var cs []cand
-	func() {
-		defer func() {
-			if e := recover(); e != nil {
-				warn(fmt.Sprintf("rank %d: the analysis failed in matching RMA epochs (%v): its results are incomplete", me, e))
-			}
-		}()
-		cs, st = matchRMA(recs)
-	}()
-	back := make([][]byte, size)
-	for i := range cs {
-		if d := int(cs[i].idx); d >= 0 && d < size {
-			back[d] = appendCand(back[d], &cs[i])
-		}
-	}
-	if in, err = c.Alltoallv(back); err != nil {
-		return st, err
-	}
 	var mine []cand
-	for s, b := range in {
-		if mine, err = decodeCands(b, mine); err != nil {
-			warn(fmt.Sprintf("rank %d: RMA wait candidates from rank %d: %v (left out)", me, s, err))
+	var dropped [2]int
+	for k := 0; k < rounds; k++ {
+		out := make([][]byte, size)
+		if err := b.each(src.passes, func(r *rmaRec) {
+			if rounds == 1 || rmaRound(r.inst, rounds) == k {
+				d := int(r.inst % uint64(size))
+				out[d] = appendRMARec(out[d], r)
+			}
+		}); err != nil {
+			warn(fmt.Sprintf("rank %d: RMA records: %v (left out)", me, err))
 		}
+		in, err := c.Alltoallv(out)
+		if err != nil {
+			return st, err
+		}
+		out = nil
+		var keep map[uint64]bool
+		if n := receivedRecs(in); n > most {
+			count := map[uint64]int{}
+			for _, x := range in {
+				for ; len(x) >= rmaRecLen; x = x[rmaRecLen:] {
+					count[binary.LittleEndian.Uint64(x)]++
+				}
+			}
+			keep = keepFitting(count, most, &dropped)
+		}
+		var recs []rmaRec
+		for s, x := range in {
+			if recs, err = decodeRMARecs(x, recs, keep); err != nil {
+				warn(fmt.Sprintf("rank %d: RMA records from rank %d: %v (left out)", me, s, err))
+			}
+			in[s] = nil
+		}
+		var cs []cand
+		var rst RMAStats
+		func() {
+			defer func() {
+				if e := recover(); e != nil {
+					warn(fmt.Sprintf("rank %d: the analysis failed in matching RMA epochs (%v): its results are incomplete", me, e))
+				}
+			}()
+			cs, rst = matchRMA(recs)
+		}()
+		st.add(rst)
+		recs = nil
+		back := make([][]byte, size)
+		for i := range cs {
+			if d := int(cs[i].idx); d >= 0 && d < size {
+				back[d] = appendCand(back[d], &cs[i])
+			}
+		}
+		cs = nil
+		if in, err = c.Alltoallv(back); err != nil {
+			return st, err
+		}
+		for s, x := range in {
+			if mine, err = decodeCands(x, mine); err != nil {
+				warn(fmt.Sprintf("rank %d: RMA wait candidates from rank %d: %v (left out)", me, s, err))
+			}
+		}
+	}
+	p.rma.release()
+	if dropped[0] > 0 {
+		warn(fmt.Sprintf("rank %d: %s", me, droppedWarning(dropped)))
 	}
 	rw.addRMA(mine)
 	return st, nil
+}
+
+// receivedRecs is how many records the buffers hold.
+func receivedRecs(in [][]byte) int {
+	n := 0
+	for _, x := range in {
+		n += len(x) / rmaRecLen
+	}
+	return n
 }

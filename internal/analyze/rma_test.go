@@ -265,9 +265,12 @@ func TestRMAStats(t *testing.T) {
 }
 
 // TestRMAInJob: the analysis in the job gives the offline result exactly,
-// with two more exchanges (RMA records, their candidates); with the
-// default bound and with one that takes several rounds.
+// with two more exchanges (RMA records, their candidates) a round of the
+// one-sided records; with the default bound and with one that takes
+// several rounds (of both kinds of records).
 func TestRMAInJob(t *testing.T) {
+	defer func(v int64) { rmaMinLimit = v }(rmaMinLimit)
+	rmaMinLimit = 600
 	for name, c := range rmaJobs {
 		t.Run(name, func(t *testing.T) {
 			dir := writeRMAJob(t, c.ranks...)
@@ -285,11 +288,93 @@ func TestRMAInJob(t *testing.T) {
 				for r := range c.ranks {
 					most = max(most, uint64(len(c.ranks[r])))
 				}
-				if rounds := jobRounds(most, bound); n != 2*rounds+3 {
-					t.Errorf("bound %d: %d exchanges, want 2 x %d rounds and 3", bound, n, rounds)
+				// The RMA records' rounds: one with the default bound;
+				// with the small one (a share of 600 bytes, 10 records),
+				// several for the lock_all epochs (18 records on rank 1).
+				rounds := jobRounds(most, bound)
+				rr := (n - 2*rounds - 1) / 2
+				if n != 2*rounds+2*rr+1 || rr < 1 || bound == 0 && rr != 1 || name == "lock all" && bound > 0 && rr < 2 {
+					t.Errorf("bound %d: %d exchanges, want 2 x %d rounds, 2 x %d RMA rounds and 1", bound, n, rounds, rr)
 				}
 			}
 		})
+	}
+}
+
+// TestRMAMemory: the one-sided records count against the memory bound:
+// beyond their share (here 600 bytes, 10 records) they go to temporary
+// files and are matched in rounds, with the result of the analysis held
+// in memory; with a share too small for the largest instances (200
+// bytes: a round holds at most 7 records, while one target's lock
+// epochs are up to 17), those are left out with a warning, offline and
+// in the job alike, never more memory.
+func TestRMAMemory(t *testing.T) {
+	defer func(v int64) { rmaMinLimit = v }(rmaMinLimit)
+	nspilled := 0
+	for name, c := range rmaJobs {
+		t.Run(name, func(t *testing.T) {
+			dir := writeRMAJob(t, c.ranks...)
+			rmaMinLimit = 1 << 20
+			a, _ := json.MarshalIndent(run(t, dir), "", " ")
+			rmaMinLimit = 600
+			j, err := trace.OpenJob(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Analyze(j, Options{Workers: 2, Memory: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := json.MarshalIndent(res, "", " "); !bytes.Equal(a, b) {
+				t.Errorf("bounded:\n%s\nin memory:\n%s", b, a)
+			}
+			// What spilled, in how many rounds (rmaCands' own figures).
+			rb := newRMABound(0, 4)
+			defer rb.close()
+			w := trace.NewWalker(j, trace.WalkOptions{})
+			var total uint64
+			for i, r := range j.Ranks {
+				p := newRankPass(i, r.Header.Rank, 1)
+				p.rma.bound = rb
+				if err := w.WalkRank(i, p); err != nil {
+					t.Fatal(err)
+				}
+				total += uint64(len(p.rma.recs))
+			}
+			total += uint64(rb.spilled.Load())
+			// (a walk counts a call's records at its next call).
+			if spilled, rounds := rb.spilled.Load(), rmaRounds(total, rb.limit); total*rmaRecMem > 2*600 && (spilled == 0 || rounds < 2) {
+				t.Errorf("%d records, %d spilled, %d rounds: want some spilled, in rounds", total, spilled, rounds)
+			} else if spilled > 0 {
+				nspilled++
+			}
+		})
+	}
+	if nspilled < 2 {
+		t.Errorf("%d cases spilled their records, want at least 2", nspilled)
+	}
+	rmaMinLimit = 200
+	dir := writeRMAJob(t, rmaJobs["lock"].ranks...)
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Analyze(j, Options{Workers: 2, Memory: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := inJobOpt(t, dir, 3, Options{Memory: 1})
+	for _, r := range []*Result{res, in} {
+		n := 0
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "did not fit the analysis memory bound") {
+				n++
+			}
+		}
+		if n == 0 || r.Patterns[LockContention].Seconds != 0 || r.RMA.Locks != 2 { // rank 0's lock_all on targets 1 and 2
+			t.Errorf("warnings %q, lock contention %.9f s, %d lock epochs: want target 0's lock epochs left out (2 others kept), and said so",
+				r.Warnings, r.Patterns[LockContention].Seconds, r.RMA.Locks)
+		}
 	}
 }
 
@@ -321,15 +406,15 @@ func TestRMADelay(t *testing.T) {
 func TestRMADecode(t *testing.T) {
 	r := rmaRec{inst: 7, role: rmaFence, idx: 1, key: 2, call: 3, t0: 1, t1: 2}
 	b := appendRMARec(nil, &r)
-	got, err := decodeRMARecs(b, nil)
+	got, err := decodeRMARecs(b, nil, nil)
 	if err != nil || len(got) != 1 || got[0] != r {
 		t.Errorf("decoded %+v, %v; want %+v", got, err, r)
 	}
-	if _, err := decodeRMARecs(b[:len(b)-1], nil); err == nil {
+	if _, err := decodeRMARecs(b[:len(b)-1], nil, nil); err == nil {
 		t.Errorf("a record cut short: no error")
 	}
 	b[8] = 99
-	if _, err := decodeRMARecs(b, nil); err == nil {
+	if _, err := decodeRMARecs(b, nil, nil); err == nil {
 		t.Errorf("a bad role: no error")
 	}
 }
