@@ -420,14 +420,20 @@ func TestRMADecode(t *testing.T) {
 }
 
 // FuzzRMA: rank 1's file is the fuzzer's, beside a sound rank 0 with
-// every kind of epoch; the analysis never panics.
+// every kind of epoch (lock_all and a fence epoch's operations among
+// them); the analysis never panics, also with the one-sided records
+// beyond a small bound (spilled, in rounds).
 func FuzzRMA(f *testing.F) {
-	all := []trace.Event{created(), win(fWinFence, 1000, 2000, -1), grp(fWinPost, 3000, 3100, 1), grp(fWinStart, 3200, 3300, 1),
+	all := []trace.Event{created(), win(fWinFence, 1000, 2000, -1), win(fPut, 2100, 2200, 1), win(fWinFence, 2300, 2400, -1),
+		grp(fWinPost, 3000, 3100, 1), grp(fWinStart, 3200, 3300, 1),
 		win(fPut, 3400, 3500, 1), win(fWinComplete, 3600, 3700, -1), win(fWinWait, 3800, 3900, -1),
 		lock(4000, 4100, 1, true), win(fPut, 4200, 4300, 1), win(fWinFlush, 4400, 4500, 1), win(fWinUnlock, 4600, 4700, 1),
+		win(fWinLockAll, 4800, 4810, -1), win(fPut, 4820, 4830, 1), win(fWinFlushAll, 4840, 4850, -1), win(fWinUnlockAll, 4860, 4870, -1),
 		win(fWinFree, 5000, 5100, -1)}
 	f.Add(rmaRankFile(f, 1, 2, all))
 	f.Add(rmaRankFile(f, 1, 2, rmaJobs["lock"].ranks[2]))
+	f.Add(rmaRankFile(f, 1, 2, rmaJobs["lock all"].ranks[1]))
+	f.Add(rmaRankFile(f, 1, 2, rmaJobs["early fence"].ranks[0]))
 	r0 := rmaRankFile(f, 0, 2, all)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		job := t.TempDir()
@@ -444,5 +450,10 @@ func FuzzRMA(f *testing.F) {
 		var out bytes.Buffer
 		res.WriteText(&out, 5)
 		res.WriteJSON(&out)
+		defer func(v int64) { rmaMinLimit = v }(rmaMinLimit)
+		rmaMinLimit = 300
+		if res, err = Analyze(j, Options{Workers: 2, Memory: 1}); err == nil {
+			res.WriteText(&out, 5)
+		}
 	})
 }
