@@ -683,9 +683,6 @@ func rmaInJob(c Comm, p *rankPass, rw *rankWaits, counts [2]uint64, bound int64,
 	}
 	defer b.close()
 	rounds := rmaRounds(max(counts[0], counts[1]/uint64(max(size, 1))), b.limit)
-	if counts[0]*rmaRecMem <= uint64(b.limit) {
-		rounds = 1 // every rank's records in memory, each rank's share at most as much
-	}
 	most := int(2 * b.limit / rmaRecMem)
 	src := rmaSource{b: b, passes: []*rankPass{p}}
 	var st RMAStats
