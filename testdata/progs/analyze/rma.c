@@ -27,8 +27,8 @@
  *           MPI_Win_unlock_all (a shared lock on every target, rank 0's
  *           among them) instead: rank 2's exclusive lock on rank 0
  *           conflicts with it (lock contention on rank 2: 20 ms)
- *   efence  3 ranks: MPI_Win_fence on all at once; rank 0 sleeps 20 ms,
- *           then MPI_Put to rank 1, MPI_Win_fence; ranks 1 and 2
+ *   efence  3 ranks: MPI_Win_fence on all at once; rank 0 sleeps 20 ms
+ *           from its return, then MPI_Put to rank 1, MPI_Win_fence; ranks 1 and 2
  *           MPI_Win_fence at once (wait at fence on ranks 1 and 2: 20 ms;
  *           early fence on rank 1, waiting for rank 0's put: 20 ms)
  */
@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 			compute(0);
 			CALL("fence", MPI_Win_fence(0, win));
 			if (rank == 0) {
+				start(); /* 20 ms from the fence's return, however late */
 				compute(20);
 				CALL("put", MPI_Put(&one, 1, MPI_DOUBLE, 1, 0, 1, MPI_DOUBLE, win));
 			}
