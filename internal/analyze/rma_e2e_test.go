@@ -148,6 +148,14 @@ func TestAnalyzeRMA(t *testing.T) {
 				a, _, e := runRMA(t, f, c.np, false, c.c)
 				w, nominal := rmaWaits(t, c.c, c.np, e)
 				wantWaits(t, a, w, nominal)
+				// The synchronizations, by construction: two fences an
+				// iteration, one pair of epochs, one lock epoch on rank 0
+				// per locking rank (rank 1's lock_all one on each of the
+				// 3 ranks), none unmatched.
+				if want := map[string]analyze.RMAStats{"fence": {Fences: 2 * iter}, "efence": {Fences: 2 * iter}, "post": {Epochs: iter},
+					"wait": {Epochs: iter}, "lock": {Locks: 2 * iter}, "lockall": {Locks: (3 + 1) * iter}}[c.c]; a.RMA != want {
+					t.Errorf("one-sided synchronizations %+v, want %+v", a.RMA, want)
+				}
 				for _, m := range rmaCases {
 					if m.c == c.c && a.Patterns[m.main].ByRank[m.rank] < 0.1*nominal[m.main][m.rank]*iter/1e3 {
 						t.Errorf("%s on rank %d: %.6f s, want at least a tenth of the nominal %.3f s", m.main, m.rank,
