@@ -236,7 +236,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	}
 	var rst RMAStats
 	if end.RMA[1] > 0 { // the one-sided wait states: two more exchanges a round
-		if rst, err = rmaInJob(c, p, &rw, end.RMA, opt.memory(), func(s string) { warnings = append(warnings, s) }); err != nil {
+		if rst, err = rmaInJob(c, p, &rw, end.RMA, opt, func(s string) { warnings = append(warnings, s) }); err != nil {
 			return nil, err
 		}
 	}

@@ -673,16 +673,19 @@ func decodeRMARecs(b []byte, out []rmaRec, keep map[uint64]bool) ([]rmaRec, erro
 // Every rank calls it (two MPI_Alltoallv a round), with or without
 // records. counts are the records of the rank with the most and of all
 // (the same on every rank): beyond the bound's share, in rounds, each
-// rank receiving at most twice its share in a round (rmamem.go). It
-// returns what this rank matched.
-func rmaInJob(c Comm, p *rankPass, rw *rankWaits, counts [2]uint64, bound int64, warn func(string)) (RMAStats, error) {
+// rank receiving at most twice its share in a round (rmamem.go); the
+// phase "rma[rounds=R,spilled=N]" (opt.Phase) says how many rounds, and
+// how many of this rank's records went to its file. It returns what this
+// rank matched.
+func rmaInJob(c Comm, p *rankPass, rw *rankWaits, counts [2]uint64, opt Options, warn func(string)) (RMAStats, error) {
 	me, size := c.Rank(), c.Size()
 	b := p.rma.bound
 	if b == nil {
-		b = newRMABound(bound/4, 1)
+		b = newRMABound(opt.memory()/4, 1)
 	}
 	defer b.close()
 	rounds := rmaRounds(max(counts[0], counts[1]/uint64(max(size, 1))), b.limit)
+	defer opt.phase(fmt.Sprintf("rma[rounds=%d,spilled=%d]", rounds, b.spilled.Load()))
 	most := int(2 * b.limit / rmaRecMem)
 	src := rmaSource{b: b, passes: []*rankPass{p}}
 	var st RMAStats

@@ -1,12 +1,17 @@
 package analyze_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/mpiscope/mpiscope/internal/analyze"
+	"github.com/mpiscope/mpiscope/internal/cli"
 	"github.com/mpiscope/mpiscope/internal/mpitest"
 	"github.com/mpiscope/mpiscope/profile"
 )
@@ -205,6 +210,64 @@ func TestRMAInJobE2E(t *testing.T) {
 					t.Errorf("no wait state in the job's analysis")
 				}
 			})
+		}
+	})
+}
+
+// TestRMAMemoryE2E: rma.c's many case (2 ranks, 5,001 fences, a put
+// between every other two: 7,501 one-sided records a rank, 420 KB) with
+// MPISCOPE_ANALYZE_MEM=1M, a share of 256 KiB for them, on both
+// families: each rank spills its records and the job matches them in
+// rounds (its timing phases say so); the result is `mpiscope analyze`'s
+// (in memory) exactly, and `mpiscope analyze -mem 1M` (spilled, in
+// rounds) gives it too; every fence matched.
+func TestRMAMemoryE2E(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
+		dir := t.TempDir()
+		prog := mpitest.Compile(t, f.MPICC, "analyze/rma.c", dir)
+		job := filepath.Join(dir, "job")
+		res := f.Exec(t, mpitest.Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1",
+			"MPISCOPE_ANALYZE_MEM": "1M", "MPISCOPE_DEBUG_TIMING": "1", "OMPI_MCA_osc": "pt2pt"}, Preload: f.Lib(), Args: []string{prog, "many"}, Dir: dir})
+		if res.Err != nil {
+			t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
+		}
+		p, _, err := profile.Load(job)
+		if err != nil || p.Analysis == nil {
+			t.Fatalf("no analysis (%v)\n%s", err, res.Stderr)
+		}
+		spilled := regexp.MustCompile(`rma\[rounds=(\d+),spilled=(\d+)\]`).FindAllStringSubmatch(res.Stderr, -1)
+		if len(spilled) != 2 {
+			t.Errorf("%d ranks printed their one-sided rounds, want 2:\n%s", len(spilled), res.Stderr)
+		}
+		for _, m := range spilled {
+			if r, _ := strconv.Atoi(m[1]); r < 2 || m[2] == "0" {
+				t.Errorf("%s: want several rounds and records spilled", m[0])
+			}
+		}
+		var out, errs bytes.Buffer
+		off := map[string]*analyze.Result{}
+		for _, mem := range []string{"1G", "1M"} {
+			out.Reset()
+			if rc := cli.Run([]string{"analyze", "-format", "json", "-mem", mem, job}, &out, &errs); rc != 0 {
+				t.Fatalf("mpiscope analyze -mem %s: exit %d\n%s", mem, rc, errs.String())
+			}
+			off[mem] = &analyze.Result{}
+			if err := json.Unmarshal(out.Bytes(), off[mem]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(off["1G"], off["1M"]) {
+			t.Errorf("mpiscope analyze -mem 1M: %+v\nin memory: %+v", off["1M"], off["1G"])
+		}
+		x, y := *p.Analysis, *off["1G"].Profile()
+		x.Warnings, y.Warnings = nil, nil
+		if !reflect.DeepEqual(x, y) {
+			a, _ := json.MarshalIndent(x, "", " ")
+			b, _ := json.MarshalIndent(y, "", " ")
+			t.Errorf("in the job:\n%s\nmpiscope analyze:\n%s", a, b)
+		}
+		if w := (analyze.RMAStats{Fences: 5001}); off["1G"].RMA != w || len(p.Analysis.Warnings) != 0 {
+			t.Errorf("one-sided synchronizations %+v, warnings %q; want %+v, none", off["1G"].RMA, p.Analysis.Warnings, w)
 		}
 	})
 }

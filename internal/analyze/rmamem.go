@@ -29,7 +29,7 @@ const rmaRecMem = 56
 
 // rmaMinLimit is the least share of the bound the one-sided records get
 // (a variable: the tests lower it to make the rounds with few records).
-var rmaMinLimit int64 = 1 << 20
+var rmaMinLimit int64 = 256 << 10
 
 // rmaMaxRounds bounds the rounds (beyond, rounds hold more).
 const rmaMaxRounds = 1 << 12

@@ -31,6 +31,9 @@
  *           from its return, then MPI_Put to rank 1, MPI_Win_fence; ranks 1 and 2
  *           MPI_Win_fence at once (wait at fence on ranks 1 and 2: 20 ms;
  *           early fence on rank 1, waiting for rank 0's put: 20 ms)
+ *   many    N ranks: MANY + 1 fences, between every other two a put to
+ *           the next rank (one-sided records beyond a small analysis
+ *           memory bound: MPISCOPE_ANALYZE_MEM=1M)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -39,6 +42,7 @@
 #include <time.h>
 
 #define ITER 5
+#define MANY 5000
 
 static struct timespec deadline;
 
@@ -154,6 +158,13 @@ int main(int argc, char **argv)
 			}
 			CALL("fence2", MPI_Win_fence(0, win));
 		}
+	} else if (strcmp(c, "many") == 0) {
+		for (int i = 0; i < MANY; i++) {
+			MPI_Win_fence(0, win);
+			if (i % 2)
+				MPI_Put(&one, 1, MPI_DOUBLE, (rank + 1) % size, rank, 1, MPI_DOUBLE, win);
+		}
+		MPI_Win_fence(0, win);
 	} else if (strcmp(c, "lock") == 0 || strcmp(c, "lockall") == 0) {
 		int all = strcmp(c, "lockall") == 0;
 		for (int i = 0; i < ITER; i++) {
