@@ -43,7 +43,8 @@ package analyze
 // origin), a target's lock epochs (all of them, per window and target).
 // Offline all records are matched at once; in the job each goes to the
 // rank its instance hashes to (rmaInJob), and the wait candidates back to
-// the ranks of their calls. Windows are known by their communicator and
+// the ranks of their calls. Beyond their share of the memory bound, both
+// in rounds of instances (rmamem.go). Windows are known by their communicator and
 // creation order; a window created before tracing started is left out.
 
 import (
