@@ -43,14 +43,16 @@ type rmaBound struct {
 	mu      sync.Mutex
 	dir     string
 	files   []*os.File // records of rank index i in files[i%len(files)]
+	bufs    []*bufio.Writer
 	err     error
 }
 
 func newRMABound(limit int64, files int) *rmaBound {
-	return &rmaBound{limit: max(limit, rmaMinLimit), files: make([]*os.File, files)}
+	return &rmaBound{limit: max(limit, rmaMinLimit), files: make([]*os.File, files), bufs: make([]*bufio.Writer, files)}
 }
 
-// write appends records to the file of rank idx's.
+// write appends records to the file of rank idx's (buffered: a walk
+// beyond the bound writes at each call).
 func (b *rmaBound) write(idx int32, recs []rmaRec) {
 	buf := make([]byte, 0, len(recs)*rmaRecLen)
 	for i := range recs {
@@ -76,9 +78,9 @@ func (b *rmaBound) write(idx int32, recs []rmaRec) {
 			b.err = err
 			return
 		}
-		b.files[i] = f
+		b.files[i], b.bufs[i] = f, bufio.NewWriterSize(f, 32<<10)
 	}
-	if _, err := b.files[i].Write(buf); err != nil {
+	if _, err := b.bufs[i].Write(buf); err != nil {
 		b.err = err
 		return
 	}
@@ -154,6 +156,11 @@ func (b *rmaBound) each(passes []*rankPass, fn func(r *rmaRec)) error {
 	}
 	if b == nil {
 		return nil
+	}
+	for _, w := range b.bufs {
+		if w != nil && b.err == nil {
+			b.err = w.Flush()
+		}
 	}
 	if b.err != nil {
 		return b.err
