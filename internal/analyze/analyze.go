@@ -260,7 +260,16 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
-	rb := newRMABound(opt.Memory/4, 64) // the one-sided records' share (rmamem.go)
+	// The one-sided records' share of the bound (rmamem.go): what the
+	// records and the call log held in memory leave, else a quarter.
+	share := opt.Memory / 4
+	if sp == nil {
+		share = opt.Memory - need
+		if logCalls {
+			share -= int64(res.Events) * callLogBytes
+		}
+	}
+	rb := newRMABound(share, 64)
 	defer rb.close()
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
