@@ -18,7 +18,9 @@ package wrapgen
 //     argument) and the C wrapper's slow path ms_slow_MPI_X is called with
 //     the Fortran caller as its callsite: measurement exists once, with the
 //     Fortran caller as callsite; results are written back
-//     (c2f, statuses, 1-based indices, ierror).
+//     (c2f, statuses, 1-based indices, ierror), those of the calls that
+//     complete requests as the implementation's own entries write them,
+//     failures included (fDones).
 //   - relay: (MPICH's descriptor-based mpi_f08 routines, which end in the C
 //     MPI_ layer) the Fortran caller's address is left in a thread-local
 //     slot that the C wrapper takes as its callsite (ms_f_relay_begin: the
