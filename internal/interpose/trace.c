@@ -191,6 +191,32 @@ static inline unsigned ms_tcomm(const ms_comm *cm)
 	return (unsigned)cm->id + 1;
 }
 
+/* ms_tpost_open begins a posts record (trace.h) at the post of memo entry
+ * mm (ms_tpost), or stores a post of 2^16 ticks or more as a short
+ * record. */
+void ms_tpost_open(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t req)
+{
+	uint64_t dt = t1 - t0;
+	if (dt >= MS_TPOSTS_DT) {
+		ms_tshort(tb, mm->slot, t0, dt, 1, req);
+		return;
+	}
+	uint32_t n = tb->n;
+	char *p = tb->cur_ev + n;
+	uint32_t h = mm->slot << 2 | MS_TK_POSTS << 12, c = 1, x = (uint32_t)dt << 16;
+	memcpy(p, &h, 4);
+	memcpy(p + 4, &c, 4);
+	memcpy(p + 8, &t0, 8);
+	memcpy(p + 16, &x, 4);
+	memcpy(p + 20, &req, 8);
+	mm->phead = n;
+	n += MS_TPOSTS_HEAD + MS_TPOSTS_ENTRY;
+	tb->n = n;
+	mm->pend = n;
+	tb->pt = t1;
+	tb->total++;
+}
+
 /* ms_trace_ev stores any event of a measured call (ms_trace_call): the
  * message fields in their canonical form, then the record. */
 void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes, const ms_comm *cm,
