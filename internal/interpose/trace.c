@@ -71,6 +71,7 @@ static ms_tbuf *ms_tbuf_new(void)
 	/* A record fits whenever n <= cap, and a deferred event besides
 	 * (ms_trace_room, ms_trace_swap). */
 	tb->cap = (uint32_t)(blen - 2 * MS_TMAX);
+	tb->lim = tb->cap;
 	tb->fgen = MS_LOAD(ms_trace_fgen);
 	tb->dgen = 1;
 	tb->tid = (int)syscall(SYS_gettid);
@@ -145,6 +146,18 @@ static void ms_trace_swap(ms_tbuf *tb)
 	memset(tb->memo, 0, sizeof tb->memo);
 }
 
+/* ms_tlim sets tb->lim after the slow path (trace.h): cap, or 0 when a
+ * flush asked for the buffer. A flush bumps
+ * ms_trace_fgen, then stores 0 in each buffer's lim: the generation is
+ * read after lim is stored, so either this thread sees the new one or the
+ * flush's 0 comes after its store. */
+static void ms_tlim(ms_tbuf *tb)
+{
+	__atomic_store_n(&tb->lim, tb->cap, __ATOMIC_SEQ_CST);
+	if (tb->fgen != __atomic_load_n(&ms_trace_fgen, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&tb->lim, 0, __ATOMIC_RELAXED);
+}
+
 /* ms_trace_room readies the buffer for a record when ms_tfull says so:
  * the deferred event is written (it fits: cap leaves room for two
  * records), then the buffer is handed over if it is full or a flush asked
@@ -168,16 +181,20 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 			return NULL;
 		t->tb = tb;
 	}
-	if (ms_tfull(tb) || tb->dfn)
+	if (ms_tfull(tb) || tb->dfn) {
 		ms_trace_room(tb);
+		ms_tlim(tb);
+	}
 	return tb;
 }
 
 /* ms_troom makes room for a largest record, the deferred event written. */
 static inline void ms_troom(ms_tbuf *tb)
 {
-	if (__builtin_expect(ms_tfull(tb) || tb->dfn, 0))
+	if (__builtin_expect(ms_tfull(tb) || tb->dfn, 0)) {
 		ms_trace_room(tb);
+		ms_tlim(tb);
+	}
 }
 
 /* ms_tcomm returns the id + 1 a record stores for communicator cm (0:
@@ -677,12 +694,10 @@ static void ms_trace_obj(ms_thread *t, unsigned kind, unsigned fn, void *pc, uin
 {
 	ms_tbuf *tb = t->tb;
 	if (__builtin_expect(tb == NULL || ms_tfull(tb) || tb->dfn, 0)) {
-		tb = ms_trace_slow(t);
+		tb = ms_trace_slow(t); /* writes the deferred event */
 		if (tb == NULL)
 			return;
 	}
-	if (tb->dfn)
-		ms_tdef_write(tb);
 	if (!ok || o == NULL) {
 		ms_trace_ev(tb, fn, pc, t0, t1, 0, NULL, 0, -1, -1, -1, -1, 0, NULL, NULL);
 		return;
@@ -808,7 +823,12 @@ void ms_trace_exclude(int fn)
 	if (fn >= 0 && fn < MS_MAXFUNCS)
 		ms_trace_excl[fn] = 1;
 }
-void ms_trace_flushgen(void) { __atomic_add_fetch(&ms_trace_fgen, 1, __ATOMIC_RELEASE); }
+void ms_trace_flushgen(void)
+{
+	__atomic_add_fetch(&ms_trace_fgen, 1, __ATOMIC_SEQ_CST);
+	for (ms_tbuf *tb = ms_tbufs_head(); tb; tb = tb->next)
+		__atomic_store_n(&tb->lim, 0, __ATOMIC_SEQ_CST);
+}
 void ms_trace_flush_self(void)
 {
 	if (ms_ttls)

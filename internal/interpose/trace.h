@@ -169,6 +169,10 @@ typedef struct ms_tbuf {
 	/* hot: read by every traced call */
 	char *cur_ev; /* ev[cur] */
 	uint32_t n, cap; /* bytes used and usable (the buffer's size - MS_TMAX) */
+	/* n > lim sends a traced call to ms_trace_slow: lim is cap, or 0
+	 * when a flush asks for the buffer (ms_trace_flushgen, from another
+	 * thread: atomic). One compare where there were two (room, flush). */
+	uint32_t lim;
 	uint32_t fgen;
 	uint32_t dgen; /* dictionary generation: one per buffer filled */
 	int cur;
@@ -329,11 +333,12 @@ MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
 }
 
 /* ms_tfull: the current buffer has no room for a largest record, or a
- * flush asked every thread to hand its buffer over. A deferred event
- * (tb->dfn) is written before any other (ms_tdef_write, ms_trace_room). */
+ * flush asked every thread to hand its buffer over: tb->lim says both. A
+ * deferred event (tb->dfn) is written before any other (ms_tdef_write,
+ * ms_trace_room). */
 MS_INLINE int ms_tfull(const ms_tbuf *tb)
 {
-	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
+	return tb->n > MS_LOAD(tb->lim);
 }
 
 /* ms_tkey and ms_tslot hash a shape to its dictionary slot; fields at
