@@ -1,9 +1,11 @@
 package trace
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 )
 
@@ -175,13 +177,28 @@ const (
 
 // appendHex16 appends v in 16 lower-case hexadecimal digits.
 func appendHex16(b []byte, v uint64) []byte {
-	const digits = "0123456789abcdef"
-	var h [16]byte
-	for i := 15; i >= 0; i-- {
-		h[i] = digits[v&0xf]
-		v >>= 4
-	}
-	return append(b, h[:]...)
+	b = room(b, 16)
+	n := len(b)
+	o := b[:n+16]
+	binary.LittleEndian.PutUint64(o[n:], hex8(uint32(v>>32)))
+	binary.LittleEndian.PutUint64(o[n+8:], hex8(uint32(v)))
+	return o
+}
+
+// hex8 returns the 8 hexadecimal digits of x, the first in the lowest
+// byte.
+func hex8(x uint32) uint64 {
+	// One nibble per byte, the least significant in the lowest byte,
+	// then reversed.
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000ffff_0000ffff
+	v = (v | v<<8) & 0x00ff00ff_00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f_0f0f0f0f
+	v = bits.ReverseBytes64(v)
+	// 'a'-'0'-10 more for the nibbles from 10: their byte + 6 carries
+	// into bit 4.
+	letters := (v + 0x06060606_06060606) >> 4 & 0x01010101_01010101
+	return v + 0x30303030_30303030 + letters*('a'-'0'-10)
 }
 
 // quote returns s as a JSON string, cached (function and communicator
