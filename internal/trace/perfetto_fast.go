@@ -123,8 +123,16 @@ func putDigits(buf []byte, i int, v uint64) int {
 	return i
 }
 
-// appendUint appends v in decimal (strconv.AppendUint's output).
+// appendUint appends v in decimal (strconv.AppendUint's output); one
+// digit inline.
 func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendUintMore(b, v)
+}
+
+func appendUintMore(b []byte, v uint64) []byte {
 	if v < 10 {
 		return append(b, byte('0'+v))
 	}
@@ -139,8 +147,16 @@ func appendUint(b []byte, v uint64) []byte {
 	return b
 }
 
-// appendInt appends v in decimal (strconv.AppendInt's output).
+// appendInt appends v in decimal (strconv.AppendInt's output); one digit
+// inline.
 func appendInt(b []byte, v int64) []byte {
+	if uint64(v) < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendIntMore(b, v)
+}
+
+func appendIntMore(b []byte, v int64) []byte {
 	if v < 0 {
 		if v == math.MinInt64 {
 			return strconv.AppendInt(b, v, 10)
