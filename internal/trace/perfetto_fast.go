@@ -196,11 +196,26 @@ func appendUs(b []byte, t float64) []byte {
 	}
 	v := uint64(ns)
 	us := v / 1000
+	f := frac3[v-us*1000]
+	if us < 100 { // durations mostly: no loop
+		b = room(b, 6)
+		e := len(b)
+		if us < 10 {
+			b = b[:e+5]
+			b[e] = byte('0' + us)
+			binary.LittleEndian.PutUint32(b[e+1:], f)
+			return b
+		}
+		b = b[:e+6]
+		b[e], b[e+1] = digits2[2*us], digits2[2*us+1]
+		binary.LittleEndian.PutUint32(b[e+2:], f)
+		return b
+	}
 	n := decLen(us)
 	b = room(b, n+4)
 	e := len(b) + n
 	b = b[:e+4]
-	binary.LittleEndian.PutUint32(b[e:], frac3[v-us*1000])
+	binary.LittleEndian.PutUint32(b[e:], f)
 	putDigits(b, e, us)
 	return b
 }
