@@ -29,14 +29,36 @@ const jobCopies = 6
 // maxRounds bounds the rounds of the exchange.
 const maxRounds = 1 << 12
 
-// jobRounds is how many rounds a rank of events events needs to hold at
-// most bound bytes of records at once.
+// jobRounds is how many rounds of the exchange a rank of events events
+// needs within bound (jobPlan).
 func jobRounds(events uint64, bound int64) int {
+	r, _ := jobPlan(events, bound)
+	return r
+}
+
+// recRounds is how many rounds a rank of events events needs to hold at
+// most bound bytes of records at once.
+func recRounds(events uint64, bound int64) int {
+	need := int64(events) * recBytes * jobCopies
+	return int(min(need/max(bound, 1)+1, maxRounds))
+}
+
+// jobPlan is how a rank of events events spends its bound: whether its
+// walk logs its calls for the critical path's shares (callLog: the trace
+// is then read once), and the rounds its records need in what is left.
+// The log goes first when it takes at most half the bound (it is held
+// from the walk to the rank's part, beside every round's records); else
+// the rank reads its trace a second time for the path's calls (pathKeys)
+// and its records have the whole bound.
+func jobPlan(events uint64, bound int64) (rounds int, log bool) {
 	if bound <= 0 {
 		bound = DefaultJobMemory
 	}
-	need := int64(events) * recBytes * jobCopies
-	return int(min(need/bound+1, maxRounds))
+	logBytes := int64(events) * callLogBytes
+	if log = logBytes <= bound/2; log {
+		bound -= logBytes
+	}
+	return recRounds(events, bound), log
 }
 
 // mix64 spreads a key over 64 bits (the last step of splitmix64).
