@@ -234,6 +234,12 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		}
 	}
 	var out [][]byte
+	// In one round, the records this rank owns itself (its receives, its
+	// share of the collectives) skip the exchange: kept as they are, they
+	// take the place their bytes would have had.
+	var ownS []sendRec
+	var ownR []recvRec
+	var ownC []collRec
 	for k := 0; k < rounds; k++ {
 		switch {
 		case sp != nil:
@@ -241,7 +247,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		case rounds == 1:
 			out = make([][]byte, size)
 			for d := range out {
-				out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
+				if d == me {
+					ownS, ownR, ownC = p.sends[d], p.recvs[d], p.colls[d]
+				} else {
+					out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
+				}
 				p.sends[d], p.recvs[d], p.colls[d] = nil, nil, nil
 			}
 		default: // no spill files could be made: round k's records from memory
@@ -273,6 +283,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		var recvs []recvRec
 		var colls []collRec
 		for s, b := range in {
+			if s == me && sp == nil && rounds == 1 {
+				sends, recvs, colls = append(sends, ownS...), append(recvs, ownR...), append(colls, ownC...)
+				ownS, ownR, ownC = nil, nil, nil
+				continue
+			}
 			if sends, recvs, colls, err = decodeSpill(b, sends, recvs, colls); err != nil {
 				warn(fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
 			}
