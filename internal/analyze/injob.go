@@ -160,8 +160,9 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		Rounds int
 	}
 	ag := agreed{origin, 1}
+	logCalls := false
 	if r != nil {
-		ag.Rounds = jobRounds(r.Events, opt.Memory)
+		ag.Rounds, logCalls = jobPlan(r.Events, opt.Memory)
 	}
 	if err := allReduce(c, &ag, &ag, func(a, b *agreed) { a.Origin, a.Rounds = min(a.Origin, b.Origin), max(a.Rounds, b.Rounds) }); err != nil {
 		return nil, err
@@ -175,6 +176,9 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	p.byOwner = true
 	p.inter = interInJob(meta)
 	p.rma.bound = newRMABound(opt.memory()/4, 1) // the one-sided records' share (rmamem.go)
+	if logCalls {
+		p.log = newCallLog()
+	}
 	var sp *jobSpill
 	if ag.Rounds > 1 {
 		var err error
@@ -208,11 +212,12 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		}
 		unmatchedReqs = w.Unmatched
 	}
+	opt.phase("read")
 	rw, st, err := exchange(c, p, sp, ag.Rounds, func(s string) { warnings = append(warnings, s) })
 	if err != nil {
 		return nil, err
 	}
-	opt.phase("records")
+	opt.phase("match")
 	// 3. The critical path.
 	type last struct {
 		T    float64
@@ -251,6 +256,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	opt.phase("path[" + pst.String() + "]")
 	// This rank's part, gathered at rank 0 (5).
 	var g gathered
+	partPhase := "part"
 	if r != nil {
 		names := newNamer(w.Job, opt.Source, w.CommList())
 		site := func(pc uint64) (string, string) { return names.site(0, pc) }
@@ -258,12 +264,22 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		safe("collecting its results", func() {
 			part = makePart(p, r.Events, rw, site, names, func(x int32) int { return int(x) })
 			part.PathSec = segSeconds(segs)
-			part.Path = namePath(r, pathKeys(w, 0, r, segs), site)
+			// The path's calls from the walk's log; without it (beyond
+			// the bound) the trace is read a second time.
+			var keys []pathKey
+			if p.log != nil {
+				keys = p.log.pathKeys(segs)
+				p.log = nil
+			} else {
+				keys = pathKeysOf(w, 0, r, segs)
+				partPhase = "part[trace read again]"
+			}
+			part.Path = namePath(r, keys, site)
 		})
 		g.Parts = []rankPart{part}
 		g.Size = r.Header.Size
 	}
-	opt.phase("part")
+	opt.phase(partPhase)
 	// 4. The delay costs, each rank charging its own calls (delayjob.go):
 	// only the costs go up the tree, not the waits.
 	var dw []DelayWait

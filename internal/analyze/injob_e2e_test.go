@@ -141,7 +141,8 @@ func TestDelayChain(t *testing.T) {
 // persistent messages, MPI_ANY_SOURCE, a duplicate of MPI_COMM_WORLD)
 // analyzed in the job with MPISCOPE_ANALYZE_MEM=256K (2,520 events per
 // rank: the records exchanged and matched in four rounds, through spill
-// files): exactly `mpiscope analyze`'s result, every message matched.
+// files, beside the log of each rank's calls): exactly `mpiscope
+// analyze`'s result, every message matched, each rank's trace read once.
 func TestInJobP2P(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
@@ -167,6 +168,11 @@ func TestInJobP2P(t *testing.T) {
 		sameAnalysis(t, p.Analysis, &off)
 		if n := strings.Count(res.Stderr, "analysis timing: rank="); n != 4 {
 			t.Errorf("%d ranks printed their analysis timing, want 4:\n%s", n, res.Stderr)
+		}
+		// Each rank read its trace once: the path's calls from the log
+		// its walk kept (30 KiB here, beside the records' rounds).
+		if n := strings.Count(res.Stderr, " part="); n != 4 || strings.Contains(res.Stderr, "read again") {
+			t.Errorf("%d ranks took the path's calls from their log, want 4:\n%s", n, res.Stderr)
 		}
 		// Per rank: 1000 + 100 + 50 + 5 + 20 + 6 messages received (the
 		// left neighbour's and MPI_ANY_SOURCE's).
