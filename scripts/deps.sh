@@ -6,7 +6,8 @@ set -e
 # its own one-node cluster; the packages' services are not used.
 # chromium: the browser tests of the HTML report and mpiscope view
 # (internal/browsertest, headless).
-pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas slurm-wlm munge chromium"
+# valgrind: TestCallPathsLean counts instructions with callgrind.
+pkgs="openmpi-bin libopenmpi-dev mpich libmpich-dev gfortran g++ make otf2-tools python3-pandas slurm-wlm munge chromium valgrind"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -65,8 +65,12 @@ static ms_paths *ms_paths_new(ms_thread *t)
 	if (pthread_getattr_np(pthread_self(), &a) == 0) {
 		void *lo = NULL;
 		size_t sz = 0;
-		if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo != NULL)
+		if (pthread_attr_getstack(&a, &lo, &sz) == 0 && lo != NULL) {
 			p->stack_hi = (uintptr_t)lo + sz;
+			/* ms_path_hit's bounds: as ms_path_take's below. */
+			t->plo = (uintptr_t)lo;
+			t->ptop = p->stack_hi - 16;
+		}
 		pthread_attr_destroy(&a);
 	}
 	ms_paths *head = __atomic_load_n(&ms_paths_list, __ATOMIC_RELAXED);
@@ -223,6 +227,33 @@ uint64_t ms_path_take(ms_thread *t, void *pcv)
 		}
 	}
 	return ms_path_walk(p, pc, lo, hi, c, hp);
+}
+
+/* ms_path_lean is ms_path_take for a call that a lean ms_path_X handed
+ * over (callpath.h, ms_path_handover): its note is in ms_pnote. The path found
+ * becomes function fn's plean when ms_path_hit can follow it: a path of
+ * the thread's table (not the "other paths" bucket) as deep as the depth,
+ * reached by frame-pointer steps alone (ms_path_take's own fast case). */
+uint64_t ms_path_lean(ms_thread *t, unsigned fn, void *pc)
+{
+	const uint64_t k = ms_path_take(t, pc);
+	const ms_paths *p = ms_ptls;
+	if (p == NULL || p->stack_hi == 0 || (k & (MS_PATH_TAG | MS_PATH_OTHER)) != MS_PATH_TAG || fn >= MS_MAXFUNCS)
+		return k;
+	const ms_path *e = &p->slot[(uint32_t)k];
+	if (e->n != (uint32_t)ms_path_depth || e->nfp != e->n)
+		return k;
+	ms_plean *l = &t->plean[fn];
+	l->pc = (uintptr_t)pc;
+	l->end = &p->frames[e->off + e->n];
+	l->k = 1 - (intptr_t)e->n;
+	l->key = k;
+	return k;
+}
+
+int ms_path_handover(ms_thread *t, int rc, uint64_t t1, void *pc, unsigned fn, ms_fin_fn fin)
+{
+	return fin(t, rc, t1, (void *)(uintptr_t)ms_path_lean(t, fn, pc));
 }
 
 /* ---- for Go (callpath_cgo.go) ---- */

@@ -103,6 +103,16 @@ extern int ms_path_auto_fp, ms_path_auto_n;
 	}                                                                         \
 } while (0)
 
+/* MS_PATH_NOTE_AT is MS_PATH_NOTE from frame pointer fr, at depth > 1
+ * (the lean ms_path_X, whose frame is forced by MS_PATH_FRAME: its frame
+ * pointer, read where it is used; in a variable, GCC keeps a copy of it
+ * across the PMPI_ call in a callee-saved register). */
+#define MS_PATH_FRAME() ((const uintptr_t *)__builtin_frame_address(0))
+#define MS_PATH_NOTE_AT(slot, fr) do {                                            \
+	ms_pnote[slot].sp = (uintptr_t)((fr) + 2);                                \
+	ms_pnote[slot].fp = (fr)[0];                                              \
+} while (0)
+
 MS_HIDDEN uint64_t ms_path_take(ms_thread *t, void *pc);
 
 /* ms_path_key is the pc a wrapper's slow path records: the callsite, or at
@@ -113,6 +123,62 @@ MS_INLINE void *ms_path_key(ms_thread *t, void *pc)
 		return (void *)(uintptr_t)ms_path_take(t, pc);
 	return pc;
 }
+
+/* ---- the lean fast path at depth > 1 (internal/wrapgen, lean.go) ----
+ *
+ * A function with the lean fast path has a lean ms_path_X too: MPI_X
+ * sends it the call at depth > 1, it makes the call as ms_on_X does and,
+ * after it, finds the call's path inline (ms_path_hit): the path of the
+ * function's last call that frame-pointer steps alone reach (ms_thread,
+ * plean), checked frame by frame as a walk checks it. Found: the path's
+ * key, and the record goes on as at depth 1. Not found: the wrapper notes
+ * the application's frame (ms_pnote) and hands the call over to
+ * ms_fin_X through ms_path_handover, which takes the path the general way
+ * (ms_path_lean: ms_path_take, which may decode rules and intern a new
+ * path) and makes it the function's plean when ms_path_hit can follow
+ * it. */
+
+/* ms_path_hit is the key of the call whose callsite is ra and whose
+ * wrapper's frame is fr (its frame pointer: fr[0] the application's rbp,
+ * fr + 2 its stack pointer once the call returns), when its path is
+ * function fn's plean, else NULL. Per frame, as ms_unwind_hint checks a
+ * frame-pointer step: the rbp inside the thread's stack (at or above the
+ * frame below, at most its top - 16), the return address above it the
+ * path's (so code: it was proved code when the path was entered); nothing
+ * stored. A stack pointer below the thread's stack (a signal handler's
+ * own stack) finds nothing. */
+MS_INLINE void *ms_path_hit(const ms_thread *t, unsigned fn, void *ra, const uintptr_t *fr)
+{
+	const ms_plean *l = &t->plean[fn];
+	if (__builtin_expect(l->pc != (uintptr_t)ra, 0))
+		return NULL;
+	uintptr_t sp = (uintptr_t)(fr + 2), fp = fr[0];
+	if (__builtin_expect(sp < t->plo, 0))
+		return NULL;
+	const uintptr_t top = t->ptop;
+	const uintptr_t *const end = l->end;
+	intptr_t k = l->k; /* < 0: a plean is as deep as the depth, at least 2 */
+	do {
+		if (fp < sp || fp > top || ((const uintptr_t *)fp)[1] != end[k])
+			return NULL;
+		sp = fp + 16;
+		fp = ((const uintptr_t *)fp)[0];
+	} while (++k != 0);
+	const uint64_t key = l->key;
+	if (!(key & MS_PATH_TAG))
+		__builtin_unreachable(); /* a plean with a pc has a path's key: no NULL test */
+	return (void *)(uintptr_t)key;
+}
+
+MS_HIDDEN uint64_t ms_path_lean(ms_thread *t, unsigned fn, void *pc);
+
+/* ms_path_handover hands a call that the lean ms_path_X of function fn
+ * did not find the path of over to its ms_fin_X (fin), with the call's
+ * path taken the general way (ms_path_lean: the note is in ms_pnote) for
+ * its callsite pc. Out of line, reached by a tail call: ms_fin_X stays
+ * as at depth 1. */
+typedef int (*ms_fin_fn)(ms_thread *t, int rc, uint64_t t1, void *pc);
+MS_HIDDEN int ms_path_handover(ms_thread *t, int rc, uint64_t t1, void *pc, unsigned fn, ms_fin_fn fin);
 
 /* For Go (callpath_cgo.go). depth: 1 to MS_PATH_MAXDEPTH, or
  * MS_PATH_AUTO. */

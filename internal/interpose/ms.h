@@ -99,6 +99,17 @@ typedef struct {
 	int creator; /* function id, -1 unknown, -2 predefined */
 } ms_comm_meta_t;
 
+/* A function's path for the lean fast path at depth > 1 (callpath.h,
+ * ms_path_hit): its callsite pc, the return addresses above it end[k ..
+ * 0) (k < 0: the path's frames 1 to n - 1, in its thread's table), and
+ * its key, the pc its site records hold (MS_PATH_TAG | index). */
+typedef struct ms_plean {
+	uintptr_t pc;
+	const uintptr_t *end;
+	intptr_t k;
+	uint64_t key;
+} ms_plean;
+
 /* The fields every recorded call reads come first, in one cache line (the
  * struct is page-aligned): 64 bytes up to pcm. */
 typedef struct ms_thread {
@@ -143,6 +154,13 @@ typedef struct ms_thread {
 	struct ms_thread *next;
 	int tid;
 	size_t maplen;
+	/* Call paths at depth > 1 (callpath.h, ms_path_hit): the thread's
+	 * stack as a walk bounds it (plo: its bottom, ptop: its top - 16; set
+	 * with the thread's path table) and, per function, the path of a
+	 * recent call that frame-pointer steps alone follow (pc 0: none).
+	 * Zero pages until call paths use them. */
+	uintptr_t plo, ptop;
+	ms_plean plean[MS_MAXFUNCS];
 } ms_thread;
 _Static_assert(offsetof(ms_thread, pcm) + sizeof(void *) <= 64, "ms_thread: the hot fields span one cache line");
 

@@ -345,22 +345,24 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 	w("\tvoid *ms_pk = ms_path_key(ms_t, ms_pc);\n")
 	genBody(b, f, false)
 
-	// Call paths (MPISCOPE_DEPTH > 1, callpath.h): MPI_X sends every call
-	// to ms_path_X, whose forced frame tells where the application's
-	// frame is (MS_PATH_NOTE), and which goes on to the slow path; its
-	// return address is the callsite, as the fast path's is.
-	w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_path_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
-	w("\tMS_PATH_NOTE(MS_PN_C);\n")
-	w("\treturn ms_slow_%s(%s%s);\n}\n\n", pr.Name, args(pr), ra)
-
 	// The fast path, ms_on_X: ms_fast is one branch for everything that
 	// leaves it, a relayed Fortran call included (ms_f_relay_begin). MPI_X
 	// reaches it by a tail call, so its return address is MPI_X's: the
 	// callsite (ms.h refuses unoptimized builds, which would not make the
 	// tail call).
-	// Most functions get the lean fast path (lean.go).
+	// Most functions get the lean fast path (lean.go), and with it a lean
+	// ms_path_X.
 	lean := genLean(b, f)
 	if !lean {
+		// Call paths (MPISCOPE_DEPTH > 1, callpath.h): MPI_X sends every
+		// call to ms_path_X, whose forced frame tells where the
+		// application's frame is (MS_PATH_NOTE), and which goes on to the
+		// slow path; its return address is the callsite, as the fast
+		// path's is.
+		w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_path_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
+		w("\tMS_PATH_NOTE(MS_PN_C);\n")
+		w("\treturn ms_slow_%s(%s%s);\n}\n\n", pr.Name, args(pr), ra)
+
 		w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_on_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
 		w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
 		w("\tms_thread *ms_t = ms_tls;\n")

@@ -252,52 +252,97 @@ func genLean(b *bytes.Buffer, f *Func) bool {
 	genBody(b, f, true)
 	w("\n")
 
-	// ms_fin_X: the record the usual way, for a call ms_on_X hands over.
+	// ms_fin_X: the record the usual way, for a call ms_on_X or ms_path_X
+	// hands over (ms_pc: its callsite, or its path's key).
 	w("MS_HIDDEN __attribute__((noinline)) %s ms_fin_%s(ms_thread *ms_t, int ms_rc, uint64_t ms_t1, void *ms_pc)\n{\n", pr.Ret, pr.Name)
 	w("%s", leanReload(pr, saved, slot, "\t"))
 	w("\tconst uint64_t ms_t0 = MS_LOAD(ms_t->bt0);\n")
 	b.Write(fin.Bytes())
 	w("}\n\n")
 
+	// The call itself, the same in ms_on_X and ms_path_X: what a snapshot
+	// reads, the arguments kept, the two timestamps around PMPI_X.
+	var call bytes.Buffer
+	cw := func(format string, x ...any) { fmt.Fprintf(&call, format, x...) }
+	if comm, peer, tag, ok := busyArgs(pr, s); ok {
+		cw("\tms_busy_args(ms_t, __builtin_return_address(0), %s);\n", comm)
+		if peer != "" {
+			cw("\tMS_STORE(ms_t->bpeer, %s);\n", peer)
+		}
+		if tag != "" {
+			cw("\tMS_STORE(ms_t->btag, %s);\n", tag)
+		}
+	} else {
+		cw("\tMS_STORE(ms_t->depth, 1);\n")
+	}
+	for _, i := range saved {
+		if strings.HasPrefix(slot[i], "ms_t->fa[") {
+			cw("\t%s = (uint64_t)(uintptr_t)%s;\n", slot[i], a(i))
+		}
+	}
+	cw("\tconst uint64_t ms_t0 = MS_TICK_FAST();\n")
+	if busy {
+		cw("\tMS_BUSY_T0(ms_t, %s, ms_t0);\n", fn)
+	} else {
+		cw("\tMS_STORE(ms_t->bt0, ms_t0);\n")
+	}
+	cw("\tconst int ms_rc = %s;\n", pmpiCall(pr))
+	cw("\tconst uint64_t ms_t1 = MS_TICK_FAST();\n")
+	anySource := ""
+	if s.Status >= 0 && s.RecvPeer >= 0 && s.HasBytes() {
+		anySource = fmt.Sprintf("%s == MPI_STATUS_IGNORE && %s == MPI_ANY_SOURCE", a(s.Status), a(s.RecvPeer))
+	}
+
 	// ms_on_X, lean.
 	w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_on_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
 	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
 	w("\tms_thread *ms_t = ms_tls;\n")
 	w("\tif (!ms_fast(ms_t, ms_g))\n\t\treturn ms_slow_%s(%s%s);\n", pr.Name, args(pr), ra)
-	if s.Status >= 0 && s.RecvPeer >= 0 && s.HasBytes() {
+	if anySource != "" {
 		// A receive from MPI_ANY_SOURCE needs a status to tell the source:
 		// ms_full_X lends one.
-		w("\tif (__builtin_expect(%s == MPI_STATUS_IGNORE && %s == MPI_ANY_SOURCE, 0))\n\t\treturn ms_full_%s(%s);\n", a(s.Status), a(s.RecvPeer), pr.Name, args(pr))
+		w("\tif (__builtin_expect(%s, 0))\n\t\treturn ms_full_%s(%s);\n", anySource, pr.Name, args(pr))
 	}
-	if comm, peer, tag, ok := busyArgs(pr, s); ok {
-		w("\tms_busy_args(ms_t, __builtin_return_address(0), %s);\n", comm)
-		if peer != "" {
-			w("\tMS_STORE(ms_t->bpeer, %s);\n", peer)
-		}
-		if tag != "" {
-			w("\tMS_STORE(ms_t->btag, %s);\n", tag)
-		}
-	} else {
-		w("\tMS_STORE(ms_t->depth, 1);\n")
-	}
-	for _, i := range saved {
-		if strings.HasPrefix(slot[i], "ms_t->fa[") {
-			w("\t%s = (uint64_t)(uintptr_t)%s;\n", slot[i], a(i))
-		}
-	}
-	w("\tconst uint64_t ms_t0 = MS_TICK_FAST();\n")
-	if busy {
-		w("\tMS_BUSY_T0(ms_t, %s, ms_t0);\n", fn)
-	} else {
-		w("\tMS_STORE(ms_t->bt0, ms_t0);\n")
-	}
-	w("\tconst int ms_rc = %s;\n", pmpiCall(pr))
-	w("\tconst uint64_t ms_t1 = MS_TICK_FAST();\n")
+	b.Write(call.Bytes())
 	w("\tif (__builtin_expect(ms_rc == MPI_SUCCESS, 1)) {\n")
 	w("\t\tvoid *const ms_pc = __builtin_return_address(0);\n")
 	w("%s", leanReload(pr, saved, slot, "\t\t"))
 	b.Write(ln.Bytes())
 	w("\t}\nms_fin:\n\treturn ms_fin_%s(ms_t, ms_rc, ms_t1, __builtin_return_address(0));\n}\n\n", pr.Name)
+
+	// ms_path_X, lean: the call at depth > 1 (MPI_X sends it here on
+	// MS_G_PATH), made as ms_on_X makes it; after it, the call's path is
+	// the function's last one when ms_path_hit follows it from the
+	// application's frame (this function's frame is forced: its frame
+	// pointer tells where that frame is), and the record goes on as at
+	// depth 1 with the path's key for a callsite. Else the frame is noted
+	// and the call handed over to ms_fin_X by ms_path_handover, which
+	// takes its path the general way. What
+	// the lean path does not take (tracing, the piggyback channel, a
+	// receive from MPI_ANY_SOURCE without a status, a thread's first
+	// call...) goes to the slow path, the frame noted, as before.
+	w("MS_HIDDEN __attribute__((noinline, noclone)) %s ms_path_%s(%s)\n{\n", pr.Ret, pr.Name, params(pr, ""))
+	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
+	w("\tms_thread *ms_t = ms_tls;\n")
+	slowIf := "!ms_fast(ms_t, ms_g ^ MS_G_PATH)"
+	if pbRouted(f) {
+		slowIf += " || (ms_g & MS_G_PB)"
+	}
+	slowIf += fmt.Sprintf(" || MS_TRACING(%s)", fn)
+	if anySource != "" {
+		slowIf += " || (" + anySource + ")"
+	}
+	w("\tif (__builtin_expect(%s, 0)) {\n", slowIf)
+	w("\t\tMS_PATH_NOTE_AT(MS_PN_C, MS_PATH_FRAME());\n\t\treturn ms_slow_%s(%s%s);\n\t}\n", pr.Name, args(pr), ra)
+	b.Write(call.Bytes())
+	w("\tif (__builtin_expect(ms_rc == MPI_SUCCESS, 1)) {\n")
+	w("\t\tvoid *const ms_pc = ms_path_hit(ms_t, %s, __builtin_return_address(0), MS_PATH_FRAME());\n", fn)
+	w("\t\tif (ms_pc == NULL)\n\t\t\tgoto ms_walk;\n")
+	w("%s", leanReload(pr, saved, slot, "\t\t"))
+	b.Write(ln.Bytes())
+	w("\tms_fin:\n\t\treturn ms_fin_%s(ms_t, ms_rc, ms_t1, ms_pc);\n\t}\n", pr.Name)
+	w("ms_walk:\n\tMS_PATH_NOTE_AT(MS_PN_C, MS_PATH_FRAME());\n")
+	w("\treturn ms_path_handover(ms_t, ms_rc, ms_t1, __builtin_return_address(0), %s, ms_fin_%s);\n}\n\n", fn, pr.Name)
 	return true
 }
 
