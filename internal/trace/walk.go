@@ -524,6 +524,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	// A channel's messages sent so far, and its flowHash.
 	type sendChan struct{ n, h uint64 }
 	sendSeq := map[chanKey]*sendChan{}
+	var sendCache chanCache[*sendChan]
 	var nextReq uint64
 	pending := map[int][]Event{}
 	var done uint64
@@ -532,10 +533,14 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			return 0
 		}
 		k := chanKey{me, peer, g.ID, tag}
-		s := sendSeq[k]
-		if s == nil {
-			s = &sendChan{h: flowHash(k)}
-			sendSeq[k] = s
+		e := sendCache.slot(k)
+		s := e.v
+		if s == nil || e.k != k {
+			if s = sendSeq[k]; s == nil {
+				s = &sendChan{h: flowHash(k)}
+				sendSeq[k] = s
+			}
+			e.k, e.v = k, s
 		}
 		s.n++
 		return flowSeq(s.h, s.n)
