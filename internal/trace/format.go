@@ -471,27 +471,51 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 
 // evDecoder decodes events blocks one after the other, reusing its
 // decompressor and buffer (a reader of many blocks allocates nothing per
-// block).
+// block). A block is decoded whole (decode) or in parts (start, then next
+// until left is 0), which keeps a large block's events out of memory
+// (a part stays in the cache while its reader goes through it).
 type evDecoder struct {
 	fr  io.ReadCloser
 	br  bytes.Reader
 	raw []byte
+	// The block being decoded: its records left, the events decoded and
+	// in all, the previous end time and callsite (deltas).
+	b       []byte
+	i, n    int
+	pt, ppc uint64
 }
 
 func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err error) {
+	if tid, err = st.start(p); err != nil {
+		return 0, evs, err
+	}
+	out, err = st.next(evs, st.left())
+	if err != nil {
+		return 0, out, err
+	}
+	return tid, out, nil
+}
+
+// left is the number of events of the block not decoded yet.
+func (st *evDecoder) left() int { return st.n - st.i }
+
+// start reads a block's header and decompresses its records; next decodes
+// them.
+func (st *evDecoder) start(p []byte) (tid int, err error) {
+	st.b, st.i, st.n = nil, 0, 0
 	d := dec{b: p}
 	tid = d.n(1 << 31)
 	n := d.n(maxRaw / minEvent)
 	rawLen := d.n(maxRaw)
 	if d.err != nil {
-		return 0, evs, d.err
+		return 0, d.err
 	}
 	if n > rawLen/minEvent {
-		return 0, evs, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
+		return 0, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
 	}
 	if rawLen > len(d.b)*1100+64 {
 		// DEFLATE expands at most about 1032:1.
-		return 0, evs, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
+		return 0, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
 	}
 	// Allocate what decompression yields, not what the header claims:
 	// the buffer grows as data arrives (and is kept for the next block).
@@ -499,7 +523,7 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 	if st.fr == nil {
 		st.fr = flate.NewReader(&st.br)
 	} else if err := st.fr.(flate.Resetter).Reset(&st.br, nil); err != nil {
-		return 0, evs, fmt.Errorf("decompressing events: %v", err)
+		return 0, fmt.Errorf("decompressing events: %v", err)
 	}
 	raw := st.raw[:0]
 	for {
@@ -515,16 +539,25 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 			break
 		}
 		if err != nil {
-			return 0, evs, fmt.Errorf("decompressing events: %v", err)
+			return 0, fmt.Errorf("decompressing events: %v", err)
 		}
 	}
 	st.raw = raw
 	if len(raw) != rawLen {
-		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
+		return 0, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
-	evs = slices.Grow(evs, n) // n <= len(raw)/minEvent: what the data holds
-	b := raw
-	var pt, ppc uint64
+	st.b, st.n, st.pt, st.ppc = raw, n, 0, 0
+	return tid, nil
+}
+
+// next decodes up to k more events of the block, appending to evs.
+func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
+	k = min(k, st.left())
+	evs = slices.Grow(evs, k) // k <= len(raw)/minEvent: what the data holds
+	b := st.b
+	pt, ppc := st.pt, st.ppc
+	n := st.n
+	defer func() { st.b, st.pt, st.ppc = b, pt, ppc }()
 	// Varints inline: a one-byte value (most of them) costs a compare.
 	bad := false
 	uv := func() uint64 {
@@ -546,18 +579,19 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 		u := uv()
 		return int64(u>>1) ^ -int64(u&1)
 	}
-	for i := 0; i < n; i++ {
+	for end := st.i + k; st.i < end; st.i++ {
+		i := st.i
 		if len(b) < 2 {
-			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
+			return evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
 		v := Event{Kind: b[0], Flags: b[1]}
 		b = b[2:]
 		if v.Kind < KCall || v.Kind > KIo {
-			return 0, evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
+			return evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
 		}
 		fn := uv()
 		if fn > math.MaxUint16 && !bad {
-			return 0, evs, fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
+			return evs, fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
 		}
 		v.Fn = uint16(fn)
 		v.Comm = int32(sv())
@@ -576,11 +610,11 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 			v.RPeer, v.RTag, v.RBytes = int32(sv()), int32(sv()), sv()
 		}
 		if bad {
-			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
+			return evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
 		evs = append(evs, v)
 	}
-	return tid, evs, nil
+	return evs, nil
 }
 
 // ---- blocks ----

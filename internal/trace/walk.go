@@ -611,7 +611,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return s
 	}
 	callers := pathSources{r: r, src: source}
-	return r.Scan(func(tid int, evs []Event) error {
+	return r.scanParts(scanPart, func(tid int, evs []Event, blockEnd bool) error {
 		th := r.ThreadIndex(tid)
 		// The thread's completions and starts waiting for their call.
 		pend, start := pending[tid], starts[tid]
@@ -860,12 +860,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			}
 		}
 		done += uint64(len(evs))
-		if w.opt.Progress != nil {
+		if blockEnd && w.opt.Progress != nil {
 			w.opt.Progress(me, done)
 		}
 		return nil
 	})
 }
+
+// scanPart is how many events of a block the walk takes at once: their
+// decoded form (88 bytes each) stays in the cache until the walk reads it.
+const scanPart = 1024
 
 func cmpU64(a, b uint64) int {
 	switch {
