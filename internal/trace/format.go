@@ -554,68 +554,132 @@ func (st *evDecoder) start(p []byte) (tid int, err error) {
 func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 	k = min(k, st.left())
 	evs = slices.Grow(evs, k) // k <= len(raw)/minEvent: what the data holds
-	b := st.b
-	pt, ppc := st.pt, st.ppc
-	n := st.n
-	defer func() { st.b, st.pt, st.ppc = b, pt, ppc }()
-	// Varints inline: a one-byte value (most of them) costs a compare.
-	bad := false
-	uv := func() uint64 {
-		if len(b) > 0 && b[0] < 0x80 {
-			v := uint64(b[0])
-			b = b[1:]
-			return v
-		}
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			bad = true
-			b = nil
-			return 0
-		}
-		b = b[k:]
-		return v
-	}
-	sv := func() int64 {
-		u := uv()
-		return int64(u>>1) ^ -int64(u&1)
-	}
+	b, pt, ppc, n := st.b, st.pt, st.ppc, st.n
+	// Varints inline: a one-byte value (most of them) costs a compare,
+	// longer ones uvAtSlow; x < 0 once one is cut short.
+	x := 0
+	defer func() { st.b, st.pt, st.ppc = b[min(max(x, 0), len(b)):], pt, ppc }()
+	var u uint64
 	for end := st.i + k; st.i < end; st.i++ {
 		i := st.i
-		if len(b) < 2 {
+		if x < 0 || len(b)-x < 2 {
 			return evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
-		v := Event{Kind: b[0], Flags: b[1]}
-		b = b[2:]
-		if v.Kind < KCall || v.Kind > KIo {
-			return evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
+		kind, flags := b[x], b[x+1]
+		x += 2
+		if kind < KCall || kind > KIo {
+			return evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, kind)
 		}
-		fn := uv()
-		if fn > math.MaxUint16 && !bad {
-			return evs, fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
+		evs = evs[:len(evs)+1]
+		v := &evs[len(evs)-1]
+		*v = Event{Kind: kind, Flags: flags, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		var fn uint64
+		x0 := x
+		if uint(x0) < uint(len(b)) && b[x0] < 0x80 {
+			fn, x0 = uint64(b[x0]), x0+1
+		} else {
+			fn, x0 = uvAtSlow(b, x0)
+		}
+		if fn > math.MaxUint16 && x0 >= 0 {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
 		}
 		v.Fn = uint16(fn)
-		v.Comm = int32(sv())
-		v.T0 = pt + uint64(sv())
-		v.T1 = v.T0 + uv()
-		v.PC = ppc + uint64(sv())
+		x = x0
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.Comm = int32(unzz(u))
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.T0 = pt + uint64(unzz(u))
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.T1 = v.T0 + u
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.PC = ppc + uint64(unzz(u))
 		pt, ppc = v.T1, v.PC
-		v.SPeer, v.STag, v.RPeer, v.RTag = -1, -1, -1, -1
-		if v.Flags&FReq != 0 || v.Kind == KComplete {
-			v.Req = uv()
+		if flags&FReq != 0 || kind == KComplete {
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				v.Req, x = uint64(b[x]), x+1
+			} else {
+				v.Req, x = uvAtSlow(b, x)
+			}
 		}
 		if v.sendFields() {
-			v.SPeer, v.STag, v.SBytes = int32(sv()), int32(sv()), sv()
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.SPeer = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.STag = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.SBytes = unzz(u)
 		}
 		if v.recvFields() {
-			v.RPeer, v.RTag, v.RBytes = int32(sv()), int32(sv()), sv()
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.RPeer = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.RTag = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.RBytes = unzz(u)
 		}
-		if bad {
-			return evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
+		if x < 0 {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
-		evs = append(evs, v)
 	}
 	return evs, nil
 }
+
+// uvAtSlow reads the varint at b[x:] (next has the one-byte case inline)
+// and returns it and the offset after it; x < 0 (an earlier varint cut
+// short) stays so, and one cut short here returns -1.
+func uvAtSlow(b []byte, x int) (uint64, int) {
+	if x < 0 || x > len(b) {
+		return 0, -1
+	}
+	v, k := binary.Uvarint(b[x:])
+	if k <= 0 {
+		return 0, -1
+	}
+	return v, x + k
+}
+
+// unzz undoes the zigzag coding of a signed varint.
+func unzz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // ---- blocks ----
 
