@@ -354,8 +354,10 @@ func (ps *posts) get() *post {
 	return &post{}
 }
 
+// put frees a post. Only what tells its kind is cleared (not its 230
+// bytes): the walk sets the buffers, rma and io before it reads them.
 func (ps *posts) put(p *post) {
-	*p = post{}
+	p.send, p.recv, p.coll, p.isRma, p.isIo = nil, nil, nil, false, false
 	ps.free = append(ps.free, p)
 }
 
