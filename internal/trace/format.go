@@ -671,6 +671,9 @@ func uvAtSlow(b []byte, x int) (uint64, int) {
 	if x < 0 || x > len(b) {
 		return 0, -1
 	}
+	if x+1 < len(b) && b[x+1] < 0x80 { // two bytes (b[x] >= 0x80 here)
+		return uint64(b[x]&0x7f) | uint64(b[x+1])<<7, x + 2
+	}
 	v, k := binary.Uvarint(b[x:])
 	if k <= 0 {
 		return 0, -1
