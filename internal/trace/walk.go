@@ -504,7 +504,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	}()
 	clk := w.Clocks[idx]
 	me := r.Header.Rank
-	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin }
+	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin } // regions, marks (a call inlines it)
 	// comm resolves a rank's communicator id: the last one, else from a
 	// cache (no string hash per call).
 	lastComm, lastG := int32(math.MinInt32), (*GComm)(nil)
@@ -645,7 +645,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				c := &cb
 				c.reset()
 				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
-				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t(e.T0), t(e.T1), e.PC, source(e.PC), callers.of(e.Path), comm(e.Comm)
+				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = clk.Ns(e.T0)-w.Origin, clk.Ns(e.T1)-w.Origin, e.PC, source(e.PC), callers.of(e.Path), comm(e.Comm)
 				if c.T1 > end {
 					end = c.T1
 				}
