@@ -100,11 +100,7 @@ func textBusy(b *strings.Builder, p *profile.Profile, o Options) {
 	if len(p.Busy) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, c := range p.Busy {
-		maxNs = max(maxNs, c.ElapsedNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Busy, func(c profile.Call) int64 { return c.ElapsedNs })
 	section(b, "In progress (MPI calls not yet returned; times in "+u.name+")")
 	t := newTable(R("Rank"), R("Thread"), L("Function"), R("Blocked"), L("Callsite"), L("Comm"), R("Peer/root"), R("Tag"))
 	idx := sortedIdx(len(p.Busy), func(i, j int) int {

@@ -303,30 +303,10 @@ func diffText(d *diff, o DiffOptions) string {
 	}
 	kv("Order", "each table by absolute change in time; rows without change are left out")
 
-	cnt := func(x float64) string {
-		if d.perRank {
-			return strconv.FormatFloat(x, 'f', 3, 64)
-		}
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	signed := func(s string, x float64) string {
-		if x > 0 {
-			return "+" + s
-		}
-		return s
-	}
-	pctOf := func(v dval) string {
-		p, ok := v.changePct()
-		switch {
-		case !ok:
-			return "new"
-		case v.change() == 0:
-			return "0.00"
-		}
-		return signed(pctStr(p), p)
-	}
+	cnt := d.cnt
+	pctOf := changePctStr
 
-	u := pickUnit(max(math.Abs(d.app.a), math.Abs(d.app.b), math.Abs(d.mpi.a), math.Abs(d.mpi.b)))
+	u := d.summaryUnit()
 	section(&b, "Summary (times in "+u.name+")")
 	t := newTable(L("Quantity"), R("A"), R("B"), R("Change"), R("Change%"))
 	for _, r := range []struct {
@@ -488,4 +468,37 @@ func diffJSON(d *diff) ([]byte, error) {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// cnt formats a count: per rank with three decimals, sums as integers.
+func (d *diff) cnt(x float64) string {
+	if d.perRank {
+		return strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
+}
+
+// summaryUnit is the unit of the summary's times.
+func (d *diff) summaryUnit() unit {
+	return pickUnit(max(math.Abs(d.app.a), math.Abs(d.app.b), math.Abs(d.mpi.a), math.Abs(d.mpi.b)))
+}
+
+// signed puts a + before s when x is positive.
+func signed(s string, x float64) string {
+	if x > 0 {
+		return "+" + s
+	}
+	return s
+}
+
+// changePctStr is v's change in percent, signed; "new" when A is 0.
+func changePctStr(v dval) string {
+	p, ok := v.changePct()
+	switch {
+	case !ok:
+		return "new"
+	case v.change() == 0:
+		return "0.00"
+	}
+	return signed(pctStr(p), p)
 }

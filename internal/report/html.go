@@ -385,11 +385,7 @@ func htmlBusy(b *strings.Builder, p *profile.Profile, o Options) {
 	if len(p.Busy) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, c := range p.Busy {
-		maxNs = max(maxNs, c.ElapsedNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Busy, func(c profile.Call) int64 { return c.ElapsedNs })
 	hsection(b, "busy", "In progress (MPI calls not yet returned; times in "+u.name+")")
 	t := newHTable("t-busy", R("Rank"), R("Thread"), L("Function"), R("Blocked"), L("Callsite"), L("Comm"), R("Peer/root"), R("Tag"))
 	idx := sortedIdx(len(p.Busy), func(i, j int) int {
@@ -552,11 +548,7 @@ func htmlComms(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	if len(p.Comms) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, c := range p.Comms {
-		maxNs = max(maxNs, c.TimeNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Comms, func(c profile.Comm) int64 { return c.TimeNs })
 	hsection(b, "comms", "Communicators (by time; times in "+u.name+")")
 	idx := sortedIdx(len(p.Comms), func(i, j int) int {
 		a, c := p.Comms[i], p.Comms[j]
@@ -649,11 +641,7 @@ func htmlRegions(b *strings.Builder, p *profile.Profile, o Options) {
 		if len(fs) == 0 {
 			continue
 		}
-		var maxF int64
-		for _, f := range fs {
-			maxF = max(maxF, f.TimeNs)
-		}
-		fu := pickUnit(float64(maxF))
+		fu := unitOf(fs, func(f regionFunc) int64 { return f.TimeNs })
 		fmt.Fprintf(b, "<details><summary>Region %s: functions at its callsites (by time; times in %s)</summary>\n", esc(r.Path), fu.name)
 		ft := newHTable("t-region-"+strconv.Itoa(i), L("Function"), R("Calls"), R("Time"), R("%Region MPI"), R("Bytes"))
 		fn := htmlLimit(o, len(fs))

@@ -127,11 +127,7 @@ func htmlWaits(b *strings.Builder, p *profile.Profile, o Options) {
 	if len(p.Waits) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, w := range p.Waits {
-		maxNs = max(maxNs, w.WaitNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Waits, func(w profile.Wait) int64 { return w.WaitNs })
 	hsection(b, "waits", "Wait states measured online (MPISCOPE_PIGGYBACK=1; times in "+u.name+")")
 	t := newHTable("t-waits", L("Kind"), L("Function"), L("Callsite"), L("Comm"), R("Calls"), R("Wait"), R("Max"), R("Rank"), R("Waited for"), R("Mean/rank"))
 	idx := sortedIdx(len(p.Waits), func(i, j int) int { return cmp.Compare(p.Waits[j].WaitNs, p.Waits[i].WaitNs) })
@@ -264,11 +260,7 @@ func htmlPaths(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	if len(p.Paths) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, q := range p.Paths {
-		maxNs = max(maxNs, q.TimeNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Paths, func(q profile.Path) int64 { return q.TimeNs })
 	hsection(b, "paths", "Top call paths (by time; times in "+u.name+"; the callsite first, then each caller, indented)")
 	idx := pathOrder(p)
 	t := newHTable("t-paths", R("#"), L("Function"), L("Call path"), R("Frames"), L("Region"), R("Calls"), R("Time"), R("%MPI"), R("Bytes"))

@@ -91,29 +91,18 @@ func diffHTMLHeader(s *strings.Builder, d *diff) {
 }
 
 func diffHTMLTables(s *strings.Builder, d *diff, o DiffOptions) {
-	cnt := func(x float64) string {
-		if d.perRank {
-			return strconv.FormatFloat(x, 'f', 3, 64)
-		}
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	signed := func(str string, x float64) string {
-		if x > 0 {
-			return "+" + str
-		}
-		return str
-	}
+	cnt := d.cnt
 	pctOf := func(v dval) hcell {
 		p, ok := v.changePct()
 		switch {
 		case !ok:
-			return hn("new", math.MaxFloat64)
+			p = math.MaxFloat64
 		case v.change() == 0:
-			return hn("0.00", 0)
+			p = 0
 		}
-		return hn(signed(pctStr(p), p), p)
+		return hn(changePctStr(v), p)
 	}
-	u := pickUnit(max(math.Abs(d.app.a), math.Abs(d.app.b), math.Abs(d.mpi.a), math.Abs(d.mpi.b)))
+	u := d.summaryUnit()
 	hsection(s, "summary", "Summary (times in "+u.name+")")
 	t := newHTable("d-summary", L("Quantity"), R("A"), R("B"), R("Change"), R("Change%"))
 	for _, r := range []struct {

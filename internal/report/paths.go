@@ -27,11 +27,7 @@ func textPaths(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	if len(p.Paths) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, q := range p.Paths {
-		maxNs = max(maxNs, q.TimeNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Paths, func(q profile.Path) int64 { return q.TimeNs })
 	section(b, fmt.Sprintf("Top call paths (by time; times in %s; the callsite first, then each caller)", u.name))
 	idx := pathOrder(p)
 	n := o.limit(len(idx))

@@ -23,6 +23,16 @@ func pickUnit(maxNs float64) unit {
 	return unit{"us", 1e3}
 }
 
+// unitOf chooses the unit for a column of xs's times (ns, each given by
+// ns): pickUnit of the largest.
+func unitOf[T any](xs []T, ns func(T) int64) unit {
+	var m int64
+	for _, x := range xs {
+		m = max(m, ns(x))
+	}
+	return pickUnit(float64(m))
+}
+
 // pickCallUnit chooses the unit for per-call columns: us, so that short
 // calls stay visible, unless some call took a second or more.
 func pickCallUnit(maxNs float64) unit {

@@ -348,11 +348,7 @@ func textComms(b *strings.Builder, p *profile.Profile, o Options, tot totals) {
 	if len(p.Comms) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, c := range p.Comms {
-		maxNs = max(maxNs, c.TimeNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Comms, func(c profile.Comm) int64 { return c.TimeNs })
 	section(b, "Communicators (by time; times in "+u.name+")")
 	idx := sortedIdx(len(p.Comms), func(i, j int) int {
 		a, c := p.Comms[i], p.Comms[j]
@@ -456,11 +452,7 @@ func textRegions(b *strings.Builder, p *profile.Profile, o Options) {
 		if len(fs) == 0 {
 			continue
 		}
-		var maxF int64
-		for _, f := range fs {
-			maxF = max(maxF, f.TimeNs)
-		}
-		fu := pickUnit(float64(maxF))
+		fu := unitOf(fs, func(f regionFunc) int64 { return f.TimeNs })
 		fmt.Fprintf(b, "\nRegion %s: functions at its callsites (by time; times in %s)\n", ascii(r.Path), fu.name)
 		ft := newTable(L("Function"), R("Calls"), R("Time"), R("%Region MPI"), R("Bytes"))
 		fn := o.limit(len(fs))

@@ -16,11 +16,7 @@ func textWaits(b *strings.Builder, p *profile.Profile, o Options) {
 	if len(p.Waits) == 0 {
 		return
 	}
-	var maxNs int64
-	for _, w := range p.Waits {
-		maxNs = max(maxNs, w.WaitNs)
-	}
-	u := pickUnit(float64(maxNs))
+	u := unitOf(p.Waits, func(w profile.Wait) int64 { return w.WaitNs })
 	section(b, "Wait states (measured online, MPISCOPE_PIGGYBACK=1; times in "+u.name+")")
 	t := newTable(L("Kind"), L("Function"), L("Callsite"), L("Comm"), R("Calls"), R("Wait"), R("Max"), R("Rank"), R("Waited for"), R("Mean/rank"))
 	idx := sortedIdx(len(p.Waits), func(i, j int) int {
