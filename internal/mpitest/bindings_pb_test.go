@@ -8,8 +8,6 @@ package mpitest
 // (its wait states, and compensation's figures, in the profile).
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -17,76 +15,51 @@ import (
 )
 
 func TestPiggybackBindings(t *testing.T) {
-	Families(t, func(t *testing.T, f Family) {
-		for _, bp := range bindProgs {
-			if bp.only != "" && bp.only != f.Name {
-				continue
-			}
-			bp := bp
-			t.Run(bp.name, func(t *testing.T) {
-				cc := bp.cc(f)
-				if _, err := exec.LookPath(cc); err != nil {
-					Skip(t, "%s not installed", cc)
+	eachBindProg(t, func(t *testing.T, s bindSetup) {
+		f, bp, plain, base, line := s.f, s.bp, s.plain, s.base, s.line
+		static := s.compile("static", f.Archive(), "-lpthread", "-ldl")
+		for _, c := range []struct {
+			name    string
+			env     map[string]string
+			prog    string
+			preload bool
+		}{
+			{"channel", map[string]string{"MPISCOPE_PIGGYBACK": "1"}, plain, true},
+			{"channel-static", map[string]string{"MPISCOPE_PIGGYBACK": "1"}, static, false},
+			{"compensated", map[string]string{"MPISCOPE_COMPENSATE": "1"}, plain, true},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				job := filepath.Join(t.TempDir(), "job")
+				env := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"}
+				for k, v := range c.env {
+					env[k] = v
 				}
-				dir := t.TempDir()
-				compile := func(mode string, extra ...string) string {
-					d := filepath.Join(dir, mode)
-					if err := os.MkdirAll(d, 0o755); err != nil {
-						t.Fatal(err)
+				r := Run{NP: 2, Env: env, Args: []string{c.prog}}
+				if c.preload {
+					r.Preload = f.Lib()
+				}
+				res := f.Exec(t, r)
+				if res.Err != nil {
+					t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
+				}
+				p, _, err := profile.Load(job)
+				if err != nil {
+					t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
+				}
+				bindCheck(t, bp, line, base.Stdout, p, res)
+				// The channel was on: rank 1's 1000 receives
+				// of rank 0's messages were measured.
+				late := uint64(0)
+				for _, w := range p.Waits {
+					if w.Kind == profile.WaitLateSender && w.Func == "MPI_Recv" {
+						late += uint64(w.Calls)
 					}
-					return Compile(t, cc, bp.src, d, extra...)
 				}
-				plain := compile("plain")
-				base := f.Exec(t, Run{NP: 2, Args: []string{plain}})
-				if base.Err != nil {
-					t.Fatalf("without mpiscope: %v\n%s\n%s", base.Err, base.Stdout, base.Stderr)
+				if late != 1000 {
+					t.Errorf("%d late-sender measurements at MPI_Recv, want 1000 (the channel on): %+v", late, p.Waits)
 				}
-				line := sendLine(t, bp.src)
-				static := compile("static", f.Archive(), "-lpthread", "-ldl")
-				for _, c := range []struct {
-					name    string
-					env     map[string]string
-					prog    string
-					preload bool
-				}{
-					{"channel", map[string]string{"MPISCOPE_PIGGYBACK": "1"}, plain, true},
-					{"channel-static", map[string]string{"MPISCOPE_PIGGYBACK": "1"}, static, false},
-					{"compensated", map[string]string{"MPISCOPE_COMPENSATE": "1"}, plain, true},
-				} {
-					t.Run(c.name, func(t *testing.T) {
-						job := filepath.Join(t.TempDir(), "job")
-						env := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"}
-						for k, v := range c.env {
-							env[k] = v
-						}
-						r := Run{NP: 2, Env: env, Args: []string{c.prog}}
-						if c.preload {
-							r.Preload = f.Lib()
-						}
-						res := f.Exec(t, r)
-						if res.Err != nil {
-							t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
-						}
-						p, _, err := profile.Load(job)
-						if err != nil {
-							t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
-						}
-						bindCheck(t, bp, line, base.Stdout, p, res)
-						// The channel was on: rank 1's 1000 receives
-						// of rank 0's messages were measured.
-						late := uint64(0)
-						for _, w := range p.Waits {
-							if w.Kind == profile.WaitLateSender && w.Func == "MPI_Recv" {
-								late += uint64(w.Calls)
-							}
-						}
-						if late != 1000 {
-							t.Errorf("%d late-sender measurements at MPI_Recv, want 1000 (the channel on): %+v", late, p.Waits)
-						}
-						if comp := len(p.CompRanks) > 0; comp != (c.name == "compensated") {
-							t.Errorf("compensated figures for %d ranks", len(p.CompRanks))
-						}
-					})
+				if comp := len(p.CompRanks) > 0; comp != (c.name == "compensated") {
+					t.Errorf("compensated figures for %d ranks", len(p.CompRanks))
 				}
 			})
 		}

@@ -98,13 +98,27 @@ func sendLine(t *testing.T, src string) int {
 	return 0
 }
 
-func TestBindingsMatrix(t *testing.T) {
+// bindSetup is what eachBindProg gives the test of one program of the
+// matrix on one family.
+type bindSetup struct {
+	f       Family
+	bp      bindProg
+	compile func(mode string, extra ...string) string // bp.src built into a directory of its own per mode
+	plain   string                                    // the program built without mpiscope
+	base    Result                                    // its run without mpiscope (np=2)
+	line    int                                       // the line of its MPI_Send (SEND-LINE)
+}
+
+// eachBindProg runs fn, as a subtest of each family's, for every program
+// of bindProgs that the family has (the C++ bindings only on Open MPI),
+// once the program is built and has run without mpiscope; a compiler that
+// is missing skips it (fails it under CI=true).
+func eachBindProg(t *testing.T, fn func(t *testing.T, s bindSetup)) {
 	Families(t, func(t *testing.T, f Family) {
 		for _, bp := range bindProgs {
 			if bp.only != "" && bp.only != f.Name {
 				continue
 			}
-			bp := bp
 			t.Run(bp.name, func(t *testing.T) {
 				cc := bp.cc(f)
 				if _, err := exec.LookPath(cc); err != nil {
@@ -123,56 +137,62 @@ func TestBindingsMatrix(t *testing.T) {
 				if base.Err != nil {
 					t.Fatalf("without mpiscope: %v\n%s\n%s", base.Err, base.Stdout, base.Stderr)
 				}
-				line := sendLine(t, bp.src)
-				check := func(t *testing.T, p *profile.Profile, res Result) {
-					t.Helper()
-					bindCheck(t, bp, line, base.Stdout, p, res)
-				}
-				run := func(t *testing.T, prog string, preload bool, prefix []string) {
-					job := filepath.Join(t.TempDir(), "job")
-					r := Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0",
-						"MPISCOPE_LIBDIR": filepath.Dir(f.LibDir)}, Args: append(prefix, prog)}
-					if preload {
-						r.Preload = f.Lib()
-					}
-					res := f.Exec(t, r)
-					if res.Err != nil {
-						t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
-					}
-					p, _, err := profile.Load(job)
-					if err != nil {
-						t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
-					}
-					check(t, p, res)
-				}
-				t.Run("launcher", func(t *testing.T) { run(t, plain, false, []string{launcher(t)}) })
-				t.Run("preload", func(t *testing.T) { run(t, plain, true, nil) })
-				t.Run("link-shared", func(t *testing.T) {
-					prog := compile("shared", "-L"+f.LibDir, "-Wl,-rpath,"+f.LibDir, "-lmpiscope")
-					run(t, prog, false, nil)
-				})
-				t.Run("static", func(t *testing.T) {
-					prog := compile("static", f.Archive(), "-lpthread", "-ldl")
-					run(t, prog, false, nil)
-				})
-				// MPISCOPE_ENABLE=never (TestNever): the binding's calls reach
-				// the MPI library as without mpiscope, and nothing is written.
-				t.Run("never", func(t *testing.T) {
-					job := filepath.Join(t.TempDir(), "job")
-					res := f.Exec(t, Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_ENABLE": "never"},
-						Preload: f.Lib(), Args: []string{plain}})
-					if res.Err != nil {
-						t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
-					}
-					if got, want := sortedLines(res.Stdout), sortedLines(base.Stdout); got != want {
-						t.Errorf("stdout differs under never:\n%s\nwithout mpiscope:\n%s", got, want)
-					}
-					if _, err := os.Stat(job); !os.IsNotExist(err) {
-						t.Errorf("%s: %v, want nothing written", job, err)
-					}
-				})
+				fn(t, bindSetup{f: f, bp: bp, compile: compile, plain: plain, base: base, line: sendLine(t, bp.src)})
 			})
 		}
+	})
+}
+
+func TestBindingsMatrix(t *testing.T) {
+	eachBindProg(t, func(t *testing.T, s bindSetup) {
+		f, bp, compile, plain, base, line := s.f, s.bp, s.compile, s.plain, s.base, s.line
+		check := func(t *testing.T, p *profile.Profile, res Result) {
+			t.Helper()
+			bindCheck(t, bp, line, base.Stdout, p, res)
+		}
+		run := func(t *testing.T, prog string, preload bool, prefix []string) {
+			job := filepath.Join(t.TempDir(), "job")
+			r := Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0",
+				"MPISCOPE_LIBDIR": filepath.Dir(f.LibDir)}, Args: append(prefix, prog)}
+			if preload {
+				r.Preload = f.Lib()
+			}
+			res := f.Exec(t, r)
+			if res.Err != nil {
+				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
+			}
+			p, _, err := profile.Load(job)
+			if err != nil {
+				t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
+			}
+			check(t, p, res)
+		}
+		t.Run("launcher", func(t *testing.T) { run(t, plain, false, []string{launcher(t)}) })
+		t.Run("preload", func(t *testing.T) { run(t, plain, true, nil) })
+		t.Run("link-shared", func(t *testing.T) {
+			prog := compile("shared", "-L"+f.LibDir, "-Wl,-rpath,"+f.LibDir, "-lmpiscope")
+			run(t, prog, false, nil)
+		})
+		t.Run("static", func(t *testing.T) {
+			prog := compile("static", f.Archive(), "-lpthread", "-ldl")
+			run(t, prog, false, nil)
+		})
+		// MPISCOPE_ENABLE=never (TestNever): the binding's calls reach
+		// the MPI library as without mpiscope, and nothing is written.
+		t.Run("never", func(t *testing.T) {
+			job := filepath.Join(t.TempDir(), "job")
+			res := f.Exec(t, Run{NP: 2, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_ENABLE": "never"},
+				Preload: f.Lib(), Args: []string{plain}})
+			if res.Err != nil {
+				t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
+			}
+			if got, want := sortedLines(res.Stdout), sortedLines(base.Stdout); got != want {
+				t.Errorf("stdout differs under never:\n%s\nwithout mpiscope:\n%s", got, want)
+			}
+			if _, err := os.Stat(job); !os.IsNotExist(err) {
+				t.Errorf("%s: %v, want nothing written", job, err)
+			}
+		})
 	})
 }
 

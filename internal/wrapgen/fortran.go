@@ -18,7 +18,9 @@ package wrapgen
 //     argument) and the C wrapper's slow path ms_slow_MPI_X is called with
 //     the Fortran caller as its callsite: measurement exists once, with the
 //     Fortran caller as callsite; results are written back
-//     (c2f, statuses, 1-based indices, ierror).
+//     (c2f, statuses, 1-based indices, ierror), those of the calls that
+//     complete requests as the implementation's own entries write them,
+//     failures included (fDones).
 //   - relay: (MPICH's descriptor-based mpi_f08 routines, which end in the C
 //     MPI_ layer) the Fortran caller's address is left in a thread-local
 //     slot that the C wrapper takes as its callsite (ms_f_relay_begin: the
@@ -554,6 +556,21 @@ func (fp *FPlan) genEntry(b *bytes.Buffer, e *FEntry) {
 	w("}\n\n")
 }
 
+// fDoneOf is the write-back convention of e's binding (fDones).
+func (fp *FPlan) fDoneOf(e *FEntry) fDone {
+	key := fp.Plan.Header.Family
+	if e.F08 {
+		key += " f08"
+	}
+	return fDones[key]
+}
+
+// timedCall writes the call of e's profiling entry, timed, then return.
+func timedCall(b *bytes.Buffer, e *FEntry, c [2]int) {
+	fmt.Fprintf(b, "\t\tms_thread *ms_t = ms_enter();\n\t\tuint64_t ms_t0 = ms_now();\n\t\t%s(%s);\n", e.Target, fargs(c))
+	fmt.Fprintf(b, "\t\tif (ms_t)\n\t\t\tms_leave(ms_t, %d, ms_path_key(ms_t, __builtin_return_address(0)), ms_now() - ms_t0, -1, NULL);\n\t\treturn;\n\t}\n", e.Func.ID)
+}
+
 func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	// Call paths (callpath.h): this entry's caller is the application.
@@ -561,14 +578,29 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	pr := e.Func.Proto
 	f08 := map[bool]string{true: "MS_F08_", false: "MS_F_"}[e.F08]
 	arrays := fArrays[pr.Name]
+	done, isDone := fDoneCalls[pr.Name]
+	conv := fDone{}
+	if isDone {
+		conv = fp.fDoneOf(e)
+	} else {
+		done.flag = -1
+	}
 	var args []string
-	var before, after []string
+	// before: conversions in; back: handles, requests and statuses written
+	// back (only on success where the binding does so: fDone.okOnly);
+	// after: the index, indices and flag, as the binding writes them.
+	var before, back, after []string
 	ierr := fmt.Sprintf("f%d", len(pr.Params))
+	if pr.Name == "MPI_Request_get_status" && conv.ignoreFalse {
+		// The implementation's own entry answers .false. without a
+		// call to the C layer: it is called, timed.
+		w("\tif (f2 == %sSTATUS_IGNORE) {\n", f08)
+		timedCall(b, e, c)
+	}
 	if len(arrays) > 0 {
 		// Arrays live on the stack: counts beyond MS_FMAXA take the timed path.
 		w("\tint ms_n = *(MPI_Fint *)f0;\n\tif (ms_n < 0 || ms_n > MS_FMAXA) {\n")
-		w("\t\tms_thread *ms_t = ms_enter();\n\t\tuint64_t ms_t0 = ms_now();\n\t\t%s(%s);\n", e.Target, fargs(c))
-		w("\t\tif (ms_t)\n\t\t\tms_leave(ms_t, %d, ms_path_key(ms_t, __builtin_return_address(0)), ms_now() - ms_t0, -1, NULL);\n\t\treturn;\n\t}\n", e.Func.ID)
+		timedCall(b, e, c)
 	}
 	for i, raw := range pr.Params {
 		f := fmt.Sprintf("f%d", i)
@@ -577,20 +609,42 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 		case "reqs":
 			before = append(before, fmt.Sprintf("MPI_Request ms_r%d[MS_FMAXA];\n\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\tms_r%d[ms_i] = %s(((MPI_Fint *)%s)[ms_i]);", i, i, fp.f2c("MPI_Request"), f))
 			args = append(args, fmt.Sprintf("ms_r%d", i))
-			after = append(after, fmt.Sprintf("for (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t((MPI_Fint *)%s)[ms_i] = %s(ms_r%d[ms_i]);", f, fp.c2f("MPI_Request"), i))
+			back = append(back, fmt.Sprintf("for (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t((MPI_Fint *)%s)[ms_i] = %s(ms_r%d[ms_i]);", f, fp.c2f("MPI_Request"), i))
 			continue
 		case "stats":
 			before = append(before, fmt.Sprintf("MPI_Status ms_s%d[MS_FMAXA];\n\tMPI_Status *ms_sp%d = MPI_STATUSES_IGNORE;\n\tif (%s != %sSTATUSES_IGNORE) {\n\t\tms_sp%d = ms_s%d;\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t\tPMPI_Status_f2c((MPI_Fint *)%s + ms_i * MS_F_STATUS_SIZE, &ms_s%d[ms_i]);\n\t}", i, i, f, f08, i, i, f, i))
 			args = append(args, fmt.Sprintf("ms_sp%d", i))
-			after = append(after, fmt.Sprintf("if (ms_sp%d != MPI_STATUSES_IGNORE)\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t\tPMPI_Status_c2f(&ms_s%d[ms_i], (MPI_Fint *)%s + ms_i * MS_F_STATUS_SIZE);", i, i, f))
+			back = append(back, fmt.Sprintf("if (ms_sp%d != MPI_STATUSES_IGNORE)\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t\tPMPI_Status_c2f(&ms_s%d[ms_i], (MPI_Fint *)%s + ms_i * MS_F_STATUS_SIZE);", i, i, f))
 			continue
 		case "index":
-			args = append(args, fmt.Sprintf("(int *)%s", f))
-			after = append(after, fmt.Sprintf("if (ms_rc == MPI_SUCCESS && *(MPI_Fint *)%s != MPI_UNDEFINED && *(MPI_Fint *)%s >= 0)\n\t\t*(MPI_Fint *)%s += 1;", f, f, f))
+			switch conv.index {
+			case fIdxOKPlus1:
+				before = append(before, fmt.Sprintf("int ms_x%d = 0;", i))
+				args = append(args, fmt.Sprintf("&ms_x%d", i))
+				after = append(after, fmt.Sprintf("if (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)%s = (MPI_Fint)(ms_x%d + 1);", f, i))
+			case fIdxC:
+				args = append(args, fmt.Sprintf("(int *)%s", f))
+			default:
+				args = append(args, fmt.Sprintf("(int *)%s", f))
+				after = append(after, fmt.Sprintf("if (ms_rc == MPI_SUCCESS && *(MPI_Fint *)%s != MPI_UNDEFINED && *(MPI_Fint *)%s >= 0)\n\t\t*(MPI_Fint *)%s += 1;", f, f, f))
+			}
 			continue
 		case "indices":
 			args = append(args, fmt.Sprintf("(int *)%s", f))
-			after = append(after, fmt.Sprintf("if (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f2 != MPI_UNDEFINED)\n\t\tfor (int ms_i = 0; ms_i < *(MPI_Fint *)f2; ms_i++)\n\t\t\t((MPI_Fint *)%s)[ms_i] += 1;", f))
+			switch conv.indices {
+			case fIdxAlways:
+				after = append(after, fmt.Sprintf("for (int ms_i = 0; ms_i < *(MPI_Fint *)f2; ms_i++)\n\t\t((MPI_Fint *)%s)[ms_i] += 1;", f))
+			case fIdxC:
+			default:
+				after = append(after, fmt.Sprintf("if (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f2 != MPI_UNDEFINED)\n\t\tfor (int ms_i = 0; ms_i < *(MPI_Fint *)f2; ms_i++)\n\t\t\t((MPI_Fint *)%s)[ms_i] += 1;", f))
+			}
+			continue
+		}
+		if i == done.flag && conv.flagOK {
+			// The flag goes through a variable of the binding's own.
+			before = append(before, fmt.Sprintf("int ms_fl%d = 0;", i))
+			args = append(args, fmt.Sprintf("&ms_fl%d", i))
+			after = append(after, fmt.Sprintf("if (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)%s = (MPI_Fint)(ms_fl%d != 0);", f, i))
 			continue
 		}
 		switch {
@@ -608,11 +662,11 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 			ht := strings.TrimSuffix(t, " *")
 			before = append(before, fmt.Sprintf("%s ms_h%d = %s(*(MPI_Fint *)%s);", ht, i, fp.f2c(ht), f))
 			args = append(args, fmt.Sprintf("&ms_h%d", i))
-			after = append(after, fmt.Sprintf("*(MPI_Fint *)%s = %s(ms_h%d);", f, fp.c2f(ht), i))
+			back = append(back, fmt.Sprintf("*(MPI_Fint *)%s = %s(ms_h%d);", f, fp.c2f(ht), i))
 		case t == "MPI_Status *":
 			before = append(before, fmt.Sprintf("MPI_Status ms_s%d, *ms_sp%d = MPI_STATUS_IGNORE;\n\tif (%s != %sSTATUS_IGNORE) {\n\t\tms_sp%d = &ms_s%d;\n\t\tPMPI_Status_f2c((MPI_Fint *)%s, &ms_s%d);\n\t}", i, i, f, f08, i, i, f, i))
 			args = append(args, fmt.Sprintf("ms_sp%d", i))
-			after = append(after, fmt.Sprintf("if (ms_sp%d != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s%d, (MPI_Fint *)%s);", i, i, f))
+			back = append(back, fmt.Sprintf("if (ms_sp%d != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s%d, (MPI_Fint *)%s);", i, i, f))
 		case t == "void *":
 			args = append(args, fmt.Sprintf("ms_fbuf(%s, %sIN_PLACE, %sBOTTOM)", f, f08, f08))
 		}
@@ -625,6 +679,21 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	// PMPI_ when recording is off or the call is nested).
 	args = append(args, "__builtin_return_address(0)")
 	w("\tint ms_rc = ms_slow_%s(%s);\n", pr.Name, strings.Join(args, ", "))
+	if conv.okOnly && done.gated && len(back) > 0 {
+		cond := "ms_rc == MPI_SUCCESS"
+		if done.gateFlg {
+			cond += fmt.Sprintf(" && *(MPI_Fint *)f%d", done.flag)
+		}
+		w("\tif (%s) {\n", cond)
+		for _, s := range back {
+			w("\t\t%s\n", strings.ReplaceAll(s, "\n", "\n\t"))
+		}
+		w("\t}\n")
+	} else {
+		for _, s := range back {
+			w("\t%s\n", s)
+		}
+	}
 	for _, s := range after {
 		w("\t%s\n", s)
 	}

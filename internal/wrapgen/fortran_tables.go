@@ -64,3 +64,87 @@ var handles = map[string]string{
 	"MPI_Op": "Op", "MPI_Info": "Info", "MPI_Errhandler": "Errhandler", "MPI_Win": "Win",
 	"MPI_File": "File", "MPI_Message": "Message", "MPI_Session": "Session",
 }
+
+// fDoneCalls are the request-completing calls whose Fortran outputs the
+// implementations write back in their own ways (fDone): the argument index
+// of their LOGICAL flag (-1: none), and whether an implementation that
+// writes back only on success (fDone.okOnly) does so for this call, and
+// only when the flag is set too.
+var fDoneCalls = map[string]struct {
+	flag           int
+	gated, gateFlg bool
+}{
+	"MPI_Wait":               {flag: -1, gated: true},
+	"MPI_Test":               {flag: 1, gated: true, gateFlg: true},
+	"MPI_Waitall":            {flag: -1, gated: true},
+	"MPI_Testall":            {flag: 2, gated: true, gateFlg: true},
+	"MPI_Waitany":            {flag: -1, gated: true},
+	"MPI_Testany":            {flag: 3, gated: true},
+	"MPI_Waitsome":           {flag: -1, gated: true},
+	"MPI_Testsome":           {flag: -1, gated: true},
+	"MPI_Start":              {flag: -1, gated: true},
+	"MPI_Startall":           {flag: -1},
+	"MPI_Request_get_status": {flag: 1},
+}
+
+// fIndex is how a binding turns the C index of MPI_Waitany/MPI_Testany
+// (and the C indices of MPI_Waitsome/MPI_Testsome) into Fortran's.
+type fIndex int
+
+const (
+	// fIdxOK: +1 when the call succeeded (an index, unless it is
+	// MPI_UNDEFINED); after a failure the C value, 0-based, stays.
+	fIdxOK fIndex = iota
+	// fIdxOKPlus1 (an index): the C value +1, MPI_UNDEFINED too, when the
+	// call succeeded; after a failure Fortran's variable is untouched.
+	fIdxOKPlus1
+	// fIdxAlways (indices): +1 whenever the C outcount is positive, also
+	// after a failure.
+	fIdxAlways
+	// fIdxC: the C value as it is, 0-based.
+	fIdxC
+)
+
+// fDone is how an implementation's Fortran binding writes back the outputs
+// of the request-completing calls (fDoneCalls). The Fortran entries do the
+// same, so that a program sees the same values with mpiscope as without,
+// failures included. Read on 2026-11-26 from the installed libraries'
+// code (libmpi_mpifh.so.40 of Open MPI 4.1.4, whose entries the mpi_f08
+// ones call; libmpichfort.so.12 of MPICH 4.0.2) and checked by
+// testdata/progs/piggyback/transp.F90 (TestPiggybackFortran).
+type fDone struct {
+	// okOnly: requests and statuses are written back only when the C
+	// function returned MPI_SUCCESS (and, per fDoneCalls, set its flag);
+	// MPI_Startall's requests and MPI_Request_get_status's status always.
+	okOnly bool
+	// index of MPI_Waitany/MPI_Testany; indices of
+	// MPI_Waitsome/MPI_Testsome.
+	index, indices fIndex
+	// flagOK: the LOGICAL flag is written only when the call succeeded
+	// (the C function writes it into a variable of the binding's own).
+	flagOK bool
+	// ignoreFalse: MPI_Request_get_status with MPI_STATUS_IGNORE answers
+	// .false. and MPI_SUCCESS without asking the C layer.
+	ignoreFalse bool
+}
+
+// fDones is fDone per family and binding ("<family>" for mpif.h and use
+// mpi, "<family> f08" for use mpi_f08). A family not listed is given
+// fDone{} (outputs written back as the C function left them, indices +1
+// on success).
+var fDones = map[string]fDone{
+	// ompi_wait_f and the others: outputs converted back under
+	// "if (MPI_SUCCESS == c_ierr)"; the index, indices and flag are the C
+	// function's variables.
+	"openmpi":     {okOnly: true, ignoreFalse: true},
+	"openmpi f08": {okOnly: true, ignoreFalse: true},
+	// mpi_waitany_ and the others pass requests and statuses to the C
+	// function as they are; the index and flag go through variables of
+	// their own, copied back on success only (the index +1, MPI_UNDEFINED
+	// becoming MPI_UNDEFINED+1); indices are +1 whatever the C function
+	// returned.
+	"mpich": {index: fIdxOKPlus1, indices: fIdxAlways, flagOK: true},
+	// mpi_waitany_f08_ and the others: everything as the C function left
+	// it, the index and indices 0-based.
+	"mpich f08": {index: fIdxC, indices: fIdxC},
+}

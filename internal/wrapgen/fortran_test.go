@@ -97,3 +97,86 @@ func TestFortranMPICH(t *testing.T) {
 		}
 	}
 }
+
+// entrySrc is the generated code of the Fortran entry name.
+func entrySrc(t *testing.T, src, name string) string {
+	t.Helper()
+	i := strings.Index(src, "\nvoid "+name+"(")
+	if i < 0 {
+		t.Fatalf("no entry %s", name)
+	}
+	j := strings.Index(src[i:], "\n}\n")
+	return src[i : i+j+3]
+}
+
+// TestFortranCompletionOpenMPI: Open MPI's entries write requests and
+// statuses back only when the C function succeeded (MPI_Test and
+// MPI_Testall: and set its flag), MPI_Startall's requests always, and its
+// MPI_Request_get_status answers MPI_STATUS_IGNORE without a call (fDones).
+func TestFortranCompletionOpenMPI(t *testing.T) {
+	src := string(fplan(t, "openmpi-4.1.4", "fortran-openmpi-4.1.4.fsymbols").GenerateFortran("test"))
+	for name, want := range map[string][]string{
+		"mpi_wait_":     {"\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f0 = PMPI_Request_c2f(ms_h0);\n\t\tif (ms_sp1 != MPI_STATUS_IGNORE)\n\t\t\tPMPI_Status_c2f(&ms_s1, (MPI_Fint *)f1);\n\t}\n"},
+		"mpi_test_f08_": {"\tif (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f1) {\n\t\t*(MPI_Fint *)f0 = PMPI_Request_c2f(ms_h0);"},
+		"mpi_testall_":  {"\tif (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f2) {\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t\t((MPI_Fint *)f1)[ms_i] = PMPI_Request_c2f(ms_r1[ms_i]);"},
+		"mpi_waitall_":  {"\tif (ms_rc == MPI_SUCCESS) {\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t\t((MPI_Fint *)f1)[ms_i]"},
+		"mpi_waitany_": {"\tif (ms_rc == MPI_SUCCESS) {\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)",
+			"if (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f2 != MPI_UNDEFINED && *(MPI_Fint *)f2 >= 0)\n\t\t*(MPI_Fint *)f2 += 1;"},
+		"mpi_testsome_": {"\tif (ms_rc == MPI_SUCCESS) {\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)",
+			"if (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f2 != MPI_UNDEFINED)\n\t\tfor (int ms_i = 0; ms_i < *(MPI_Fint *)f2; ms_i++)\n\t\t\t((MPI_Fint *)f3)[ms_i] += 1;"},
+		"mpi_start_":    {"\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f0 = PMPI_Request_c2f(ms_h0);\n\t}\n"},
+		"mpi_startall_": {"__builtin_return_address(0));\n\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t((MPI_Fint *)f1)[ms_i] = PMPI_Request_c2f(ms_r1[ms_i]);"},
+		"mpi_request_get_status_": {"\tif (f2 == MS_F_STATUS_IGNORE) {\n\t\tms_thread *ms_t = ms_enter();\n\t\tuint64_t ms_t0 = ms_now();\n\t\tpmpi_request_get_status_(f0, f1, f2, f3);",
+			"__builtin_return_address(0));\n\tif (ms_sp2 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s2, (MPI_Fint *)f2);"},
+		"mpi_request_get_status_f08_": {"\tif (f2 == MS_F08_STATUS_IGNORE) {"},
+	} {
+		got := entrySrc(t, src, name)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+	// Calls that complete no request write back as before.
+	if got := entrySrc(t, src, "mpi_comm_dup_"); strings.Contains(got, "if (ms_rc == MPI_SUCCESS)") {
+		t.Errorf("mpi_comm_dup_ writes back only on success:\n%s", got)
+	}
+}
+
+// TestFortranCompletionMPICH: MPICH's mpif.h/use mpi entries give
+// MPI_Waitany's and MPI_Testany's index (+1, MPI_UNDEFINED too) and the
+// LOGICAL flags only on success, and +1 the indices of MPI_Waitsome and
+// MPI_Testsome whatever the C function returned; its mpi_f08 entries
+// pass the C index and indices on as they are (fDones).
+func TestFortranCompletionMPICH(t *testing.T) {
+	src := string(fplan(t, "mpich-4.0.2", "fortran-mpich-4.0.2.fsymbols").GenerateFortran("test"))
+	for name, want := range map[string][]string{
+		"mpi_waitany_": {"ms_slow_MPI_Waitany((int)*(MPI_Fint *)f0, ms_r1, &ms_x2, ms_sp3,",
+			"\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f2 = (MPI_Fint)(ms_x2 + 1);\n"},
+		"mpi_testany_":            {"&ms_x2, &ms_fl3, ms_sp4,", "\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f3 = (MPI_Fint)(ms_fl3 != 0);\n"},
+		"mpi_test_":               {"ms_slow_MPI_Test(&ms_h0, &ms_fl1, ms_sp2,", "\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f1 = (MPI_Fint)(ms_fl1 != 0);\n"},
+		"mpi_testall_":            {"\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f2 = (MPI_Fint)(ms_fl2 != 0);\n"},
+		"mpi_request_get_status_": {"\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f1 = (MPI_Fint)(ms_fl1 != 0);\n"},
+		"mpi_waitsome_":           {"\tfor (int ms_i = 0; ms_i < *(MPI_Fint *)f2; ms_i++)\n\t\t((MPI_Fint *)f3)[ms_i] += 1;\n"},
+		"mpi_waitany_f08_":        {"ms_slow_MPI_Waitany((int)*(MPI_Fint *)f0, ms_r1, (int *)f2, ms_sp3,"},
+		"mpi_test_f08_":           {"ms_slow_MPI_Test(&ms_h0, (int *)f1, ms_sp2,"},
+	} {
+		got := entrySrc(t, src, name)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+	// Nothing is written back only on success, nor answered without a call.
+	for _, name := range []string{"mpi_wait_", "mpi_waitall_f08_", "mpi_request_get_status_f08_"} {
+		if got := entrySrc(t, src, name); strings.Contains(got, "if (ms_rc == MPI_SUCCESS) {") || strings.Contains(got, "STATUS_IGNORE) {\n\t\tms_thread") {
+			t.Errorf("%s:\n%s", name, got)
+		}
+	}
+	for _, name := range []string{"mpi_waitany_f08_", "mpi_testany_f08_", "mpi_waitsome_f08_", "mpi_testsome_f08_"} {
+		if got := entrySrc(t, src, name); strings.Contains(got, "+= 1") || strings.Contains(got, "+ 1)") {
+			t.Errorf("%s adds 1 to the C index:\n%s", name, got)
+		}
+	}
+}

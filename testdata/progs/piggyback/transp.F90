@@ -1,9 +1,10 @@
 ! transp.F90: what a Fortran program can observe of its point-to-point
 ! messages, printed line by line ("rN case: values") into PREFIX.<rank>, on
-! 2 ranks; transp.c's cases from Fortran. Built with -DF08 it uses mpi_f08,
-! else mpi (whose entries mpif.h's programs call too). Its output must be
-! the same with mpiscope's piggyback channel on (MPISCOPE_PIGGYBACK=1,
-! MPISCOPE_COMPENSATE=1) and off (TestPiggybackFortran).
+! 2 ranks; transp.c's cases from Fortran, and the failures of every call
+! that completes a request. Built with -DF08 it uses mpi_f08, with -DMPIF
+! mpif.h, else mpi. Its output must be the same without mpiscope, and with
+! it, the piggyback channel off and on (MPISCOPE_PIGGYBACK=1,
+! MPISCOPE_COMPENSATE=1) (TestPiggybackFortran).
 !   transp PREFIX
 #ifdef F08
 #define USE_MPI use mpi_f08
@@ -14,6 +15,7 @@
 #define T_TYPE type(MPI_Datatype)
 #define SRC(s) s%MPI_SOURCE
 #define TAG(s) s%MPI_TAG
+#define ERR(s) s%MPI_ERROR
 #define STI(i) ss(i)
 #else
 #define USE_MPI use mpi
@@ -24,12 +26,18 @@
 #define T_TYPE integer
 #define SRC(s) s(MPI_SOURCE)
 #define TAG(s) s(MPI_TAG)
+#define ERR(s) s(MPI_ERROR)
 #define STI(i) ss(:, i)
 #endif
 program transp
+#ifndef MPIF
   USE_MPI
+#endif
   implicit none
-  integer :: rank, peer, ierr, cls, n, i, it, idx, outn, done
+#ifdef MPIF
+  include 'mpif.h'
+#endif
+  integer :: rank, peer, ierr, cls, n, i, it, idx, outn, done, ioff
   integer :: a(32), b(32), ix(2)
   integer, allocatable :: v(:)
   logical :: flag
@@ -125,6 +133,21 @@ program transp
     call ints('truncate wait data', b, 5)
   end if
 
+  ! The indices MPI_Waitany and MPI_Waitsome give a request completed at
+  ! position 2 of 2: 2, or 1 where the binding passes on the C index
+  ! (MPICH 4.0.2's mpi_f08). ioff makes the cases below print the same
+  ! requests' statuses with either.
+  r(1) = MPI_REQUEST_NULL
+  call MPI_Irecv(b, 1, MPI_INTEGER, peer, 38, MPI_COMM_WORLD, r(2), ierr)
+  call MPI_Send(a, 1, MPI_INTEGER, peer, 38, MPI_COMM_WORLD, ierr)
+  call MPI_Waitany(2, r, idx, s, ierr)
+  ioff = 2 - idx
+  call MPI_Irecv(b, 1, MPI_INTEGER, peer, 39, MPI_COMM_WORLD, r(2), ierr)
+  call MPI_Send(a, 1, MPI_INTEGER, peer, 39, MPI_COMM_WORLD, ierr)
+  ix = -9
+  call MPI_Waitsome(2, r, outn, ix, ss, ierr)
+  write (10, '(a,i0,a,i0,a,i0,a,i0,a,i0)') 'r', rank, ' indices: waitany=', idx, ' waitsome=', outn, ' ', ix(1), ' ', ix(2)
+
   ! Nonblocking, completed every way.
   call fill(a, 32, 1000 * (rank + 1))
   b = 0
@@ -155,7 +178,7 @@ program transp
   call MPI_Isend(a, 7, MPI_INTEGER, peer, 14, MPI_COMM_WORLD, r(2), ierr)
   do done = 1, 2
     call MPI_Waitany(2, r, idx, s, ierr)
-    if (idx == 1) call st('waitany', s, MPI_INTEGER)
+    if (idx + ioff == 1) call st('waitany', s, MPI_INTEGER)
   end do
 
   call MPI_Irecv(b, 8, MPI_INTEGER, peer, 15, MPI_COMM_WORLD, r(1), ierr)
@@ -164,7 +187,7 @@ program transp
   do while (done < 2)
     call MPI_Waitsome(2, r, outn, ix, ss, ierr)
     do i = 1, outn
-      if (ix(i) == 1) call st('waitsome', STI(i), MPI_INTEGER)
+      if (ix(i) + ioff == 1) call st('waitsome', STI(i), MPI_INTEGER)
     end do
     done = done + outn
   end do
@@ -192,7 +215,7 @@ program transp
   do while (done < 2)
     call MPI_Testany(2, r, idx, flag, s, ierr)
     if (flag .and. idx /= MPI_UNDEFINED) then
-      if (idx == 1) call st('testany', s, MPI_INTEGER)
+      if (idx + ioff == 1) call st('testany', s, MPI_INTEGER)
       done = done + 1
     end if
   end do
@@ -203,7 +226,7 @@ program transp
   do while (done < 2)
     call MPI_Testsome(2, r, outn, ix, ss, ierr)
     do i = 1, outn
-      if (ix(i) == 1) call st('testsome', STI(i), MPI_INTEGER)
+      if (ix(i) + ioff == 1) call st('testsome', STI(i), MPI_INTEGER)
     end do
     done = done + outn
   end do
@@ -293,6 +316,123 @@ program transp
   end do
   write (10, '(a,i0,a,i0)') 'r', rank, ' loop: sum=', n
 
+  ! Failures under MPI_ERRORS_RETURN: each call that completes a request,
+  ! on a receive of 4 ints that gets 8. What a binding writes back then
+  ! (requests, statuses, index, flag) is its own: mpiscope's entries must
+  ! write the same (Open MPI: nothing but the C function's own index and
+  ! flag; MPICH: what the C function wrote, the index and flag of mpif.h
+  ! and mpi only on success). The messages are all there before the first
+  ! receive is posted (probed), so every test completes at once.
+  if (rank == 0) then
+    call fill(a, 16, 300)
+    do it = 40, 50
+      call MPI_Send(a, 8, MPI_INTEGER, 1, it, MPI_COMM_WORLD, ierr)
+    end do
+  else
+    call MPI_Probe(0, 50, MPI_COMM_WORLD, s, ierr)
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 40, MPI_COMM_WORLD, r(1), ierr)
+    call poison(s)
+    call MPI_Wait(r(1), s, ierr)
+    call fail('wait', ierr, -9, .false., s, r(1) == MPI_REQUEST_NULL)
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 41, MPI_COMM_WORLD, r(1), ierr)
+    r(2) = MPI_REQUEST_NULL
+    idx = -9
+    call poison(s)
+    call MPI_Waitany(2, r, idx, s, ierr)
+    call fail('waitany', ierr, idx, .false., s, r(1) == MPI_REQUEST_NULL)
+    call MPI_Irecv(b, 8, MPI_INTEGER, 0, 42, MPI_COMM_WORLD, r(1), ierr)
+    call MPI_Irecv(b(9), 4, MPI_INTEGER, 0, 43, MPI_COMM_WORLD, r(2), ierr)
+    call poison(STI(1))
+    call poison(STI(2))
+    call MPI_Waitall(2, r, ss, ierr)
+    call fail('waitall 1', ierr, -9, .false., STI(1), r(1) == MPI_REQUEST_NULL)
+    call fail('waitall 2', ierr, -9, .false., STI(2), r(2) == MPI_REQUEST_NULL)
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 44, MPI_COMM_WORLD, r(1), ierr)
+    r(2) = MPI_REQUEST_NULL
+    outn = -9
+    ix = -9
+    call poison(STI(1))
+    call MPI_Waitsome(2, r, outn, ix, ss, ierr)
+    call fail('waitsome', ierr, outn, .false., STI(1), r(1) == MPI_REQUEST_NULL)
+    write (10, '(a,i0,a,i0)') 'r1 fail waitsome indices: ', ix(1), ' ', ix(2)
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 45, MPI_COMM_WORLD, r(1), ierr)
+    call poison(s)
+    do
+      flag = .false.
+      call MPI_Test(r(1), flag, s, ierr)
+      if (flag .or. ierr /= MPI_SUCCESS) exit
+    end do
+    call fail('test', ierr, -9, flag, s, r(1) == MPI_REQUEST_NULL)
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 46, MPI_COMM_WORLD, r(1), ierr)
+    r(2) = MPI_REQUEST_NULL
+    call poison(s)
+    do
+      flag = .false.
+      idx = -9
+      call MPI_Testany(2, r, idx, flag, s, ierr)
+      if (flag .or. ierr /= MPI_SUCCESS) exit
+    end do
+    call fail('testany', ierr, idx, flag, s, r(1) == MPI_REQUEST_NULL)
+    call MPI_Irecv(b, 8, MPI_INTEGER, 0, 47, MPI_COMM_WORLD, r(1), ierr)
+    call MPI_Irecv(b(9), 4, MPI_INTEGER, 0, 48, MPI_COMM_WORLD, r(2), ierr)
+    call poison(STI(1))
+    call poison(STI(2))
+    do
+      flag = .false.
+      call MPI_Testall(2, r, flag, ss, ierr)
+      if (flag .or. ierr /= MPI_SUCCESS) exit
+    end do
+    call fail('testall 1', ierr, -9, flag, STI(1), r(1) == MPI_REQUEST_NULL)
+    call fail('testall 2', ierr, -9, flag, STI(2), r(2) == MPI_REQUEST_NULL)
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 49, MPI_COMM_WORLD, r(1), ierr)
+    r(2) = MPI_REQUEST_NULL
+    call poison(STI(1))
+    do
+      outn = -9
+      ix = -9
+      call MPI_Testsome(2, r, outn, ix, ss, ierr)
+      if (outn /= 0 .or. ierr /= MPI_SUCCESS) exit
+    end do
+    call fail('testsome', ierr, outn, .false., STI(1), r(1) == MPI_REQUEST_NULL)
+    write (10, '(a,i0,a,i0)') 'r1 fail testsome indices: ', ix(1), ' ', ix(2)
+    ! MPI_Request_get_status leaves the request to a later call; its
+    ! status's MPI_ERROR is not printed (Open MPI leaves it undefined).
+    call MPI_Irecv(b, 4, MPI_INTEGER, 0, 50, MPI_COMM_WORLD, r(1), ierr)
+    call poison(s)
+    do
+      flag = .false.
+      call MPI_Request_get_status(r(1), flag, s, ierr)
+      if (flag .or. ierr /= MPI_SUCCESS) exit
+    end do
+    ERR(s) = -5
+    call fail('get_status', ierr, -9, flag, s, r(1) == MPI_REQUEST_NULL)
+    ! With MPI_STATUS_IGNORE (Open MPI answers .false. without asking).
+    flag = .false.
+    call MPI_Request_get_status(r(1), flag, MPI_STATUS_IGNORE, ierr)
+    call poison(s)
+    call fail('get_status ignore', ierr, -9, flag, s, r(1) == MPI_REQUEST_NULL)
+  end if
+
+  ! Completions of null requests only: the index each binding gives
+  ! MPI_UNDEFINED, and the empty status.
+  r(1) = MPI_REQUEST_NULL
+  r(2) = MPI_REQUEST_NULL
+  idx = -9
+  call poison(s)
+  call MPI_Waitany(2, r, idx, s, ierr)
+  ERR(s) = -5
+  call fail('null waitany', ierr, idx, .false., s, .true.)
+  idx = -9
+  flag = .false.
+  call poison(s)
+  call MPI_Testany(2, r, idx, flag, s, ierr)
+  ERR(s) = -5
+  call fail('null testany', ierr, idx, flag, s, .true.)
+  outn = -9
+  call MPI_Waitsome(2, r, outn, ix, ss, ierr)
+  call MPI_Error_class(ierr, cls, i)
+  write (10, '(a,i0,a,i0,a,i0)') 'r', rank, ' fail null waitsome: rc=', cls, ' outcount=', outn
+
   call MPI_Type_free(vec, ierr)
   close (10)
   call MPI_Finalize(ierr)
@@ -323,6 +463,30 @@ contains
     end do
     write (10, '(a)') ''
   end subroutine ints
+
+  subroutine poison(x)
+    T_STATUS, intent(inout) :: x
+    SRC(x) = -5
+    TAG(x) = -5
+    ERR(x) = -5
+  end subroutine poison
+
+  ! fail prints a call's error class, index (or count), flag, status
+  ! (MPI_ERROR's class, or its value when it is 0 or -5) and whether the
+  ! request is MPI_REQUEST_NULL.
+  subroutine fail(what, rc, i, fl, x, nul)
+    character(len=*), intent(in) :: what
+    integer, intent(in) :: rc, i
+    logical, intent(in) :: fl, nul
+    T_STATUS, intent(in) :: x
+    integer :: c, e, e2
+    c = rc
+    if (c /= MPI_SUCCESS) call MPI_Error_class(rc, c, e2)
+    e = ERR(x)
+    if (e /= MPI_SUCCESS .and. e /= -5) call MPI_Error_class(ERR(x), e, e2)
+    write (10, '(a,i0,1x,a,a,a,i0,a,i0,a,l1,a,i0,a,i0,a,i0,a,l1)') 'r', rank, 'fail ', what, ': rc=', c, ' i=', i, &
+      ' flag=', fl, ' src=', SRC(x), ' tag=', TAG(x), ' err=', e, ' null=', nul
+  end subroutine fail
 
   subroutine fill(x, k, base)
     integer, intent(inout) :: x(*)
