@@ -25,7 +25,7 @@ type Analysis struct {
 
 // AnalysisPattern is one wait-state pattern over the job.
 type AnalysisPattern struct {
-	Pattern   string // "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"; one-sided: "wait_fence", "late_post", "early_wait", "late_complete" (a part of early_wait), "lock_contention"
+	Pattern   string // "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"; one-sided: "wait_fence", "early_fence" (a part of wait_fence), "late_post", "early_wait", "late_complete" (a part of early_wait), "lock_contention"
 	Seconds   float64
 	Instances int64
 	ByRank    []float64

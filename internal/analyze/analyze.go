@@ -19,8 +19,9 @@
 //   - early reduce: in MPI_Reduce, MPI_Gather(v), the root's time until
 //     the first non-root entered.
 //
-// One-sided communication has its own patterns (rma.go): wait at fence,
-// late post, early wait (and its part late complete), lock contention.
+// One-sided communication has its own patterns (rma.go): wait at fence
+// (and its part early fence), late post, early wait (and its part late
+// complete), lock contention.
 //
 // A call that completes several requests (MPI_Waitall) waits once: until
 // its latest partner was ready, attributed to that partner's pattern.
@@ -65,6 +66,7 @@ const (
 	LateBroadcast
 	EarlyReduce
 	WaitFence      // one-sided (rma.go)
+	EarlyFence     // a part of WaitFence
 	LatePost       //
 	EarlyWait      //
 	LateComplete   // a part of EarlyWait
@@ -74,9 +76,9 @@ const (
 )
 
 var patternNames = [NumPatterns]string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce",
-	"wait_fence", "late_post", "early_wait", "late_complete", "lock_contention"}
+	"wait_fence", "early_fence", "late_post", "early_wait", "late_complete", "lock_contention"}
 var patternTitles = [NumPatterns]string{"Late sender", "Late receiver", "Wait at N x N", "Wait at barrier", "Late broadcast", "Early reduce",
-	"Wait at fence", "Late post", "Early wait", "Late complete (part of early wait)", "Lock contention"}
+	"Wait at fence", "Early fence (part of wait at fence)", "Late post", "Early wait", "Late complete (part of early wait)", "Lock contention"}
 
 // String is the pattern's name in JSON ("late_sender").
 func (p Pattern) String() string {
@@ -174,6 +176,7 @@ type Result struct {
 	Messages   uint64         `json:"messages_matched"`
 	Unmatched  uint64         `json:"message_ends_unmatched"`
 	Colls      uint64         `json:"collectives_matched"`
+	RMA        RMAStats       `json:"rma"` // one-sided synchronizations matched (rma.go)
 	Patterns   []PatternTotal `json:"patterns"`
 	Rows       []Row          `json:"rows"` // most first
 	Critical   CriticalPath   `json:"critical_path"`
@@ -185,7 +188,7 @@ type Result struct {
 // NotRecorded lists what the trace lacks for the analysis (docs/analysis.md).
 var NotRecorded = []string{
 	"nonblocking and persistent collectives: no wait states (their completion time is not matched across ranks)",
-	"RMA: MPI_Win_lock_all epochs and windows created before tracing started (no lock contention, no wait states)",
+	"RMA: windows created before tracing started (no wait states)",
 	"MPI-IO: traced as calls only",
 	"partitioned communication (MPI_Psend_init): not matched",
 }
@@ -257,10 +260,22 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
+	// The one-sided records' share of the bound (rmamem.go): what the
+	// records and the call log held in memory leave, else a quarter.
+	share := opt.Memory / 4
+	if sp == nil {
+		share = opt.Memory - need
+		if logCalls {
+			share -= int64(res.Events) * callLogBytes
+		}
+	}
+	rb := newRMABound(share, 64)
+	defer rb.close()
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
 		p.inter = inter
+		p.rma.bound = rb
 		if logCalls {
 			p.log = newCallLog()
 		}
@@ -362,7 +377,8 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
 	}
-	rc, _ := rmaCands(passes) // one-sided wait states (rma.go)
+	rc, rst := rmaCands(passes, rb, func(s string) { res.Warnings = append(res.Warnings, s) }) // one-sided wait states (rma.go)
+	res.RMA = rst
 	for i := range ws {
 		ws[i].addRMA(rc[i])
 	}

@@ -57,15 +57,17 @@ type share struct {
 // recvWait is a wait of another rank (or this one) whose partner this
 // rank is.
 type recvWait struct {
-	src       int
-	k         int32
 	t0, ready float64
 	wait      float64
-	pkey      int32
 	passed    float64
-	known     bool
 	rest      float64 // the part of the window this rank's own activity caused
-	feeds     []int32 // own waits it passes a share to
+	src       int32
+	k         int32
+	pkey      int32
+	// feeds[f0:f1] (delaysInJob) are the own waits it passes a share
+	// to: no pointer in the struct, which is sorted by the thousand.
+	f0, f1 int32
+	known  bool
 }
 
 // delayStats is what carrying the costs took one rank: the messages it
@@ -91,8 +93,17 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	le := binary.LittleEndian
 	f64 := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
 	// 1. Each wait to its partner.
-	var own []jobWait
+	n := make([]int, size)
+	for _, w := range ws {
+		if w.Ready > w.T0 && w.Partner >= 0 && w.Partner < size {
+			n[w.Partner]++
+		}
+	}
+	own := make([]jobWait, 0, len(ws))
 	out := make([][]byte, size)
+	for d := range out {
+		out[d] = make([]byte, 0, n[d]*delayMsgLen)
+	}
 	for k, w := range ws {
 		if !(w.Ready > w.T0) {
 			continue
@@ -113,25 +124,36 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	if err != nil {
 		return nil, err
 	}
-	var recv []recvWait
+	total := 0
 	for s, b := range in {
 		if len(b)%delayMsgLen != 0 {
 			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), s)
 		}
+		total += len(b) / delayMsgLen
+	}
+	recv := make([]recvWait, 0, total)
+	for s, b := range in {
 		for ; len(b) > 0; b = b[delayMsgLen:] {
-			recv = append(recv, recvWait{src: s, k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]),
+			recv = append(recv, recvWait{src: int32(s), k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]),
 				pkey: int32(le.Uint32(b[28:]))})
 		}
 	}
 	in = nil
+	// In processing order (turnBefore, in one comparison).
 	slices.SortFunc(recv, func(a, b recvWait) int {
-		if turnBefore(a.ready, a.src, a.k, b.ready, b.src, b.k) {
-			return -1
+		switch {
+		case a.ready != b.ready:
+			if a.ready > b.ready {
+				return -1
+			}
+			if b.ready > a.ready {
+				return 1
+			}
+			return 0
+		case a.src != b.src:
+			return int(b.src) - int(a.src)
 		}
-		if turnBefore(b.ready, b.src, b.k, a.ready, a.src, a.k) {
-			return 1
-		}
-		return 0
+		return int(b.k) - int(a.k)
 	})
 	index := make(map[uint64]int32, len(recv))
 	for i := range recv {
@@ -147,16 +169,18 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		return turnBefore(y.Ready, me, y.k, x.Ready, me, x.k)
 	})
 	// The geometry of each received wait, in processing order.
+	var feeds []int32
 	if keys != nil {
 		for i := range recv {
 			d := &recv[i]
+			d.f0 = int32(len(feeds))
 			win := d.ready - d.t0
 			j := sort.Search(len(byEnd), func(x int) bool { return own[byEnd[x]].Ready > d.t0 })
 			var covered float64
 			for ; j < len(byEnd) && own[byEnd[j]].T0 < d.ready; j++ {
 				w := &own[byEnd[j]]
 				o := min(w.Ready, d.ready) - max(w.T0, d.t0)
-				if o <= 0 || !turnBefore(d.ready, d.src, d.k, w.Ready, me, w.k) {
+				if o <= 0 || !turnBefore(d.ready, int(d.src), d.k, w.Ready, me, w.k) {
 					continue
 				}
 				o = min(o, win-covered)
@@ -166,8 +190,9 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 				covered += o
 				w.edges = append(w.edges, share{int32(i), o})
 				w.pending++
-				d.feeds = append(d.feeds, byEnd[j])
+				feeds = append(feeds, byEnd[j])
 			}
+			d.f1 = int32(len(feeds))
 			d.rest = 1 - covered/win
 		}
 	}
@@ -188,7 +213,7 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		}
 		d.passed, d.known = passed, true
 		known++
-		for _, w := range d.feeds {
+		for _, w := range feeds[d.f0:d.f1] {
 			if own[w].pending--; own[w].pending == 0 {
 				ready = append(ready, w)
 			}

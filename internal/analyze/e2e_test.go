@@ -1,6 +1,8 @@
 package analyze_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -8,37 +10,84 @@ import (
 	"testing"
 
 	"github.com/mpiscope/mpiscope/internal/analyze"
+	"github.com/mpiscope/mpiscope/internal/cli"
 	"github.com/mpiscope/mpiscope/internal/mpitest"
 	"github.com/mpiscope/mpiscope/internal/trace"
+	"github.com/mpiscope/mpiscope/profile"
 )
 
-// runWaits runs testdata/progs/analyze/waits.c's case under mpirun with
-// the library preloaded and analyzes its trace.
-func runWaits(t *testing.T, f mpitest.Family, np int, args ...string) (*analyze.Result, entries) {
+// runJob runs testdata/progs/<prog> on np ranks of family f under mpirun
+// with the library preloaded, its trace and profile going to the job
+// directory it returns (env adds to the environment: MPISCOPE_ANALYZE=1,
+// OMPI_MCA_osc...), and the program's entry times. When inJob, the
+// profile's analysis section made in the job (shown by `mpiscope
+// report`) and `mpiscope analyze -format json`'s result on the same
+// trace; else the offline analysis of the trace (analyze.Analyze). Either
+// way every rank is analyzed.
+func runJob(t *testing.T, f mpitest.Family, np int, inJob bool, prog string, env map[string]string, args ...string) (*analyze.Result, *profile.Analysis, entries) {
 	t.Helper()
 	dir := t.TempDir()
-	prog := mpitest.Compile(t, f.MPICC, "analyze/waits.c", dir)
+	exe := mpitest.Compile(t, f.MPICC, prog, dir)
 	job := filepath.Join(dir, "job")
-	res := f.Exec(t, mpitest.Run{NP: np, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"},
-		Preload: f.Lib(), Args: append([]string{prog}, args...), Dir: dir})
+	e := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0"}
+	if inJob {
+		e["MPISCOPE_ANALYZE"] = "1"
+	}
+	for k, v := range env {
+		e[k] = v
+	}
+	res := f.Exec(t, mpitest.Run{NP: np, Env: e, Preload: f.Lib(), Args: append([]string{exe}, args...), Dir: dir})
 	if res.Err != nil {
 		t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
 	}
-	j, err := trace.OpenJob(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analyze.Analyze(j, analyze.Options{})
-	if err != nil {
-		t.Fatal(err)
+	var a *analyze.Result
+	var in *profile.Analysis
+	if inJob {
+		p, _, err := profile.Load(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in = p.Analysis; in == nil {
+			t.Fatalf("no analysis section in the profile\n%s", res.Stderr)
+		}
+		var out, errs bytes.Buffer
+		if rc := cli.Run([]string{"report", job}, &out, &errs); rc != 0 || !strings.Contains(out.String(), "Trace analysis (in the job") {
+			t.Errorf("mpiscope report: exit %d, no trace analysis section:\n%s%s", rc, out.String(), errs.String())
+		}
+		// The offline result to compare with: `mpiscope analyze`'s,
+		// callsites resolved as in the job.
+		out.Reset()
+		if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
+			t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
+		}
+		a = &analyze.Result{}
+		if err := json.Unmarshal(out.Bytes(), a); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		j, err := trace.OpenJob(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err = analyze.Analyze(j, analyze.Options{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(a.Ranks) != np {
 		t.Fatalf("%d ranks analyzed, want %d", len(a.Ranks), np)
 	}
+	return a, in, parseEntries(t, res.Stdout)
+}
+
+// runWaits runs testdata/progs/analyze/waits.c's case and analyzes its
+// trace offline.
+func runWaits(t *testing.T, f mpitest.Family, np int, args ...string) (*analyze.Result, entries) {
+	t.Helper()
+	a, _, e := runJob(t, f, np, false, "analyze/waits.c", nil, args...)
 	if a.Unmatched != 0 {
 		t.Errorf("%d message ends unmatched, want 0", a.Unmatched)
 	}
-	return a, parseEntries(t, res.Stdout)
+	return a, e
 }
 
 // entries are the times the program's ranks entered their traced calls

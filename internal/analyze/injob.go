@@ -160,8 +160,9 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		Rounds int
 	}
 	ag := agreed{origin, 1}
+	logCalls := false
 	if r != nil {
-		ag.Rounds = jobRounds(r.Events, opt.Memory)
+		ag.Rounds, logCalls = jobPlan(r.Events, opt.Memory)
 	}
 	if err := allReduce(c, &ag, &ag, func(a, b *agreed) { a.Origin, a.Rounds = min(a.Origin, b.Origin), max(a.Rounds, b.Rounds) }); err != nil {
 		return nil, err
@@ -174,6 +175,10 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	p := newRankPass(me, me, size)
 	p.byOwner = true
 	p.inter = interInJob(meta)
+	p.rma.bound = newRMABound(opt.memory()/4, 1) // the one-sided records' share (rmamem.go)
+	if logCalls {
+		p.log = newCallLog()
+	}
 	var sp *jobSpill
 	if ag.Rounds > 1 {
 		var err error
@@ -207,24 +212,26 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		}
 		unmatchedReqs = w.Unmatched
 	}
+	opt.phase("read")
 	rw, st, err := exchange(c, p, sp, ag.Rounds, func(s string) { warnings = append(warnings, s) })
 	if err != nil {
 		return nil, err
 	}
-	opt.phase("records")
+	opt.phase("match")
 	// 3. The critical path.
 	type last struct {
 		T    float64
 		Rank int
-		RMA  bool // some rank has one-sided records (rma.go)
+		RMA  [2]uint64 // one-sided records: the most of one rank, of all (rma.go)
 	}
 	end := last{Rank: -1}
 	if p.ncalls > 0 {
 		end = last{T: p.last, Rank: me}
 	}
-	end.RMA = len(p.rma.recs) > 0
+	n := p.rma.records()
+	end.RMA = [2]uint64{n, n}
 	if err := allReduce(c, &end, &end, func(a, b *last) {
-		rma := a.RMA || b.RMA
+		rma := [2]uint64{max(a.RMA[0], b.RMA[0]), a.RMA[1] + b.RMA[1]}
 		if b.Rank >= 0 && (a.Rank < 0 || b.T > a.T || b.T == a.T && b.Rank < a.Rank) {
 			*a = *b
 		}
@@ -232,8 +239,9 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	}); err != nil {
 		return nil, err
 	}
-	if end.RMA { // the one-sided wait states: two more exchanges
-		if err := rmaInJob(c, p, &rw, func(s string) { warnings = append(warnings, s) }); err != nil {
+	var rst RMAStats
+	if end.RMA[1] > 0 { // the one-sided wait states: two more exchanges a round
+		if rst, err = rmaInJob(c, p, &rw, end.RMA, opt, func(s string) { warnings = append(warnings, s) }); err != nil {
 			return nil, err
 		}
 	}
@@ -248,6 +256,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	opt.phase("path[" + pst.String() + "]")
 	// This rank's part, gathered at rank 0 (5).
 	var g gathered
+	partPhase := "part"
 	if r != nil {
 		names := newNamer(w.Job, opt.Source, w.CommList())
 		site := func(pc uint64) (string, string) { return names.site(0, pc) }
@@ -255,12 +264,22 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		safe("collecting its results", func() {
 			part = makePart(p, r.Events, rw, site, names, func(x int32) int { return int(x) })
 			part.PathSec = segSeconds(segs)
-			part.Path = namePath(r, pathKeys(w, 0, r, segs), site)
+			// The path's calls from the walk's log; without it (beyond
+			// the bound) the trace is read a second time.
+			var keys []pathKey
+			if p.log != nil {
+				keys = p.log.pathKeys(segs)
+				p.log = nil
+			} else {
+				keys = pathKeysOf(w, 0, r, segs)
+				partPhase = "part[trace read again]"
+			}
+			part.Path = namePath(r, keys, site)
 		})
 		g.Parts = []rankPart{part}
 		g.Size = r.Header.Size
 	}
-	opt.phase("part")
+	opt.phase(partPhase)
 	// 4. The delay costs, each rank charging its own calls (delayjob.go):
 	// only the costs go up the tree, not the waits.
 	var dw []DelayWait
@@ -283,6 +302,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	opt.phase("delays[" + dst.String() + "]")
 	g.Stats = [4]uint64{st.messages, st.unmatched, st.colls, st.mismatch}
 	g.UnmatchedReqs = unmatchedReqs
+	g.RMA = rst
 	g.Warnings = warnings
 	var all gathered
 	if err := reduceTo0(c, &g, &all, func(a, b *gathered) {
@@ -291,6 +311,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 			a.Stats[i] += b.Stats[i]
 		}
 		a.UnmatchedReqs += b.UnmatchedReqs
+		a.RMA.add(b.RMA)
 		a.Warnings = append(a.Warnings, b.Warnings...)
 		a.Size = max(a.Size, b.Size)
 	}); err != nil || me != 0 {
@@ -310,6 +331,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 		return nil, fmt.Errorf("%s: the trace holds no MPI call", dir)
 	}
 	res.addStats(matchStats{all.Stats[0], all.Stats[1], all.Stats[2], all.Stats[3]})
+	res.RMA = all.RMA
 	res.assemble(all.Parts, info)
 	for _, pt := range all.Parts {
 		res.Delays = append(res.Delays, pt.Delays...)
@@ -326,6 +348,7 @@ type gathered struct {
 	Parts         []rankPart
 	Stats         [4]uint64 // matchStats
 	UnmatchedReqs int
+	RMA           RMAStats // one-sided synchronizations matched (rma.go)
 	Warnings      []string
 	Size          int
 }

@@ -22,35 +22,8 @@ import (
 // trace, and the program's entry times.
 func runInJob(t *testing.T, f mpitest.Family, np int, args ...string) (*profile.Analysis, *analyze.Result, entries) {
 	t.Helper()
-	dir := t.TempDir()
-	prog := mpitest.Compile(t, f.MPICC, "analyze/waits.c", dir)
-	job := filepath.Join(dir, "job")
-	res := f.Exec(t, mpitest.Run{NP: np, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1"},
-		Preload: f.Lib(), Args: append([]string{prog}, args...), Dir: dir})
-	if res.Err != nil {
-		t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
-	}
-	p, _, err := profile.Load(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Analysis == nil {
-		t.Fatalf("no analysis section in the profile\n%s", res.Stderr)
-	}
-	var out, errs bytes.Buffer
-	// mpiscope report shows the section.
-	if rc := cli.Run([]string{"report", job}, &out, &errs); rc != 0 || !strings.Contains(out.String(), "Trace analysis (in the job") {
-		t.Errorf("mpiscope report: exit %d, no trace analysis section:\n%s%s", rc, out.String(), errs.String())
-	}
-	out.Reset()
-	if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
-		t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
-	}
-	var off analyze.Result
-	if err := json.Unmarshal(out.Bytes(), &off); err != nil {
-		t.Fatal(err)
-	}
-	return p.Analysis, &off, parseEntries(t, res.Stdout)
+	off, in, e := runJob(t, f, np, true, "analyze/waits.c", nil, args...)
+	return in, off, e
 }
 
 // sameAnalysis checks that the analysis in the job and `mpiscope analyze`
@@ -168,7 +141,8 @@ func TestDelayChain(t *testing.T) {
 // persistent messages, MPI_ANY_SOURCE, a duplicate of MPI_COMM_WORLD)
 // analyzed in the job with MPISCOPE_ANALYZE_MEM=256K (2,520 events per
 // rank: the records exchanged and matched in four rounds, through spill
-// files): exactly `mpiscope analyze`'s result, every message matched.
+// files, beside the log of each rank's calls): exactly `mpiscope
+// analyze`'s result, every message matched, each rank's trace read once.
 func TestInJobP2P(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		dir := t.TempDir()
@@ -194,6 +168,11 @@ func TestInJobP2P(t *testing.T) {
 		sameAnalysis(t, p.Analysis, &off)
 		if n := strings.Count(res.Stderr, "analysis timing: rank="); n != 4 {
 			t.Errorf("%d ranks printed their analysis timing, want 4:\n%s", n, res.Stderr)
+		}
+		// Each rank read its trace once: the path's calls from the log
+		// its walk kept (30 KiB here, beside the records' rounds).
+		if n := strings.Count(res.Stderr, " part="); n != 4 || strings.Contains(res.Stderr, "read again") {
+			t.Errorf("%d ranks took the path's calls from their log, want 4:\n%s", n, res.Stderr)
 		}
 		// Per rank: 1000 + 100 + 50 + 5 + 20 + 6 messages received (the
 		// left neighbour's and MPI_ANY_SOURCE's).

@@ -121,16 +121,31 @@ type jobRun struct {
 	exchanges int
 	tokens    int
 	path      string
+	part      string // rank 0's part phase: part, or part[trace read again]
+	reads     int    // ranks that read their trace a second time (pathKeysOf)
 }
 
 // inJobOpt is inJob with options; it returns what the run exchanged as
 // well.
 func inJobOpt(t *testing.T, dir string, size int, opt Options) (*Result, jobRun) {
 	t.Helper()
+	return inJobRun(t, dir, size, opt, nil)
+}
+
+// inJobRun is inJobOpt that calls atRecords on rank 0 once the records
+// are exchanged and matched (its "match" phase: every rank's walk done).
+func inJobRun(t *testing.T, dir string, size int, opt Options, atRecords func()) (*Result, jobRun) {
+	t.Helper()
 	net := newChanNet(size)
 	var wg sync.WaitGroup
 	var res *Result
 	var run jobRun
+	var reads atomic.Int64
+	defer func(f func(*trace.Walker, int, *trace.Rank, [][2]float64) []pathKey) { pathKeysOf = f }(pathKeysOf)
+	pathKeysOf = func(w *trace.Walker, i int, r *trace.Rank, ss [][2]float64) []pathKey {
+		reads.Add(1)
+		return pathKeys(w, i, r, ss)
+	}
 	errs := make([]error, size)
 	for r := 0; r < size; r++ {
 		wg.Add(1)
@@ -141,6 +156,12 @@ func inJobOpt(t *testing.T, dir string, size int, opt Options) (*Result, jobRun)
 				o.Phase = func(name string) {
 					if strings.HasPrefix(name, "path[") {
 						run.path = name
+					}
+					if strings.HasPrefix(name, "part") {
+						run.part = name
+					}
+					if name == "match" && atRecords != nil {
+						atRecords()
 					}
 				}
 			}
@@ -157,7 +178,7 @@ func inJobOpt(t *testing.T, dir string, size int, opt Options) (*Result, jobRun)
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	run.exchanges, run.tokens = int(net.a2as.Load())/size, int(net.tokens.Load())
+	run.exchanges, run.tokens, run.reads = int(net.a2as.Load())/size, int(net.tokens.Load()), int(reads.Load())
 	return res, run
 }
 
@@ -284,31 +305,77 @@ func compareInJob(t *testing.T, dir string, size int) *Result {
 		t.Fatal(err)
 	}
 	a, _ := json.MarshalIndent(off, "", " ")
-	// With the default bound, and with one that makes the ranks exchange
-	// and match their records in about 20 rounds (the candidates kept in
-	// files by call meanwhile): the same result.
+	// With the default bound, with one that makes the ranks exchange and
+	// match their records in rounds (the candidates kept in files by call
+	// meanwhile) beside the log of their calls, and with one so small
+	// that the log does not fit (about 20 rounds): the same result.
 	most := uint64(0)
 	for _, r := range j.Ranks {
 		most = max(most, r.Events)
 	}
 	tiny := max(1, int64(most)*recBytes*jobCopies/20)
-	for _, bound := range []int64{0, tiny} {
+	mid := max(1, int64(most)*callLogBytes*3)
+	for _, bound := range []int64{0, mid, tiny} {
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
-		in, run := inJobOpt(t, dir, size, Options{Memory: bound})
+		// Where each rank reads its trace once, the files are taken away
+		// once the records are exchanged: nothing may read them again.
+		var hide func()
+		if bound != tiny {
+			hide = func() {
+				for _, r := range j.Ranks {
+					if err := os.Rename(r.Path, r.Path+".away"); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}
+		in, run := inJobRun(t, dir, size, Options{Memory: bound}, hide)
+		if hide != nil {
+			for _, r := range j.Ranks {
+				if err := os.Rename(r.Path+".away", r.Path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		b, _ := json.MarshalIndent(in, "", " ")
 		if !bytes.Equal(a, b) {
 			t.Errorf("in the job, bound %d:\n%s\noffline:\n%s", bound, b, a)
+		}
+		// Each rank reads its trace once, its calls logged by its walk
+		// for the path's shares; with the small bound the log does not
+		// fit, each rank reads its trace again and rank 0's timing says
+		// so.
+		reads, part := 0, "part"
+		for _, r := range j.Ranks {
+			if _, log := jobPlan(r.Events, bound); !log {
+				reads++
+				if r.Header.Rank == 0 {
+					part = "part[trace read again]"
+				}
+			}
+		}
+		if (bound == tiny) != (reads > 0) {
+			t.Fatalf("bound %d: %d ranks without the log", bound, reads) // not what the bounds were chosen for
+		}
+		if run.reads != reads || run.part != part {
+			t.Errorf("bound %d: %d ranks read their trace again, rank 0's phase %q; want %d, %q", bound, run.reads, run.part, reads, part)
 		}
 		// Each round is two exchanges (records, candidates), the delay
 		// costs one, and the clock repair one more with several hosts;
 		// the critical path three per level of its pointer doubling and
 		// four, and no token (tokenReplay: one per jump).
-		rounds := jobRounds(most, bound)
+		// The rounds are the most any rank needs: not always the rank of
+		// most events (one that logs its calls has less of the bound
+		// for its records).
+		rounds := 0
+		for _, r := range j.Ranks {
+			rounds = max(rounds, jobRounds(r.Events, bound))
+		}
 		levels, px := pathExchanges(t, run.path)
 		n := run.exchanges - px
-		if bound == tiny && rounds < 10 || n != 2*rounds+1 && n != 2*rounds+2 {
-			t.Errorf("bound %d: %d exchanges besides the path's, want 2 x %d rounds and one (at least 10 rounds with the small bound)", bound, n, rounds)
+		if bound != 0 && rounds < 10 || n != 2*rounds+1 && n != 2*rounds+2 {
+			t.Errorf("bound %d: %d exchanges besides the path's, want 2 x %d rounds and one (at least 10 rounds with the small bounds)", bound, n, rounds)
 		}
 		if off.Critical.Jumps > 0 && (px != 3*levels+4 || run.tokens != 0 || 1<<levels < off.Critical.Jumps) {
 			t.Errorf("bound %d: the path (%d jumps) in %d exchanges, %d levels, %d tokens; want 3 x levels + 4, levels to cover the jumps, no token",

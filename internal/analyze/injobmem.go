@@ -29,14 +29,36 @@ const jobCopies = 6
 // maxRounds bounds the rounds of the exchange.
 const maxRounds = 1 << 12
 
-// jobRounds is how many rounds a rank of events events needs to hold at
-// most bound bytes of records at once.
+// jobRounds is how many rounds of the exchange a rank of events events
+// needs within bound (jobPlan).
 func jobRounds(events uint64, bound int64) int {
+	r, _ := jobPlan(events, bound)
+	return r
+}
+
+// recRounds is how many rounds a rank of events events needs to hold at
+// most bound bytes of records at once.
+func recRounds(events uint64, bound int64) int {
+	need := int64(events) * recBytes * jobCopies
+	return int(min(need/max(bound, 1)+1, maxRounds))
+}
+
+// jobPlan is how a rank of events events spends its bound: whether its
+// walk logs its calls for the critical path's shares (callLog: the trace
+// is then read once), and the rounds its records need in what is left.
+// The log goes first when it takes at most half the bound (it is held
+// from the walk to the rank's part, beside every round's records); else
+// the rank reads its trace a second time for the path's calls (pathKeys)
+// and its records have the whole bound.
+func jobPlan(events uint64, bound int64) (rounds int, log bool) {
 	if bound <= 0 {
 		bound = DefaultJobMemory
 	}
-	need := int64(events) * recBytes * jobCopies
-	return int(min(need/bound+1, maxRounds))
+	logBytes := int64(events) * callLogBytes
+	if log = logBytes <= bound/2; log {
+		bound -= logBytes
+	}
+	return recRounds(events, bound), log
 }
 
 // mix64 spreads a key over 64 bits (the last step of splitmix64).
@@ -212,6 +234,12 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		}
 	}
 	var out [][]byte
+	// In one round, the records this rank owns itself (its receives, its
+	// share of the collectives) skip the exchange: kept as they are, they
+	// take the place their bytes would have had.
+	var ownS []sendRec
+	var ownR []recvRec
+	var ownC []collRec
 	for k := 0; k < rounds; k++ {
 		switch {
 		case sp != nil:
@@ -219,7 +247,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		case rounds == 1:
 			out = make([][]byte, size)
 			for d := range out {
-				out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
+				if d == me {
+					ownS, ownR, ownC = p.sends[d], p.recvs[d], p.colls[d]
+				} else {
+					out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
+				}
 				p.sends[d], p.recvs[d], p.colls[d] = nil, nil, nil
 			}
 		default: // no spill files could be made: round k's records from memory
@@ -251,6 +283,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		var recvs []recvRec
 		var colls []collRec
 		for s, b := range in {
+			if s == me && sp == nil && rounds == 1 {
+				sends, recvs, colls = append(sends, ownS...), append(recvs, ownR...), append(colls, ownC...)
+				ownS, ownR, ownC = nil, nil, nil
+				continue
+			}
 			if sends, recvs, colls, err = decodeSpill(b, sends, recvs, colls); err != nil {
 				warn(fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
 			}

@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
@@ -26,11 +27,12 @@ const (
 	fWinFree
 	fWinLockAll
 	fWinUnlockAll
+	fWinFlushAll
 )
 
 var rmaFnNames = append(append([]string{}, fnNames...), "MPI_Win_create", "MPI_Win_fence", "MPI_Win_start", "MPI_Win_complete",
 	"MPI_Win_post", "MPI_Win_wait", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_flush", "MPI_Put", "MPI_Win_free",
-	"MPI_Win_lock_all", "MPI_Win_unlock_all")
+	"MPI_Win_lock_all", "MPI_Win_unlock_all", "MPI_Win_flush_all")
 
 // rmaRankFile is rankFile with the one-sided functions in the header.
 func rmaRankFile(t testing.TB, rank, size int, evs []trace.Event) []byte {
@@ -129,7 +131,12 @@ var rmaJobs = map[string]struct {
 	// its unlock at 30000; rank 2 locks at 10000 and waits in its calls
 	// until then: 100 + 100 + 19600. Two shared locks overlap: no
 	// contention. Rank 2's exclusive lock waits for rank 1's shared one
-	// (61000 to 70000). Rank 0's lock_all epoch is left out.
+	// (61000 to 70000). Rank 0's lock_all epoch (a shared lock on
+	// target 0 among others) went after rank 1's exclusive one (rank 1
+	// flushed by 1500, rank 0 can have held it no sooner than its
+	// unlock_all): rank 0 waited in MPI_Win_lock_all (100), and rank 2's
+	// exclusive epochs went before it (their unlocks entered before rank
+	// 0's): no wait of theirs.
 	"lock": {[][]trace.Event{
 		{created(), win(fWinLockAll, 1000, 1100, -1), win(fWinUnlockAll, 80000, 80100, -1)},
 		{created(), lock(1000, 1100, 0, true), win(fPut, 1200, 1300, 0), win(fWinFlush, 1400, 1500, 0), win(fWinUnlock, 30000, 30500, 0),
@@ -138,7 +145,33 @@ var rmaJobs = map[string]struct {
 		{created(), lock(10000, 10100, 0, true), win(fPut, 10200, 10300, 0), win(fWinUnlock, 10400, 31000, 0),
 			lock(41000, 41100, 0, false), win(fWinUnlock, 41200, 51000, 0),
 			lock(61000, 70500, 0, true), win(fWinUnlock, 70600, 70700, 0)}},
-		map[Pattern]map[int]float64{LockContention: {2: 28800}}},
+		map[Pattern]map[int]float64{LockContention: {0: 100, 2: 28800}}},
+	// MPI_Win_lock_all is a shared lock on every target. Target 0: rank
+	// 1's lock_all epoch flushed to it by 1500, so held its lock when
+	// rank 2 asked for an exclusive one at 10000: rank 2 waits in its
+	// calls until rank 1's unlock_all at 30000 (100 + 100 + 19600).
+	// Then rank 2's exclusive lock, flushed by 41000, is first: rank 1's
+	// next lock_all epoch waits in MPI_Win_lock_all, MPI_Put and
+	// MPI_Win_flush_all until rank 2's unlock at 60000 (100 + 100 +
+	// 14600); its epochs on targets 1 and 2 conflict with nothing.
+	"lock all": {[][]trace.Event{
+		{created()},
+		{created(), win(fWinLockAll, 0, 100, -1), win(fPut, 200, 300, 0), win(fWinFlush, 400, 1500, 0), win(fWinUnlockAll, 30000, 30500, -1),
+			win(fWinLockAll, 45000, 45100, -1), win(fPut, 45200, 45300, 0), win(fWinFlushAll, 45400, 60500, -1), win(fWinUnlockAll, 60600, 60700, -1)},
+		{created(), lock(10000, 10100, 0, true), win(fPut, 10200, 10300, 0), win(fWinUnlock, 10400, 31000, 0),
+			lock(40000, 40100, 0, true), win(fWinFlush, 40200, 41000, 0), win(fWinUnlock, 60000, 60100, 0)}},
+		map[Pattern]map[int]float64{LockContention: {1: 14800, 2: 19800}}},
+	// Two fences. The first: all enter at 1000. Then rank 2 puts to
+	// rank 1 (ending at 1600) and rank 0, after computing, puts to rank
+	// 1 until 20100 and enters the second fence at 20200: rank 1 (from
+	// 2000) and rank 2 (from 3000) wait at fence until 20200, rank 1's
+	// wait an early fence until rank 0's put ended, 20100. Rank 2's
+	// operation to rank 0 ended before it too entered (no early fence).
+	"early fence": {[][]trace.Event{
+		{created(), win(fWinFence, 1000, 1100, -1), win(fPut, 20000, 20100, 1), win(fWinFence, 20200, 20300, -1)},
+		{created(), win(fWinFence, 1000, 1100, -1), win(fWinFence, 2000, 20300, -1)},
+		{created(), win(fWinFence, 1000, 1100, -1), win(fPut, 1500, 1600, 1), win(fPut, 1700, 1800, 0), win(fWinFence, 3000, 20300, -1)}},
+		map[Pattern]map[int]float64{WaitFence: {1: 18200, 2: 17200}, EarlyFence: {1: 18100}}},
 	// Which epoch held the lock first. Rank 1 flushed (so held the lock)
 	// by 1500, rank 2's lock returned at 8000 and its unlock ended
 	// before rank 1's (as MPICH's unlock may wait on): rank 1 was first,
@@ -195,10 +228,49 @@ func TestRMARows(t *testing.T) {
 	}
 }
 
+// TestRMAStats: the one-sided synchronizations matched, in the result
+// and on the text report's summary line, for each hand-made trace (a
+// lock_all epoch counts once per target of the window's group), and
+// those left unmatched: a fence rank 2 does not enter, an access epoch
+// without its exposure epoch, a lock epoch that never ends. In the job
+// the same (TestRMAInJob: the same JSON).
+func TestRMAStats(t *testing.T) {
+	want := map[string]RMAStats{"fence": {Fences: 2}, "late post": {Epochs: 1}, "early wait": {Epochs: 2}, "lock": {Locks: 3 + 3 + 3},
+		"lock order": {Locks: 4}, "lock all": {Locks: 2*3 + 2}, "early fence": {Fences: 2}}
+	for name, c := range rmaJobs {
+		res := run(t, writeRMAJob(t, c.ranks...))
+		if res.RMA != want[name] {
+			t.Errorf("%s: %+v, want %+v", name, res.RMA, want[name])
+		}
+	}
+	res := run(t, writeRMAJob(t,
+		[]trace.Event{created(), win(fWinFence, 1000, 2000, -1), grp(fWinStart, 3000, 3100, 1), win(fWinComplete, 3200, 3300, -1),
+			lock(4000, 4100, 2, true), win(fWinUnlock, 4200, 4300, 2)},
+		[]trace.Event{created(), win(fWinFence, 1500, 2000, -1), lock(5000, 5100, 2, false)},
+		[]trace.Event{created()}))
+	if w := (RMAStats{Locks: 1, Unmatched: 3}); res.RMA != w {
+		t.Errorf("%+v, want %+v", res.RMA, w)
+	}
+	var b bytes.Buffer
+	res.WriteText(&b, 0)
+	const line = "; 0 messages and 0 collectives matched; one-sided: 0 fences, 0 PSCW epoch pairs and 1 lock epochs matched, 3 unmatched\n"
+	if !strings.Contains(b.String(), line) {
+		t.Errorf("no %q in the report:\n%s", line, b.String())
+	}
+	b.Reset()
+	run(t, writeJob(t, []trace.Event{send(fSend, 1000, 1100, 1)}, []trace.Event{recv(fRecv, 0, 1200, 0)})).WriteText(&b, 0)
+	if strings.Contains(b.String(), "one-sided") {
+		t.Errorf("one-sided counts in the report of a job without:\n%s", b.String())
+	}
+}
+
 // TestRMAInJob: the analysis in the job gives the offline result exactly,
-// with two more exchanges (RMA records, their candidates); with the
-// default bound and with one that takes several rounds.
+// with two more exchanges (RMA records, their candidates) a round of the
+// one-sided records; with the default bound and with one that takes
+// several rounds (of both kinds of records).
 func TestRMAInJob(t *testing.T) {
+	defer func(v int64) { rmaMinLimit = v }(rmaMinLimit)
+	rmaMinLimit = 600
 	for name, c := range rmaJobs {
 		t.Run(name, func(t *testing.T) {
 			dir := writeRMAJob(t, c.ranks...)
@@ -216,23 +288,106 @@ func TestRMAInJob(t *testing.T) {
 				for r := range c.ranks {
 					most = max(most, uint64(len(c.ranks[r])))
 				}
-				if rounds := jobRounds(most, bound); n != 2*rounds+3 {
-					t.Errorf("bound %d: %d exchanges, want 2 x %d rounds and 3", bound, n, rounds)
+				// The RMA records' rounds: one with the default bound;
+				// with the small one (a share of 600 bytes, 10 records),
+				// several for the lock_all epochs (18 records on rank 1).
+				rounds := jobRounds(most, bound)
+				rr := (n - 2*rounds - 1) / 2
+				if n != 2*rounds+2*rr+1 || rr < 1 || bound == 0 && rr != 1 || name == "lock all" && bound > 0 && rr < 2 {
+					t.Errorf("bound %d: %d exchanges, want 2 x %d rounds, 2 x %d RMA rounds and 1", bound, n, rounds, rr)
 				}
 			}
 		})
 	}
 }
 
+// TestRMAMemory: the one-sided records count against the memory bound:
+// beyond their share (here 600 bytes, 10 records) they go to temporary
+// files and are matched in rounds, with the result of the analysis held
+// in memory; with a share too small for the largest instances (200
+// bytes: a round holds at most 7 records, while one target's lock
+// epochs are up to 17), those are left out with a warning, offline and
+// in the job alike, never more memory.
+func TestRMAMemory(t *testing.T) {
+	defer func(v int64) { rmaMinLimit = v }(rmaMinLimit)
+	nspilled := 0
+	for name, c := range rmaJobs {
+		t.Run(name, func(t *testing.T) {
+			dir := writeRMAJob(t, c.ranks...)
+			rmaMinLimit = 1 << 20
+			a, _ := json.MarshalIndent(run(t, dir), "", " ")
+			rmaMinLimit = 600
+			j, err := trace.OpenJob(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Analyze(j, Options{Workers: 2, Memory: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := json.MarshalIndent(res, "", " "); !bytes.Equal(a, b) {
+				t.Errorf("bounded:\n%s\nin memory:\n%s", b, a)
+			}
+			// What spilled, in how many rounds (rmaCands' own figures).
+			rb := newRMABound(0, 4)
+			defer rb.close()
+			w := trace.NewWalker(j, trace.WalkOptions{})
+			var total uint64
+			for i, r := range j.Ranks {
+				p := newRankPass(i, r.Header.Rank, 1)
+				p.rma.bound = rb
+				if err := w.WalkRank(i, p); err != nil {
+					t.Fatal(err)
+				}
+				total += uint64(len(p.rma.recs))
+			}
+			total += uint64(rb.spilled.Load())
+			// (a walk counts a call's records at its next call).
+			if spilled, rounds := rb.spilled.Load(), rmaRounds(total, rb.limit); total*rmaRecMem > 2*600 && (spilled == 0 || rounds < 2) {
+				t.Errorf("%d records, %d spilled, %d rounds: want some spilled, in rounds", total, spilled, rounds)
+			} else if spilled > 0 {
+				nspilled++
+			}
+		})
+	}
+	if nspilled < 2 {
+		t.Errorf("%d cases spilled their records, want at least 2", nspilled)
+	}
+	rmaMinLimit = 200
+	dir := writeRMAJob(t, rmaJobs["lock"].ranks...)
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Analyze(j, Options{Workers: 2, Memory: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := inJobOpt(t, dir, 3, Options{Memory: 1})
+	for _, r := range []*Result{res, in} {
+		n := 0
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "did not fit the analysis memory bound") {
+				n++
+			}
+		}
+		if n == 0 || r.Patterns[LockContention].Seconds != 0 || r.RMA.Locks != 2 { // rank 0's lock_all on targets 1 and 2
+			t.Errorf("warnings %q, lock contention %.9f s, %d lock epochs: want target 0's lock epochs left out (2 others kept), and said so",
+				r.Warnings, r.Patterns[LockContention].Seconds, r.RMA.Locks)
+		}
+	}
+}
+
 // TestRMADelay: the delay costs of the one-sided waits add up to them
-// (late complete aside, a part of early wait).
+// (late complete and early fence aside, parts of early wait and wait at
+// fence).
 func TestRMADelay(t *testing.T) {
 	for name, c := range rmaJobs {
 		t.Run(name, func(t *testing.T) {
 			res := run(t, writeRMAJob(t, c.ranks...))
 			var waits, costs float64
 			for p, pt := range res.Patterns {
-				if Pattern(p) != LateComplete {
+				if Pattern(p) != LateComplete && Pattern(p) != EarlyFence { // parts of others
 					waits += pt.Seconds
 				}
 			}
@@ -251,28 +406,34 @@ func TestRMADelay(t *testing.T) {
 func TestRMADecode(t *testing.T) {
 	r := rmaRec{inst: 7, role: rmaFence, idx: 1, key: 2, call: 3, t0: 1, t1: 2}
 	b := appendRMARec(nil, &r)
-	got, err := decodeRMARecs(b, nil)
+	got, err := decodeRMARecs(b, nil, nil)
 	if err != nil || len(got) != 1 || got[0] != r {
 		t.Errorf("decoded %+v, %v; want %+v", got, err, r)
 	}
-	if _, err := decodeRMARecs(b[:len(b)-1], nil); err == nil {
+	if _, err := decodeRMARecs(b[:len(b)-1], nil, nil); err == nil {
 		t.Errorf("a record cut short: no error")
 	}
 	b[8] = 99
-	if _, err := decodeRMARecs(b, nil); err == nil {
+	if _, err := decodeRMARecs(b, nil, nil); err == nil {
 		t.Errorf("a bad role: no error")
 	}
 }
 
 // FuzzRMA: rank 1's file is the fuzzer's, beside a sound rank 0 with
-// every kind of epoch; the analysis never panics.
+// every kind of epoch (lock_all and a fence epoch's operations among
+// them); the analysis never panics, also with the one-sided records
+// beyond a small bound (spilled, in rounds).
 func FuzzRMA(f *testing.F) {
-	all := []trace.Event{created(), win(fWinFence, 1000, 2000, -1), grp(fWinPost, 3000, 3100, 1), grp(fWinStart, 3200, 3300, 1),
+	all := []trace.Event{created(), win(fWinFence, 1000, 2000, -1), win(fPut, 2100, 2200, 1), win(fWinFence, 2300, 2400, -1),
+		grp(fWinPost, 3000, 3100, 1), grp(fWinStart, 3200, 3300, 1),
 		win(fPut, 3400, 3500, 1), win(fWinComplete, 3600, 3700, -1), win(fWinWait, 3800, 3900, -1),
 		lock(4000, 4100, 1, true), win(fPut, 4200, 4300, 1), win(fWinFlush, 4400, 4500, 1), win(fWinUnlock, 4600, 4700, 1),
+		win(fWinLockAll, 4800, 4810, -1), win(fPut, 4820, 4830, 1), win(fWinFlushAll, 4840, 4850, -1), win(fWinUnlockAll, 4860, 4870, -1),
 		win(fWinFree, 5000, 5100, -1)}
 	f.Add(rmaRankFile(f, 1, 2, all))
 	f.Add(rmaRankFile(f, 1, 2, rmaJobs["lock"].ranks[2]))
+	f.Add(rmaRankFile(f, 1, 2, rmaJobs["lock all"].ranks[1]))
+	f.Add(rmaRankFile(f, 1, 2, rmaJobs["early fence"].ranks[0]))
 	r0 := rmaRankFile(f, 0, 2, all)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		job := t.TempDir()
@@ -289,5 +450,10 @@ func FuzzRMA(f *testing.F) {
 		var out bytes.Buffer
 		res.WriteText(&out, 5)
 		res.WriteJSON(&out)
+		defer func(v int64) { rmaMinLimit = v }(rmaMinLimit)
+		rmaMinLimit = 300
+		if res, err = Analyze(j, Options{Workers: 2, Memory: 1}); err == nil {
+			res.WriteText(&out, 5)
+		}
 	})
 }

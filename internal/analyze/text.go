@@ -28,6 +28,12 @@ func (res *Result) WriteText(w io.Writer, top int) error {
 	if res.Unmatched > 0 {
 		fmt.Fprintf(w, ", %d message ends unmatched", res.Unmatched)
 	}
+	if r := res.RMA; r != (RMAStats{}) {
+		fmt.Fprintf(w, "; one-sided: %d fences, %d PSCW epoch pairs and %d lock epochs matched", r.Fences, r.Epochs, r.Locks)
+		if r.Unmatched > 0 {
+			fmt.Fprintf(w, ", %d unmatched", r.Unmatched)
+		}
+	}
 	fmt.Fprintln(w)
 	for _, s := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)

@@ -71,6 +71,7 @@ static ms_tbuf *ms_tbuf_new(void)
 	/* A record fits whenever n <= cap, and a deferred event besides
 	 * (ms_trace_room, ms_trace_swap). */
 	tb->cap = (uint32_t)(blen - 2 * MS_TMAX);
+	tb->lim = tb->cap;
 	tb->fgen = MS_LOAD(ms_trace_fgen);
 	tb->dgen = 1;
 	tb->tid = (int)syscall(SYS_gettid);
@@ -145,6 +146,18 @@ static void ms_trace_swap(ms_tbuf *tb)
 	memset(tb->memo, 0, sizeof tb->memo);
 }
 
+/* ms_tlim sets tb->lim after the slow path (trace.h): cap, or 0 when a
+ * flush asked for the buffer. A flush bumps
+ * ms_trace_fgen, then stores 0 in each buffer's lim: the generation is
+ * read after lim is stored, so either this thread sees the new one or the
+ * flush's 0 comes after its store. */
+static void ms_tlim(ms_tbuf *tb)
+{
+	__atomic_store_n(&tb->lim, tb->cap, __ATOMIC_SEQ_CST);
+	if (tb->fgen != __atomic_load_n(&ms_trace_fgen, __ATOMIC_SEQ_CST))
+		__atomic_store_n(&tb->lim, 0, __ATOMIC_RELAXED);
+}
+
 /* ms_trace_room readies the buffer for a record when ms_tfull says so:
  * the deferred event is written (it fits: cap leaves room for two
  * records), then the buffer is handed over if it is full or a flush asked
@@ -168,16 +181,20 @@ ms_tbuf *ms_trace_slow(ms_thread *t)
 			return NULL;
 		t->tb = tb;
 	}
-	if (ms_tfull(tb) || tb->dfn)
+	if (ms_tfull(tb) || tb->dfn) {
 		ms_trace_room(tb);
+		ms_tlim(tb);
+	}
 	return tb;
 }
 
 /* ms_troom makes room for a largest record, the deferred event written. */
 static inline void ms_troom(ms_tbuf *tb)
 {
-	if (__builtin_expect(ms_tfull(tb) || tb->dfn, 0))
+	if (__builtin_expect(ms_tfull(tb) || tb->dfn, 0)) {
 		ms_trace_room(tb);
+		ms_tlim(tb);
+	}
 }
 
 /* ms_tcomm returns the id + 1 a record stores for communicator cm (0:
@@ -189,6 +206,32 @@ static inline unsigned ms_tcomm(const ms_comm *cm)
 	if (__builtin_expect(MS_LOAD(ms_trace_cms[cm->id]) != cm, 0))
 		MS_STORE(ms_trace_cms[cm->id], (ms_comm *)cm);
 	return (unsigned)cm->id + 1;
+}
+
+/* ms_tpost_open begins a posts record (trace.h) at the post of memo entry
+ * mm (ms_tpost), or stores a post of 2^16 ticks or more as a short
+ * record. */
+void ms_tpost_open(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t req)
+{
+	uint64_t dt = t1 - t0;
+	if (dt >= MS_TPOSTS_DT) {
+		ms_tshort(tb, mm->slot, t0, dt, 1, req);
+		return;
+	}
+	uint32_t n = tb->n;
+	char *p = tb->cur_ev + n;
+	uint32_t h = mm->slot << 2 | MS_TK_POSTS << 12, c = 1, x = (uint32_t)dt << 16;
+	memcpy(p, &h, 4);
+	memcpy(p + 4, &c, 4);
+	memcpy(p + 8, &t0, 8);
+	memcpy(p + 16, &x, 4);
+	memcpy(p + 20, &req, 8);
+	mm->phead = n;
+	n += MS_TPOSTS_HEAD + MS_TPOSTS_ENTRY;
+	tb->n = n;
+	mm->pend = n;
+	tb->pt = t1;
+	tb->total++;
 }
 
 /* ms_trace_ev stores any event of a measured call (ms_trace_call): the
@@ -651,12 +694,10 @@ static void ms_trace_obj(ms_thread *t, unsigned kind, unsigned fn, void *pc, uin
 {
 	ms_tbuf *tb = t->tb;
 	if (__builtin_expect(tb == NULL || ms_tfull(tb) || tb->dfn, 0)) {
-		tb = ms_trace_slow(t);
+		tb = ms_trace_slow(t); /* writes the deferred event */
 		if (tb == NULL)
 			return;
 	}
-	if (tb->dfn)
-		ms_tdef_write(tb);
 	if (!ok || o == NULL) {
 		ms_trace_ev(tb, fn, pc, t0, t1, 0, NULL, 0, -1, -1, -1, -1, 0, NULL, NULL);
 		return;
@@ -782,7 +823,12 @@ void ms_trace_exclude(int fn)
 	if (fn >= 0 && fn < MS_MAXFUNCS)
 		ms_trace_excl[fn] = 1;
 }
-void ms_trace_flushgen(void) { __atomic_add_fetch(&ms_trace_fgen, 1, __ATOMIC_RELEASE); }
+void ms_trace_flushgen(void)
+{
+	__atomic_add_fetch(&ms_trace_fgen, 1, __ATOMIC_SEQ_CST);
+	for (ms_tbuf *tb = ms_tbufs_head(); tb; tb = tb->next)
+		__atomic_store_n(&tb->lim, 0, __ATOMIC_SEQ_CST);
+}
 void ms_trace_flush_self(void)
 {
 	if (ms_ttls)

@@ -70,6 +70,21 @@
  *      record (-1, -1, 0 before any). A completion call of several
  *      requests writes one (ms_trace_cpls); it uses no dictionary slot. */
 #define MS_TK_CPLS 9 /* a completions record (not an event kind) */
+/*  posts (16 bytes, then 12 per post; format version 5): u32 h = 0 |
+ *      slot << 2 | MS_TK_POSTS << 12 (bits 18-31 zero), u32 count, u64 t
+ *      (the first post's start), then per post u32 x = gap | dt << 16
+ *      (ticks, each below 2^16: from the previous post's end, t for the
+ *      first, to its start; its duration), u64 request. Each post is the
+ *      event whose shape is in slot, at its times, with its request: a
+ *      run of nonblocking posts that repeat one post memo entry
+ *      (ms_tmemo) with nothing written between them is one record
+ *      (ms_tpost), opened by the first and extended by each next one, its
+ *      count raised in place: any other record ends it, having moved the
+ *      buffer's end. It uses the slot, not a new one. */
+#define MS_TK_POSTS 10 /* a posts record (not an event kind) */
+#define MS_TPOSTS_HEAD 16u
+#define MS_TPOSTS_ENTRY 12u
+#define MS_TPOSTS_DT (1u << 16)
 #define MS_TCPLS_HEAD 16u
 #define MS_TCPLS_ENTRY_MAX 24u
 #define MS_TCPLS_REQ ((1ull << 56) - 1)
@@ -139,6 +154,10 @@ typedef struct ms_tmemo {
 	int32_t speer, stag, rpeer, rtag;
 	uint32_t fnf; /* fn | flags << 16 */
 	uint32_t slot;
+	/* The posts record (ms_tpost) this entry's posts extend: where it
+	 * ends in the buffer (1: none; the buffer's end when it is open) and
+	 * where it starts. */
+	uint32_t pend, phead;
 } ms_tmemo;
 
 #define MS_TMSGS 16
@@ -150,11 +169,16 @@ typedef struct ms_tbuf {
 	/* hot: read by every traced call */
 	char *cur_ev; /* ev[cur] */
 	uint32_t n, cap; /* bytes used and usable (the buffer's size - MS_TMAX) */
+	/* n > lim sends a traced call to ms_trace_slow: lim is cap, or 0
+	 * when a flush asks for the buffer (ms_trace_flushgen, from another
+	 * thread: atomic). One compare where there were two (room, flush). */
+	uint32_t lim;
 	uint32_t fgen;
 	uint32_t dgen; /* dictionary generation: one per buffer filled */
 	int cur;
 	uint32_t dfn; /* the deferred event's function + 1 (0: none; ms_trace_defer) */
 	uint64_t total; /* events recorded by this thread */
+	uint64_t pt; /* the last post's end (ms_tpost) */
 	ms_tmemo memo[MS_TMEMO];
 	ms_tshape dict[MS_TDICT];
 	/* cold */
@@ -309,11 +333,12 @@ MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
 }
 
 /* ms_tfull: the current buffer has no room for a largest record, or a
- * flush asked every thread to hand its buffer over. A deferred event
- * (tb->dfn) is written before any other (ms_tdef_write, ms_trace_room). */
+ * flush asked every thread to hand its buffer over: tb->lim says both. A
+ * deferred event (tb->dfn) is written before any other (ms_tdef_write,
+ * ms_trace_room). */
 MS_INLINE int ms_tfull(const ms_tbuf *tb)
 {
-	return tb->n > tb->cap || tb->fgen != MS_LOAD(ms_trace_fgen);
+	return tb->n > MS_LOAD(tb->lim);
 }
 
 /* ms_tkey and ms_tslot hash a shape to its dictionary slot; fields at
@@ -354,6 +379,36 @@ MS_INLINE void ms_tshort(ms_tbuf *tb, unsigned slot, uint64_t t0, uint64_t dt, i
 	} else {
 		tb->n += 12;
 	}
+}
+
+/* ms_tpost stores a nonblocking post found in memo entry mm (its shape in
+ * slot mm->slot): as the next entry of the entry's posts record when that
+ * record ends the buffer (nothing written since its last post) and the
+ * gap and duration fit in 16 bits each; else ms_tpost_open (trace.c, once
+ * per run: out of line, it leaves the wrapper its registers) opens a new
+ * record, or writes a short record for a post of 2^16 ticks or more. Per
+ * post a 12-byte entry where a short record took 20 (trace.h, posts). */
+MS_HIDDEN void ms_tpost_open(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t req);
+MS_INLINE void ms_tpost(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t dt, uint64_t req)
+{
+	uint32_t n = tb->n;
+	uint64_t gap = t0 - tb->pt;
+	if (__builtin_expect(mm->pend == n && (gap | dt) < MS_TPOSTS_DT, 1)) {
+		char *ev = tb->cur_ev;
+		uint32_t x = (uint32_t)gap | (uint32_t)dt << 16, c;
+		__builtin_memcpy(ev + n, &x, 4);
+		__builtin_memcpy(ev + n + 4, &req, 8);
+		__builtin_memcpy(&c, ev + mm->phead + 4, 4);
+		c++;
+		__builtin_memcpy(ev + mm->phead + 4, &c, 4);
+		n += MS_TPOSTS_ENTRY;
+		tb->n = n;
+		mm->pend = n;
+		tb->pt = t1;
+		tb->total++;
+		return;
+	}
+	ms_tpost_open(tb, mm, t0, t1, req);
 }
 
 /* ms_tmsg holds an event's message fields in their canonical form: peers
@@ -495,8 +550,11 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		ms_trace_ev(tb, fn, pc, t0, t1, bytes, cm, 0, -1, -1, -1, -1, 0, NULL, NULL);
 		return;
 	}
+	/* The request, read once: the role note's store may alias *req, which
+	 * would have it read again. */
+	const uint64_t rq = (flags & MS_TF_REQ) && req ? (uint64_t)(uintptr_t)*req : 0;
 	if ((flags & MS_TF_REQ) && req)
-		ms_trole_note((uintptr_t)*req, (unsigned)flags & MS_TF_ALLMSG);
+		ms_trole_note((uintptr_t)rq, (unsigned)flags & MS_TF_ALLMSG);
 	uint64_t dt = t1 - t0;
 	if (__builtin_expect(dt < MS_TSHORT_DT, 1)) {
 		/* flags is a constant in most wrappers: what a kind does not
@@ -512,7 +570,7 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		    (!(flags & (MS_TF_SEND | MS_TF_COLL)) || (mm->bytes == bytes && mm->stag == stag)) &&
 		    (!(flags & MS_TF_SEND) || mm->speer == speer) &&
 		    (!(flags & MS_TF_RECV) || (mm->rpeer == rpeer && mm->rtag == rtag && mm->rbytes == rbytes))) {
-			ms_tshort(tb, mm->slot, t0, dt, 1, req ? (uint64_t)(uintptr_t)*req : 0);
+			ms_tpost(tb, mm, t0, t1, dt, rq);
 			return;
 		}
 		ms_tmsg m = ms_tcanon(cm, flags, bytes, speer, stag, rpeer, rtag, rbytes, st);
@@ -522,9 +580,9 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		const ms_tshape *d = &tb->dict[slot];
 		if (__builtin_expect(ms_tholds(d, tb, k, w, &m, flags), 1)) {
 			int hasreq = (flags & MS_TF_REQ) != 0;
-			ms_tshort(tb, slot, t0, dt, hasreq, hasreq && req ? (uint64_t)(uintptr_t)*req : 0);
+			ms_tshort(tb, slot, t0, dt, hasreq, rq);
 			if (memo)
-				*mm = (ms_tmemo){k, cm, bytes, rbytes, speer, stag, rpeer, rtag, fnf, slot};
+				*mm = (ms_tmemo){k, cm, bytes, rbytes, speer, stag, rpeer, rtag, fnf, slot, 1, 0};
 			return;
 		}
 	}

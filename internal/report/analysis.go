@@ -16,7 +16,7 @@ import (
 
 var analysisTitles = map[string]string{"late_sender": "Late sender", "late_receiver": "Late receiver", "wait_nxn": "Wait at N x N",
 	"wait_barrier": "Wait at barrier", "late_broadcast": "Late broadcast", "early_reduce": "Early reduce",
-	"wait_fence": "Wait at fence", "late_post": "Late post", "early_wait": "Early wait", "late_complete": "Late complete (part of early wait)",
+	"wait_fence": "Wait at fence", "early_fence": "Early fence (part of wait at fence)", "late_post": "Late post", "early_wait": "Early wait", "late_complete": "Late complete (part of early wait)",
 	"lock_contention": "Lock contention"}
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', 6, 64) }

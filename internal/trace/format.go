@@ -18,12 +18,15 @@ import (
 	"slices"
 )
 
-// Magic starts every trace file; the last byte is the format version: 4
-// since raw blocks may hold completions records (raw.go: a completion call
+// Magic starts every trace file; the last byte is the format version: 5
+// since raw blocks may hold posts records (rawposts.go: a run of
+// nonblocking posts of one shape is one record), 4 since they may hold
+// completions records (raw.go: a completion call
 // of several requests writes its completions as one record), 3 since
 // records may hold a call path's key where the callsite is (paths.go).
-// Version 2 and 3 files, which hold neither, are read as they are.
-const Magic = "MSTRACE\x04"
+// Version 2 to 4 files, which hold none of the later records, are read as
+// they are.
+const Magic = "MSTRACE\x05"
 
 // Event kinds.
 const (

@@ -1,9 +1,11 @@
 package trace
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 )
 
@@ -175,13 +177,28 @@ const (
 
 // appendHex16 appends v in 16 lower-case hexadecimal digits.
 func appendHex16(b []byte, v uint64) []byte {
-	const digits = "0123456789abcdef"
-	var h [16]byte
-	for i := 15; i >= 0; i-- {
-		h[i] = digits[v&0xf]
-		v >>= 4
-	}
-	return append(b, h[:]...)
+	b = room(b, 16)
+	n := len(b)
+	o := b[:n+16]
+	binary.LittleEndian.PutUint64(o[n:], hex8(uint32(v>>32)))
+	binary.LittleEndian.PutUint64(o[n+8:], hex8(uint32(v)))
+	return o
+}
+
+// hex8 returns the 8 hexadecimal digits of x, the first in the lowest
+// byte.
+func hex8(x uint32) uint64 {
+	// One nibble per byte, the least significant in the lowest byte,
+	// then reversed.
+	v := uint64(x)
+	v = (v | v<<16) & 0x0000ffff_0000ffff
+	v = (v | v<<8) & 0x00ff00ff_00ff00ff
+	v = (v | v<<4) & 0x0f0f0f0f_0f0f0f0f
+	v = bits.ReverseBytes64(v)
+	// 'a'-'0'-10 more for the nibbles from 10: their byte + 6 carries
+	// into bit 4.
+	letters := (v + 0x06060606_06060606) >> 4 & 0x01010101_01010101
+	return v + 0x30303030_30303030 + letters*('a'-'0'-10)
 }
 
 // quote returns s as a JSON string, cached (function and communicator
@@ -296,6 +313,15 @@ func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
 	}
 }
 
+// pre appends an argument's start given as `,"<k>":`, the comma dropped
+// before the first argument (sep false).
+func pre(b []byte, sep bool, kc string) []byte {
+	if sep {
+		return append(b, kc...)
+	}
+	return append(b, kc[1:]...)
+}
+
 // Call implements Visitor.
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
@@ -303,45 +329,72 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	b = appendUs(b, c.T0)
 	b = append(b, `,"dur":`...)
 	b = appendUs(b, c.T1-c.T0)
-	a := args{b: b}
-	if c.Comm != nil {
+	// The arguments most calls have are appended here, the comma after
+	// the first known where it is written; the others through args.
+	sep := c.Comm != nil
+	if sep {
 		if c.Comm != p.lastComm {
 			p.lastComm, p.lastCommQ = c.Comm, `,"args":{"comm":`+p.quote(commName(c.Comm))
 		}
-		a.b = append(a.b, p.lastCommQ...)
-		a.sep = true
+		b = append(b, p.lastCommQ...)
 	} else {
-		a.b = append(a.b, `,"args":{`...)
+		b = append(b, `,"args":{`...)
 	}
 	if m := c.Send; m != nil {
-		a.intK(`,"dest":`, int64(m.Peer))
-		a.intK(`,"tag":`, int64(m.Tag))
-		a.intK(`,"bytes":`, m.Bytes)
+		b = pre(b, sep, `,"dest":`)
+		b = appendInt(b, int64(m.Peer))
+		b = append(b, `,"tag":`...)
+		b = appendInt(b, int64(m.Tag))
+		b = append(b, `,"bytes":`...)
+		b = appendInt(b, m.Bytes)
 		if m.Req != 0 {
-			a.intK(`,"request":`, int64(m.Req))
+			b = append(b, `,"request":`...)
+			b = appendInt(b, int64(m.Req))
 		}
+		sep = true
 	}
 	if m := c.Recv; m != nil {
-		a.intK(`,"source":`, int64(m.Peer))
-		a.intK(`,"recv_tag":`, int64(m.Tag))
-		a.intK(`,"recv_bytes":`, m.Bytes)
+		b = pre(b, sep, `,"source":`)
+		b = appendInt(b, int64(m.Peer))
+		b = append(b, `,"recv_tag":`...)
+		b = appendInt(b, int64(m.Tag))
+		b = append(b, `,"recv_bytes":`...)
+		b = appendInt(b, m.Bytes)
+		sep = true
 	}
 	if m := c.RecvPost; m != nil {
-		a.intK(`,"source":`, int64(m.Peer))
-		a.intK(`,"tag":`, int64(m.Tag))
-		a.intK(`,"request":`, int64(m.Req))
+		b = pre(b, sep, `,"source":`)
+		b = appendInt(b, int64(m.Peer))
+		b = append(b, `,"tag":`...)
+		b = appendInt(b, int64(m.Tag))
+		b = append(b, `,"request":`...)
+		b = appendInt(b, int64(m.Req))
+		sep = true
 	}
-	a.msgs(keysStartedSend, "started_send", " to ", c.StartSend, true)
-	a.msgs(keysStartedRecv, "started_recv", " from ", c.StartRecv, false)
-	a.msgs(keysCompletedRecv, "completed_recv", " from ", c.RecvDone, true)
-	a.msgs(keysCompletedSend, "completed_send", " to ", c.SendDone, true)
+	a := args{b: b, sep: sep}
+	if len(c.StartSend) > 0 {
+		a.msgs(keysStartedSend, "started_send", " to ", c.StartSend, true)
+	}
+	if len(c.StartRecv) > 0 {
+		a.msgs(keysStartedRecv, "started_recv", " from ", c.StartRecv, false)
+	}
+	if len(c.RecvDone) > 0 {
+		a.msgs(keysCompletedRecv, "completed_recv", " from ", c.RecvDone, true)
+	}
+	if len(c.SendDone) > 0 {
+		a.msgs(keysCompletedSend, "completed_send", " to ", c.SendDone, true)
+	}
 	if c.Coll {
-		a.intK(`,"bytes":`, c.CollBytes)
+		a.b = pre(a.b, a.sep, `,"bytes":`)
+		a.b = appendInt(a.b, c.CollBytes)
+		a.sep = true
 		if c.Root >= 0 {
-			a.intK(`,"root":`, int64(c.Root))
+			a.b = append(a.b, `,"root":`...)
+			a.b = appendInt(a.b, int64(c.Root))
 		}
 		if c.CollReq != 0 {
-			a.intK(`,"request":`, int64(c.CollReq))
+			a.b = append(a.b, `,"request":`...)
+			a.b = appendInt(a.b, int64(c.CollReq))
 		}
 	}
 	for i, x := range c.StartColl {

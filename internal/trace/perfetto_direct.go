@@ -20,13 +20,14 @@ type DirectFile struct {
 	f      *os.File // ordinary writes: the tail, or all when direct ones are refused
 	direct *os.File // the same file opened O_DIRECT; nil: none
 	buf    []byte   // aligned to directAlign, directBuf bytes
+	free   func()   // frees buf (directAlloc)
 	n      int      // bytes held in buf
 	off    int64    // bytes in the file
 }
 
 const (
 	directAlign = 4096    // offset, memory and length of a direct write
-	directBuf   = 1 << 20 // bytes per direct write
+	directBuf   = 2 << 20 // bytes per direct write: a huge page (directAlloc)
 )
 
 // CreateDirect creates (or truncates) the file at path for writing.
@@ -39,12 +40,23 @@ func CreateDirect(path string) (*DirectFile, error) {
 	if oDirect != 0 {
 		if df, err := os.OpenFile(path, os.O_WRONLY|oDirect, 0); err == nil {
 			d.direct = df
-			raw := make([]byte, directBuf+directAlign)
-			a := int(-uintptr(unsafe.Pointer(unsafe.SliceData(raw))) & (directAlign - 1))
-			d.buf = raw[a : a+directBuf : a+directBuf]
+			d.buf, d.free = directAlloc(directBuf)
 		}
 	}
 	return d, nil
+}
+
+// alignUp is the index of b's first byte aligned to align (a power of
+// two).
+func alignUp(b []byte, align int) int {
+	return int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & uintptr(align-1))
+}
+
+// heapAligned returns n bytes of Go's heap aligned to directAlign.
+func heapAligned(n int) []byte {
+	raw := make([]byte, n+directAlign)
+	a := alignUp(raw, directAlign)
+	return raw[a : a+n : a+n]
 }
 
 // Name is the file's name.
@@ -116,6 +128,10 @@ func (d *DirectFile) Close() error {
 	if d.direct != nil {
 		d.direct.Close()
 		d.direct = nil
+	}
+	if d.free != nil {
+		d.free()
+		d.free, d.buf = nil, nil
 	}
 	if cerr := d.f.Close(); err == nil {
 		err = cerr

@@ -47,6 +47,9 @@ func TestDirectFile(t *testing.T) {
 						t.Fatal(err)
 					}
 					direct := d.direct != nil
+					if direct && (len(d.buf) != directBuf || alignUp(d.buf, directAlign) != 0) {
+						t.Fatalf("%s: a buffer of %d bytes, %d bytes from alignment", dir, len(d.buf), alignUp(d.buf, directAlign))
+					}
 					for p := data[:size]; len(p) > 0; {
 						c := min(chunk, len(p))
 						if n, err := d.Write(p[:c]); err != nil || n != c {

@@ -1,7 +1,10 @@
 package trace
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -52,29 +55,58 @@ func appendWhere(b []byte, rank, thread int) []byte {
 	return append(b, `,"ts":`...)
 }
 
+// Numbers are written straight into the output, backwards from their
+// last digit, their length known first (decLen): no copy through a
+// temporary buffer, and what follows a number does not wait for its
+// digits.
+
 // digits2 holds the two digits of 0 to 99.
 const digits2 = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
 	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
 	"80818283848586878889" + "90919293949596979899"
 
-// appendUint appends v in decimal (strconv.AppendUint's output).
-func appendUint(b []byte, v uint64) []byte {
-	if v < 10 {
-		return append(b, byte('0'+v))
+// pow10 holds 10^0 to 10^19.
+var pow10 = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
 	}
-	if v < 100 {
-		return append(b, digits2[2*v], digits2[2*v+1])
+	return t
+}()
+
+// decLen is the number of decimal digits of v (1 for 0).
+func decLen(v uint64) int {
+	// bits*1233>>12 is floor(bits*log10(2)) for bits up to 64; v|1 has
+	// the digits of v, one for 0.
+	v |= 1
+	n := bits.Len64(v) * 1233 >> 12
+	if v >= pow10[n] {
+		n++
 	}
-	var buf [20]byte
-	i := len(buf)
-	i = putDigits(buf[:], i, v)
-	return append(b, buf[i:]...)
+	return n
+}
+
+// room returns b with at least n bytes of capacity beyond its length.
+func room(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		b = slices.Grow(b, n)
+	}
+	return b
 }
 
 // putDigits writes v in decimal into buf, ending before buf[i], and
 // returns the index of its first digit.
 func putDigits(buf []byte, i int, v uint64) int {
-	for v >= 100 {
+	for v >= 10000 {
+		q := v / 10000
+		r := v - q*10000
+		h := r / 100
+		l := r - h*100
+		i -= 4
+		buf[i], buf[i+1], buf[i+2], buf[i+3] = digits2[2*h], digits2[2*h+1], digits2[2*l], digits2[2*l+1]
+		v = q
+	}
+	if v >= 100 {
 		q := v / 100
 		r := v - q*100
 		i -= 2
@@ -91,8 +123,40 @@ func putDigits(buf []byte, i int, v uint64) int {
 	return i
 }
 
-// appendInt appends v in decimal (strconv.AppendInt's output).
+// appendUint appends v in decimal (strconv.AppendUint's output); one
+// digit inline.
+func appendUint(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendUintMore(b, v)
+}
+
+func appendUintMore(b []byte, v uint64) []byte {
+	if v < 10 {
+		return append(b, byte('0'+v))
+	}
+	if v < 100 {
+		return append(b, digits2[2*v], digits2[2*v+1])
+	}
+	n := decLen(v)
+	b = room(b, n)
+	e := len(b) + n
+	b = b[:e]
+	putDigits(b, e, v)
+	return b
+}
+
+// appendInt appends v in decimal (strconv.AppendInt's output); one digit
+// inline.
 func appendInt(b []byte, v int64) []byte {
+	if uint64(v) < 10 {
+		return append(b, byte('0'+v))
+	}
+	return appendIntMore(b, v)
+}
+
+func appendIntMore(b []byte, v int64) []byte {
 	if v < 0 {
 		if v == math.MinInt64 {
 			return strconv.AppendInt(b, v, 10)
@@ -102,6 +166,14 @@ func appendInt(b []byte, v int64) []byte {
 	}
 	return appendUint(b, uint64(v))
 }
+
+// frac3 is ".ddd" for 0 to 999, as a little-endian uint32.
+var frac3 = func() (t [1000]uint32) {
+	for i := range t {
+		t[i] = '.' | uint32('0'+i/100)<<8 | uint32('0'+i/10%10)<<16 | uint32('0'+i%10)<<24
+	}
+	return t
+}()
 
 // appendUs appends nanoseconds t as microseconds with 3 decimals (t
 // rounded to the nanosecond, as strconv's 'f' with 3 digits rounds).
@@ -122,19 +194,30 @@ func appendUs(b []byte, t float64) []byte {
 	if neg && ns != 0 {
 		b = append(b, '-')
 	}
-	// Written backwards: 3 decimals, the point, the integer part.
-	var buf [24]byte
-	i := len(buf)
 	v := uint64(ns)
-	q := v / 1000
-	f := v - q*1000
-	i -= 4
-	buf[i] = '.'
-	buf[i+1] = byte('0' + f/100)
-	buf[i+2], buf[i+3] = digits2[2*(f%100)], digits2[2*(f%100)+1]
-	v = q
-	i = putDigits(buf[:], i, v)
-	return append(b, buf[i:]...)
+	us := v / 1000
+	f := frac3[v-us*1000]
+	if us < 100 { // durations mostly: no loop
+		b = room(b, 6)
+		e := len(b)
+		if us < 10 {
+			b = b[:e+5]
+			b[e] = byte('0' + us)
+			binary.LittleEndian.PutUint32(b[e+1:], f)
+			return b
+		}
+		b = b[:e+6]
+		b[e], b[e+1] = digits2[2*us], digits2[2*us+1]
+		binary.LittleEndian.PutUint32(b[e+2:], f)
+		return b
+	}
+	n := decLen(us)
+	b = room(b, n+4)
+	e := len(b) + n
+	b = b[:e+4]
+	binary.LittleEndian.PutUint32(b[e:], f)
+	putDigits(b, e, us)
+	return b
 }
 
 // site is a callsite's arguments: `,"callsite":"file:line","caller":"f"`

@@ -216,6 +216,14 @@ func TestRawLayoutMatchesTraceH(t *testing.T) {
 	if got := define("MS_TCPLS_ENTRY_MAX"); got != strconv.Itoa(rawCplsEntry+rawCplsRecv)+"u" {
 		t.Errorf("trace.h: MS_TCPLS_ENTRY_MAX is %s, raw.go: %du", got, rawCplsEntry+rawCplsRecv)
 	}
+	// Posts records (format version 5).
+	for name, want := range map[string]string{"MS_TK_POSTS": strconv.Itoa(rawPosts),
+		"MS_TPOSTS_HEAD": strconv.Itoa(rawPostsHead) + "u", "MS_TPOSTS_ENTRY": strconv.Itoa(rawPostsEntry) + "u",
+		"MS_TPOSTS_DT": "(1u << 16)"} {
+		if got := define(name); got != want {
+			t.Errorf("trace.h: %s is %s, rawposts.go reads %s", name, got, want)
+		}
+	}
 	// A short record's header keeps dt above its 12 bits of flag and slot.
 	if got := define("MS_TSHORT_DT"); got != "(1u << 20)" {
 		t.Errorf("trace.h: MS_TSHORT_DT is %s, raw.go reads dt from the 20 bits above bit 12 of a short record: (1u << 20)", got)

@@ -44,7 +44,8 @@ import (
 // receive fields, when its flags announce them (FRecv, FLocal), are the
 // last ones an entry of the record gave (N), at first -1, -1, 0; without
 // them the defaults. Bits 61 and 62 are zero. These records use no
-// dictionary slot.
+// dictionary slot. Since format version 5 a run of posts of one shape is
+// one posts record (rawposts.go).
 const (
 	rawShort  = 12
 	rawFull   = 32
@@ -136,6 +137,18 @@ func decodeRawRecords(b []byte, n int, evs []Event, whole bool) ([]Event, error)
 		}
 		if h>>12&0x3f == rawCpls {
 			k, used, err := decodeCpls(b[off:], n-i, &evs, whole)
+			if err != nil {
+				return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, err)
+			}
+			i += k - 1
+			off += used
+			continue
+		}
+		if h>>12&0x3f == rawPosts {
+			if !have[slot] {
+				return evs, fmt.Errorf("event %d of %d at byte %d: slot %d not defined in this block", i, n, off, slot)
+			}
+			k, used, err := decodePosts(b[off:], n-i, &dict[slot], &evs, whole)
 			if err != nil {
 				return evs, fmt.Errorf("event %d of %d at byte %d: %v", i, n, off, err)
 			}
@@ -287,9 +300,10 @@ func rawShape(v Event) Event {
 
 // AppendRaw encodes events as a raw block's payload, as the C recorder
 // does (tests, tools), with a dictionary of its own: repeated shapes take
-// short records, and two or more completions of one call at one time in a
+// short records, two or more completions of one call at one time in a
 // row (what a completion call of several requests finds) one completions
-// record.
+// record, and two or more posts of a shape already in the dictionary in a
+// row one posts record.
 func AppendRaw(dst []byte, tid int, evs []Event) []byte {
 	le := binary.LittleEndian
 	var body []byte
@@ -310,6 +324,13 @@ func AppendRaw(dst []byte, tid int, evs []Event) []byte {
 		}
 		dt := v.T1 - v.T0
 		shape := rawShape(*v)
+		if slot, ok := slots[shape]; ok {
+			if j := postsRun(evs, i); j-i >= 2 {
+				body = appendPosts(body, slot, evs[i:j])
+				i = j - 1
+				continue
+			}
+		}
 		hasReq := v.Flags&FReq != 0 || v.Kind == KComplete || v.Kind == KPost
 		req := uint64(0)
 		if hasReq {

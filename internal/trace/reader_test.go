@@ -132,6 +132,9 @@ func FuzzReader(f *testing.F) {
 	cpl = append(cpl, manyEvents(2)...)
 	cplRaw, _ := os.ReadFile(synthRankAs(f, f.TempDir(), 0, 2, cpl, 12, nil, true, BRaw))
 	f.Add(cplRaw)
+	// Posts records (format version 5): windows of 64 posts.
+	postsRaw, _ := os.ReadFile(synthRankAs(f, f.TempDir(), 0, 2, postWindows(3, 64), 200, nil, true, BRaw))
+	f.Add(postsRaw)
 	// One-sided and MPI-IO records (kinds 7 and 8), an I/O completion.
 	objJob := f.TempDir()
 	objRank(f, objJob, 0, 2, objEvents(0))

@@ -37,6 +37,7 @@ var traceConsts = []traceConst{
 	{"MS_TK_RMA", "trace.KRma", trace.KRma},
 	{"MS_TK_IO", "trace.KIo", trace.KIo},
 	{"MS_TK_CPLS", "trace.RawCpls", trace.RawCpls},
+	{"MS_TK_POSTS", "trace.RawPosts", trace.RawPosts},
 	{"MS_TF_SEND", "trace.FSend", trace.FSend},
 	{"MS_TF_RECV", "trace.FRecv", trace.FRecv},
 	{"MS_TF_REQ", "trace.FReq", trace.FReq},

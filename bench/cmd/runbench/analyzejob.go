@@ -30,8 +30,10 @@ func (b *bench) analyzeJob() error {
 		"reading its trace, the exchanges, the critical path, the delay costs, the gathered result), and its share of `traced`. "+
 		"Peak RSS: each rank's VmHWM during the analysis (reset when it starts), the largest over the ranks, with the default bound "+
 		"(MPISCOPE_ANALYZE_MEM=128M, one round here) and with 4M (the records exchanged and matched in rounds). One run each "+
-		"(32 oversubscribed ranks take minutes per run). Phases: rank 0's time reading its trace and exchanging and matching the records (records), "+
-		"in the critical path (path[levels, exchanges, KiB sent]: pointer doubling, 3 exchanges per level and 4), in its part (part: its trace read again for the MPI calls on the path), in the delay costs (delays[messages sent, waits' entries in them, receives]).\n\n",
+		"(32 oversubscribed ranks take minutes per run). Phases: rank 0's time agreeing with the others and reading its trace (read), "+
+		"exchanging and matching the records (match), in the critical path (path[levels, exchanges, KiB sent]: pointer doubling, 3 exchanges per level and 4), "+
+		"in its part (part: the MPI calls on the path from the log of its calls; part[trace read again] when the log does not fit the bound), "+
+		"in the delay costs (delays[messages sent, waits' entries in them, receives]).\n\n",
 		iters, 5*iters, runtime.NumCPU())
 	nps := b.opt.scaleNP
 	if b.f.Name == "mpich" && !b.opt.scaleSet {

@@ -23,6 +23,17 @@
  *           then), sleeps until 30 ms, unlocks; rank 2 sleeps 10 ms, locks
  *           it exclusively, puts, unlocks (lock contention on rank 2:
  *           20 ms)
+ *   lockall 3 ranks: lock, rank 1's epoch an MPI_Win_lock_all ...
+ *           MPI_Win_unlock_all (a shared lock on every target, rank 0's
+ *           among them) instead: rank 2's exclusive lock on rank 0
+ *           conflicts with it (lock contention on rank 2: 20 ms)
+ *   efence  3 ranks: MPI_Win_fence on all at once; rank 0 sleeps 20 ms
+ *           from its return, then MPI_Put to rank 1, MPI_Win_fence; ranks 1 and 2
+ *           MPI_Win_fence at once (wait at fence on ranks 1 and 2: 20 ms;
+ *           early fence on rank 1, waiting for rank 0's put: 20 ms)
+ *   many    N ranks: MANY + 1 fences, between every other two a put to
+ *           the next rank (one-sided records beyond a small analysis
+ *           memory bound: MPISCOPE_ANALYZE_MEM=1M)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -31,6 +42,7 @@
 #include <time.h>
 
 #define ITER 5
+#define MANY 5000
 
 static struct timespec deadline;
 
@@ -134,16 +146,42 @@ int main(int argc, char **argv)
 				CALL("wait", MPI_Win_wait(win));
 			}
 		}
-	} else if (strcmp(c, "lock") == 0) {
+	} else if (strcmp(c, "efence") == 0) {
+		for (int i = 0; i < ITER; i++) {
+			align();
+			compute(0);
+			CALL("fence", MPI_Win_fence(0, win));
+			if (rank == 0) {
+				start(); /* 20 ms from the fence's return, however late */
+				compute(20);
+				CALL("put", MPI_Put(&one, 1, MPI_DOUBLE, 1, 0, 1, MPI_DOUBLE, win));
+			}
+			CALL("fence2", MPI_Win_fence(0, win));
+		}
+	} else if (strcmp(c, "many") == 0) {
+		for (int i = 0; i < MANY; i++) {
+			MPI_Win_fence(0, win);
+			if (i % 2)
+				MPI_Put(&one, 1, MPI_DOUBLE, (rank + 1) % size, rank, 1, MPI_DOUBLE, win);
+		}
+		MPI_Win_fence(0, win);
+	} else if (strcmp(c, "lock") == 0 || strcmp(c, "lockall") == 0) {
+		int all = strcmp(c, "lockall") == 0;
 		for (int i = 0; i < ITER; i++) {
 			align();
 			if (rank == 1) {
 				compute(0);
-				CALL("lock", MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+				if (all)
+					CALL("lock", MPI_Win_lock_all(0, win));
+				else
+					CALL("lock", MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
 				CALL("put", MPI_Put(&one, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE, win));
 				CALL("flush", MPI_Win_flush(0, win));
 				compute(30);
-				CALL("unlock", MPI_Win_unlock(0, win));
+				if (all)
+					CALL("unlock", MPI_Win_unlock_all(win));
+				else
+					CALL("unlock", MPI_Win_unlock(0, win));
 			} else if (rank == 2) {
 				compute(10);
 				CALL("lock", MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));

@@ -1,0 +1,231 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/mpiscope/mpiscope/internal/testutil"
+)
+
+// numbers are edge values of the writer's integer formatting (each power
+// of ten and its neighbours, the limits) and random ones of every length.
+func numbers() []uint64 {
+	v := []uint64{0, math.MaxUint64, math.MaxInt64, math.MaxInt64 + 1}
+	for p := uint64(1); ; p *= 10 {
+		v = append(v, p-1, p, p+1)
+		if p > math.MaxUint64/10 {
+			break
+		}
+	}
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		v = append(v, r.Uint64()>>r.Intn(64))
+	}
+	return v
+}
+
+// TestAppendNumbers: the writer's integers and hexadecimal flow ids are
+// strconv's and fmt's, appended after what the buffer holds.
+func TestAppendNumbers(t *testing.T) {
+	for _, v := range numbers() {
+		if got, want := string(appendUint([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendUint(%d) = %s, want %s", v, got, want)
+		}
+		if got, want := string(appendInt([]byte("x"), int64(v))), "x"+strconv.FormatInt(int64(v), 10); got != want {
+			t.Fatalf("appendInt(%d) = %s, want %s", int64(v), got, want)
+		}
+		if got, want := string(appendHex16([]byte("x"), v)), fmt.Sprintf("x%016x", v); got != want {
+			t.Fatalf("appendHex16(%#x) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestAppendUsRandom: appendUs against the integer nanoseconds written by
+// fmt, for times of every length, fractions of a nanosecond included.
+func TestAppendUsRandom(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for i := 0; i < 20000; i++ {
+		v := float64(r.Uint64()>>r.Intn(64)) / 8
+		if r.Intn(2) == 0 {
+			v = -v
+		}
+		if !(v > -9e15 && v < 9e15) {
+			continue
+		}
+		ns := int64(math.Round(v))
+		want := fmt.Sprintf("%d.%03d", ns/1000, ns%1000)
+		if ns < 0 {
+			want = fmt.Sprintf("-%d.%03d", -ns/1000, -ns%1000)
+		}
+		if got := appendUs([]byte("x"), v); string(got) != "x"+want {
+			t.Fatalf("appendUs(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// writerCalls are calls made by hand to reach every argument the Perfetto
+// writer formats: without and with a communicator (the first argument
+// then has no comma), each kind of message, more than 16 in a list,
+// collectives, one-sided and MPI-IO calls, callsites resolved or not,
+// call paths, negative and large numbers, several ranks and threads.
+func writerCalls() []Call {
+	world := &GComm{Key: "world"}
+	split := &GComm{ID: 3, Key: `split "a"\b`}
+	src := &Source{Func: "solve", File: "solve.c", Line: 12}
+	src2 := &Source{File: "x.c", Line: 7}
+	path := []*Source{src, nil, src2}
+	many := make([]Msg, 18)
+	for i := range many {
+		many[i] = Msg{Peer: i - 1, Tag: 100 * i, Bytes: int64(i) << 40, Req: uint64(i) * 1e9}
+	}
+	file := File{Comm: world, Seq: 1, Name: "out.dat"}
+	base := func(rank, thread int, fn, class string, id int, t0, t1 float64) Call {
+		return Call{Rank: rank, Thread: thread, Fn: fn, Class: class, FnID: id, T0: t0, T1: t1, PC: 0x401000 + uint64(id), Root: -1}
+	}
+	var cs []Call
+	add := func(c Call, f func(c *Call)) {
+		f(&c)
+		cs = append(cs, c)
+	}
+	add(base(0, 0, "MPI_Send", "p2p", 1, 0.4, 1234.5), func(c *Call) {
+		c.Send = &Msg{Peer: 1, Tag: 7, Bytes: 8, Flow: 0xabc}
+	})
+	add(base(0, 0, "MPI_Send", "p2p", 1, 2e3, 2e3+0.5), func(c *Call) {
+		c.Comm, c.Src = world, src
+		c.Send = &Msg{Peer: 12345, Tag: -3, Bytes: 1 << 40, Flow: 0xfedcba9876543210}
+	})
+	add(base(0, 0, "MPI_Isend", "p2p", 2, 3e6, 3e6+999.5), func(c *Call) {
+		c.Comm, c.Src, c.Path = split, src, path
+		c.Send = &Msg{Peer: 99, Tag: 100, Bytes: 0, Req: 123456789, Flow: 1}
+	})
+	add(base(0, 1, "MPI_Recv", "p2p", 3, 4.56e9, 4.56e9+7), func(c *Call) {
+		c.Recv = &Msg{Peer: 0, Tag: 5, Bytes: 4096, Flow: 0xabc}
+	})
+	add(base(0, 1, "MPI_Recv", "p2p", 3, 4.6e9, 4.6e9+1), func(c *Call) {
+		c.Comm = world
+		c.Recv = &Msg{Peer: -1, Tag: -1, Bytes: -5}
+	})
+	add(base(1, 0, "MPI_Irecv", "p2p", 4, 1e12+0.5, 1e12+1.5), func(c *Call) {
+		c.RecvPost = &Msg{Peer: -1, Tag: 3, Req: 9}
+	})
+	add(base(1, 0, "MPI_Irecv", "p2p", 4, 5, 6), func(c *Call) {
+		c.Comm, c.Src = world, src2
+		c.RecvPost = &Msg{Peer: 2, Tag: 3, Req: 1 << 63}
+	})
+	add(base(1, 0, "MPI_Startall", "p2p", 5, 7, 8), func(c *Call) {
+		c.StartSend, c.StartRecv = many, many[:3]
+	})
+	add(base(1, 0, "MPI_Startall", "p2p", 5, 9, 10), func(c *Call) {
+		c.Comm = world
+		c.StartRecv = many
+	})
+	add(base(1, 0, "MPI_Waitall", "wait", 6, 11, 12), func(c *Call) {
+		c.RecvDone, c.SendDone = many, many[2:5]
+	})
+	add(base(1, 0, "MPI_Waitall", "wait", 6, 13, 14), func(c *Call) {
+		c.Comm = world
+		c.SendDone = many
+	})
+	add(base(1, 2, "MPI_Bcast", "coll", 7, 15, 16), func(c *Call) {
+		c.Coll, c.CollBytes, c.Root = true, 800, 0
+	})
+	add(base(1, 2, "MPI_Ibcast", "coll", 8, 17, 18), func(c *Call) {
+		c.Comm = split
+		c.Coll, c.CollBytes, c.Root, c.CollReq = true, 8, 3, 77
+	})
+	add(base(1, 2, "MPI_Allreduce", "coll", 9, 19, 20), func(c *Call) {
+		c.Comm = world
+		c.Coll, c.CollBytes = true, 16
+	})
+	add(base(1, 2, "MPI_Start", "coll", 10, 21, 22), func(c *Call) {
+		c.StartColl = []CollOp{{Fn: "MPI_Bcast_init", Comm: world, Root: 1, Bytes: 8, Req: 4}, {Fn: "MPI_Allreduce_init", Comm: split, Root: -1, Bytes: 16, Req: 5}}
+	})
+	add(base(1, 2, "MPI_Waitall", "wait", 6, 23, 24), func(c *Call) {
+		c.Comm = world
+		c.CollDone = []CollOp{{Fn: "MPI_Ibcast", Comm: world, Root: 0, Bytes: 8, Req: 6}}
+		c.RecvDone = many[:1]
+		c.Cancelled = []uint64{3, 1 << 40}
+	})
+	add(base(2, 0, "MPI_Win_lock", "rma", 11, 25, 26), func(c *Call) {
+		c.Comm = world
+		c.Rma = &RmaOp{Kind: RmaLock, Win: Win{Comm: world, Seq: 2}, Target: 1, Shared: true}
+	})
+	add(base(2, 0, "MPI_Win_lock", "rma", 11, 27, 28), func(c *Call) {
+		c.Rma = &RmaOp{Kind: RmaLock, Win: Win{Seq: 3}, Target: 0}
+	})
+	add(base(2, 0, "MPI_Win_post", "rma", 12, 29, 30), func(c *Call) {
+		c.Rma = &RmaOp{Kind: RmaPost, Win: Win{Comm: split, Seq: 1}, Target: -1, Group: []int{1, 2}}
+	})
+	add(base(2, 0, "MPI_Put", "rma", 13, 31, 32), func(c *Call) {
+		c.Comm = world
+		c.Rma = &RmaOp{Kind: RmaPut, Win: Win{Comm: world, Seq: 2}, Target: 3, SBytes: 64, ID: 9}
+	})
+	add(base(2, 0, "MPI_Get_accumulate", "rma", 14, 33, 34), func(c *Call) {
+		c.Rma = &RmaOp{Kind: RmaGetAcc, Win: Win{Comm: world, Seq: 2}, Target: 3, SBytes: 64, RBytes: 32, ID: 10}
+	})
+	add(base(2, 0, "MPI_Win_unlock", "rma", 15, 35, 36), func(c *Call) {
+		c.Rma = &RmaOp{Kind: RmaUnlock, Win: Win{Comm: world, Seq: 2}, Target: 1}
+		c.RmaDone = []RmaDone{{Win: Win{Comm: world, Seq: 2}, ID: 9}, {ID: 10}}
+	})
+	add(base(3, 0, "MPI_File_open", "io", 16, 37, 38), func(c *Call) {
+		c.Comm = world
+		c.Io = &IoOp{Kind: IoOpen, File: file}
+	})
+	add(base(3, 0, "MPI_File_write_at", "io", 17, 39, 40), func(c *Call) {
+		c.Io = &IoOp{Kind: IoWrite, File: file, Bytes: 1 << 20}
+	})
+	add(base(3, 0, "MPI_File_iread", "io", 18, 41, 42), func(c *Call) {
+		c.Io = &IoOp{Kind: IoRead, File: file, Bytes: 10, ID: 4}
+	})
+	add(base(3, 0, "MPI_File_read_all_end", "io", 19, 43, 44), func(c *Call) {
+		c.Io = &IoOp{Kind: IoRead, File: file, Bytes: 10, End: true}
+	})
+	add(base(3, 0, "MPI_Wait", "wait", 20, 45, 46), func(c *Call) {
+		c.IoDone = []IoDone{{File: file, ID: 4, Bytes: 10}}
+	})
+	add(base(3, 0, "MPI_Barrier", "coll", 21, -2.5, -0.4), func(c *Call) {
+		c.Comm, c.Src, c.Path = world, src, path
+		c.Coll = true
+	})
+	add(base(3, 0, "MPI_Barrier", "coll", 70000, 1e16, 1.5e16), func(c *Call) {
+		c.Comm, c.Src, c.PC = world, nil, 0
+		c.Coll = true
+	})
+	return cs
+}
+
+// TestPerfettoWriterArgs pins what the writer makes of every argument
+// (writerCalls) byte for byte: the golden file was written by the writer
+// as of 1e6945a (2026-11-26), before its per-event paths were rewritten.
+func TestPerfettoWriterArgs(t *testing.T) {
+	var out bytes.Buffer
+	p := NewPerfettoWriter(&out)
+	for _, c := range writerCalls() {
+		if err := p.Call(&c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Region(1, 0, true, "solver", 50); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Mark(1, 0, `note "x"`, 51); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Region(1, 0, false, "solver", 52); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Errorf("not JSON: %v", err)
+	}
+	testutil.Golden(t, filepath.Join("testdata", "golden", "calls.json"), out.Bytes())
+}
