@@ -474,27 +474,51 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 
 // evDecoder decodes events blocks one after the other, reusing its
 // decompressor and buffer (a reader of many blocks allocates nothing per
-// block).
+// block). A block is decoded whole (decode) or in parts (start, then next
+// until left is 0), which keeps a large block's events out of memory
+// (a part stays in the cache while its reader goes through it).
 type evDecoder struct {
 	fr  io.ReadCloser
 	br  bytes.Reader
 	raw []byte
+	// The block being decoded: its records left, the events decoded and
+	// in all, the previous end time and callsite (deltas).
+	b       []byte
+	i, n    int
+	pt, ppc uint64
 }
 
 func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err error) {
+	if tid, err = st.start(p); err != nil {
+		return 0, evs, err
+	}
+	out, err = st.next(evs, st.left())
+	if err != nil {
+		return 0, out, err
+	}
+	return tid, out, nil
+}
+
+// left is the number of events of the block not decoded yet.
+func (st *evDecoder) left() int { return st.n - st.i }
+
+// start reads a block's header and decompresses its records; next decodes
+// them.
+func (st *evDecoder) start(p []byte) (tid int, err error) {
+	st.b, st.i, st.n = nil, 0, 0
 	d := dec{b: p}
 	tid = d.n(1 << 31)
 	n := d.n(maxRaw / minEvent)
 	rawLen := d.n(maxRaw)
 	if d.err != nil {
-		return 0, evs, d.err
+		return 0, d.err
 	}
 	if n > rawLen/minEvent {
-		return 0, evs, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
+		return 0, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
 	}
 	if rawLen > len(d.b)*1100+64 {
 		// DEFLATE expands at most about 1032:1.
-		return 0, evs, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
+		return 0, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
 	}
 	// Allocate what decompression yields, not what the header claims:
 	// the buffer grows as data arrives (and is kept for the next block).
@@ -502,7 +526,7 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 	if st.fr == nil {
 		st.fr = flate.NewReader(&st.br)
 	} else if err := st.fr.(flate.Resetter).Reset(&st.br, nil); err != nil {
-		return 0, evs, fmt.Errorf("decompressing events: %v", err)
+		return 0, fmt.Errorf("decompressing events: %v", err)
 	}
 	raw := st.raw[:0]
 	for {
@@ -518,73 +542,150 @@ func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err er
 			break
 		}
 		if err != nil {
-			return 0, evs, fmt.Errorf("decompressing events: %v", err)
+			return 0, fmt.Errorf("decompressing events: %v", err)
 		}
 	}
 	st.raw = raw
 	if len(raw) != rawLen {
-		return 0, evs, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
+		return 0, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
-	evs = slices.Grow(evs, n) // n <= len(raw)/minEvent: what the data holds
-	b := raw
-	var pt, ppc uint64
-	// Varints inline: a one-byte value (most of them) costs a compare.
-	bad := false
-	uv := func() uint64 {
-		if len(b) > 0 && b[0] < 0x80 {
-			v := uint64(b[0])
-			b = b[1:]
-			return v
+	st.b, st.n, st.pt, st.ppc = raw, n, 0, 0
+	return tid, nil
+}
+
+// next decodes up to k more events of the block, appending to evs.
+func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
+	k = min(k, st.left())
+	evs = slices.Grow(evs, k) // k <= len(raw)/minEvent: what the data holds
+	b, pt, ppc, n := st.b, st.pt, st.ppc, st.n
+	// Varints inline: a one-byte value (most of them) costs a compare,
+	// longer ones uvAtSlow; x < 0 once one is cut short.
+	x := 0
+	defer func() { st.b, st.pt, st.ppc = b[min(max(x, 0), len(b)):], pt, ppc }()
+	var u uint64
+	for end := st.i + k; st.i < end; st.i++ {
+		i := st.i
+		if x < 0 || len(b)-x < 2 {
+			return evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			bad = true
-			b = nil
-			return 0
+		kind, flags := b[x], b[x+1]
+		x += 2
+		if kind < KCall || kind > KIo {
+			return evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, kind)
 		}
-		b = b[k:]
-		return v
-	}
-	sv := func() int64 {
-		u := uv()
-		return int64(u>>1) ^ -int64(u&1)
-	}
-	for i := 0; i < n; i++ {
-		if len(b) < 2 {
-			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
+		evs = evs[:len(evs)+1]
+		v := &evs[len(evs)-1]
+		*v = Event{Kind: kind, Flags: flags, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+		var fn uint64
+		x0 := x
+		if uint(x0) < uint(len(b)) && b[x0] < 0x80 {
+			fn, x0 = uint64(b[x0]), x0+1
+		} else {
+			fn, x0 = uvAtSlow(b, x0)
 		}
-		v := Event{Kind: b[0], Flags: b[1]}
-		b = b[2:]
-		if v.Kind < KCall || v.Kind > KIo {
-			return 0, evs, fmt.Errorf("event %d of %d: unknown kind %d", i, n, v.Kind)
-		}
-		fn := uv()
-		if fn > math.MaxUint16 && !bad {
-			return 0, evs, fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
+		if fn > math.MaxUint16 && x0 >= 0 {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
 		}
 		v.Fn = uint16(fn)
-		v.Comm = int32(sv())
-		v.T0 = pt + uint64(sv())
-		v.T1 = v.T0 + uv()
-		v.PC = ppc + uint64(sv())
+		x = x0
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.Comm = int32(unzz(u))
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.T0 = pt + uint64(unzz(u))
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.T1 = v.T0 + u
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		v.PC = ppc + uint64(unzz(u))
 		pt, ppc = v.T1, v.PC
-		v.SPeer, v.STag, v.RPeer, v.RTag = -1, -1, -1, -1
-		if v.Flags&FReq != 0 || v.Kind == KComplete {
-			v.Req = uv()
+		if flags&FReq != 0 || kind == KComplete {
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				v.Req, x = uint64(b[x]), x+1
+			} else {
+				v.Req, x = uvAtSlow(b, x)
+			}
 		}
 		if v.sendFields() {
-			v.SPeer, v.STag, v.SBytes = int32(sv()), int32(sv()), sv()
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.SPeer = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.STag = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.SBytes = unzz(u)
 		}
 		if v.recvFields() {
-			v.RPeer, v.RTag, v.RBytes = int32(sv()), int32(sv()), sv()
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.RPeer = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.RTag = int32(unzz(u))
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			v.RBytes = unzz(u)
 		}
-		if bad {
-			return 0, evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
+		if x < 0 {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
-		evs = append(evs, v)
 	}
-	return tid, evs, nil
+	return evs, nil
 }
+
+// uvAtSlow reads the varint at b[x:] (next has the one-byte case inline)
+// and returns it and the offset after it; x < 0 (an earlier varint cut
+// short) stays so, and one cut short here returns -1.
+func uvAtSlow(b []byte, x int) (uint64, int) {
+	if x < 0 || x > len(b) {
+		return 0, -1
+	}
+	if x+1 < len(b) && b[x+1] < 0x80 { // two bytes (b[x] >= 0x80 here)
+		return uint64(b[x]&0x7f) | uint64(b[x+1])<<7, x + 2
+	}
+	v, k := binary.Uvarint(b[x:])
+	if k <= 0 {
+		return 0, -1
+	}
+	return v, x + k
+}
+
+// unzz undoes the zigzag coding of a signed varint.
+func unzz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // ---- blocks ----
 

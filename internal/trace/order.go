@@ -27,13 +27,14 @@ type recvOrder struct {
 	first uint64
 	head  int
 	chans map[chanKey]*chanOrder
+	cache chanCache[*chanOrder] // in front of chans: no hashing of a 32-byte key per message
 	max   uint64
 }
 
-// pendingRecv is a posted receive in the fifo: its channel, and whether
-// it is still pending.
+// pendingRecv is a posted receive in the fifo: its channel (nil: a
+// wildcard), and whether it is still pending.
 type pendingRecv struct {
-	k    chanKey
+	c    *chanOrder
 	live bool
 }
 
@@ -55,12 +56,35 @@ func newRecvOrder() *recvOrder {
 }
 
 func (o *recvOrder) ch(k chanKey) *chanOrder {
+	e := o.cache.slot(k)
+	if e.v != nil && e.k == k {
+		return e.v
+	}
 	c := o.chans[k]
 	if c == nil {
 		c = &chanOrder{h: flowHash(k)}
 		o.chans[k] = c
 	}
+	e.k, e.v = k, c
 	return c
+}
+
+// chanCache is a direct-mapped cache of a walk's channels: a rank talks
+// on a few channels over and over, and a compare of the key costs less
+// than the map's hash of it. An entry whose v is the zero value is empty.
+type chanCache[V comparable] struct {
+	e [256]chanEntry[V]
+}
+
+type chanEntry[V comparable] struct {
+	k chanKey
+	v V
+}
+
+// slot is k's entry (holding k or another key).
+func (c *chanCache[V]) slot(k chanKey) *chanEntry[V] {
+	h := uint64(k.src)*0x9e3779b97f4a7c15 ^ uint64(k.dst)*0xc2b2ae3d27d4eb4f ^ uint64(k.comm)*0x165667b19e3779f9 ^ uint64(k.tag)*0x27d4eb2f165667c5
+	return &c.e[(h^h>>29)>>56]
 }
 
 // post registers a receive; k is its channel when source and tag are
@@ -76,11 +100,12 @@ func (o *recvOrder) post(k chanKey) uint64 {
 		o.first += uint64(o.head)
 		o.head = 0
 	}
-	o.fifo = append(o.fifo, pendingRecv{k: k, live: true})
+	var c *chanOrder
 	if k != wildcard {
-		c := o.ch(k)
+		c = o.ch(k)
 		c.waiting = append(c.waiting, pi)
 	}
+	o.fifo = append(o.fifo, pendingRecv{c: c, live: true})
 	return pi
 }
 
@@ -115,8 +140,7 @@ func (o *recvOrder) drop(pi uint64) {
 		return
 	}
 	p.live = false
-	if k := p.k; k != wildcard {
-		c := o.chans[k]
+	if c := p.c; c != nil {
 		if i := search(c.waiting, pi); i < len(c.waiting) && c.waiting[i] == pi {
 			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
 		}

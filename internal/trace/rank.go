@@ -52,7 +52,7 @@ func OpenRank(path string) (*Rank, error) {
 	}
 	defer f.Close()
 	r := &Rank{Path: path, Comms: map[int]*CommDef{}, Regions: map[int]string{}, Texts: map[int]string{}, Files: map[int]string{}}
-	err = r.scan(f, nil)
+	err = r.scan(f, nil, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +72,10 @@ func OpenRank(path string) (*Rank, error) {
 }
 
 // scan reads the file; with fn == nil it records metadata and skips the
-// events, else it decodes events and calls fn for each block.
-func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
+// events, else it decodes events and calls fn for each block, or with
+// part > 0 for each part of at most part events of an events block (end:
+// the block's last part; a raw block is one part).
+func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event, end bool) error, part int) error {
 	br, err := NewBlockReader(f, r.Path)
 	if err != nil {
 		var te *TruncatedError
@@ -104,7 +106,23 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 			return &CorruptError{r.Path, off, fmt.Errorf("block %q: %v", kind, err)}
 		}
 		if fn != nil {
-			if kind == BEvents || kind == BRaw {
+			if kind == BEvents && part > 0 {
+				tid, err := st.start(p)
+				if err != nil {
+					return bad(err)
+				}
+				for st.left() > 0 {
+					out, err := st.next(evs[:0], part)
+					if err != nil {
+						return bad(err)
+					}
+					evs = out
+					r.resolvePaths(tid, evs)
+					if err := fn(tid, evs, st.left() == 0); err != nil {
+						return err
+					}
+				}
+			} else if kind == BEvents || kind == BRaw {
 				decode := st.decode
 				if kind == BRaw {
 					decode = DecodeRaw
@@ -115,7 +133,7 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event) error) error {
 				}
 				evs = out
 				r.resolvePaths(tid, evs)
-				if err := fn(tid, evs); err != nil {
+				if err := fn(tid, evs, true); err != nil {
 					return err
 				}
 			}
@@ -214,7 +232,18 @@ func (r *Rank) Scan(fn func(tid int, evs []Event) error) error {
 		return err
 	}
 	defer f.Close()
-	return r.scan(f, fn)
+	return r.scan(f, func(tid int, evs []Event, _ bool) error { return fn(tid, evs) }, 0)
+}
+
+// scanParts is Scan with a large events block handed in parts of at most
+// part events (end: the block's last part).
+func (r *Rank) scanParts(part int, fn func(tid int, evs []Event, end bool) error) error {
+	f, err := os.Open(r.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return r.scan(f, fn, part)
 }
 
 // ThreadIndex is the position of tid among the rank's threads.

@@ -354,8 +354,10 @@ func (ps *posts) get() *post {
 	return &post{}
 }
 
+// put frees a post. Only what tells its kind is cleared (not its 230
+// bytes): the walk sets the buffers, rma and io before it reads them.
 func (ps *posts) put(p *post) {
-	*p = post{}
+	p.send, p.recv, p.coll, p.isRma, p.isIo = nil, nil, nil, false, false
 	ps.free = append(ps.free, p)
 }
 
@@ -502,7 +504,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	}()
 	clk := w.Clocks[idx]
 	me := r.Header.Rank
-	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin }
+	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin } // regions, marks (a call inlines it)
 	// comm resolves a rank's communicator id: the last one, else from a
 	// cache (no string hash per call).
 	lastComm, lastG := int32(math.MinInt32), (*GComm)(nil)
@@ -524,6 +526,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	// A channel's messages sent so far, and its flowHash.
 	type sendChan struct{ n, h uint64 }
 	sendSeq := map[chanKey]*sendChan{}
+	var sendCache chanCache[*sendChan]
 	var nextReq uint64
 	pending := map[int][]Event{}
 	var done uint64
@@ -532,10 +535,14 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			return 0
 		}
 		k := chanKey{me, peer, g.ID, tag}
-		s := sendSeq[k]
-		if s == nil {
-			s = &sendChan{h: flowHash(k)}
-			sendSeq[k] = s
+		e := sendCache.slot(k)
+		s := e.v
+		if s == nil || e.k != k {
+			if s = sendSeq[k]; s == nil {
+				s = &sendChan{h: flowHash(k)}
+				sendSeq[k] = s
+			}
+			e.k, e.v = k, s
 		}
 		s.n++
 		return flowSeq(s.h, s.n)
@@ -606,7 +613,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return s
 	}
 	callers := pathSources{r: r, src: source}
-	return r.Scan(func(tid int, evs []Event) error {
+	return r.scanParts(scanPart, func(tid int, evs []Event, blockEnd bool) error {
 		th := r.ThreadIndex(tid)
 		// The thread's completions and starts waiting for their call.
 		pend, start := pending[tid], starts[tid]
@@ -638,7 +645,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				c := &cb
 				c.reset()
 				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
-				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t(e.T0), t(e.T1), e.PC, source(e.PC), callers.of(e.Path), comm(e.Comm)
+				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = clk.Ns(e.T0)-w.Origin, clk.Ns(e.T1)-w.Origin, e.PC, source(e.PC), callers.of(e.Path), comm(e.Comm)
 				if c.T1 > end {
 					end = c.T1
 				}
@@ -855,12 +862,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			}
 		}
 		done += uint64(len(evs))
-		if w.opt.Progress != nil {
+		if blockEnd && w.opt.Progress != nil {
 			w.opt.Progress(me, done)
 		}
 		return nil
 	})
 }
+
+// scanPart is how many events of a block the walk takes at once: their
+// decoded form (88 bytes each) stays in the cache until the walk reads it.
+const scanPart = 1024
 
 func cmpU64(a, b uint64) int {
 	switch {
