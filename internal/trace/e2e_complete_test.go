@@ -166,6 +166,12 @@ func wantLines(t *testing.T, lines map[string][]string, want map[string]int) {
 // rawCpls counts the completions records in the raw (W) blocks of rank
 // r's trace file and the completions they hold.
 func rawCpls(t *testing.T, job string, r int) (records, entries int) {
+	return rawRecords(t, job, r, trace.RawCplsRecords)
+}
+
+// rawRecords sums count (records of one kind and the entries they hold)
+// over the raw (W) blocks of rank r's trace file.
+func rawRecords(t *testing.T, job string, r int, count func([]byte) (int, int, error)) (records, entries int) {
 	t.Helper()
 	path := trace.RankPath(job, r)
 	f, err := os.Open(path)
@@ -188,7 +194,7 @@ func rawCpls(t *testing.T, job string, r int) (records, entries int) {
 		if k != trace.BRaw {
 			continue
 		}
-		n, e, err := trace.RawCplsRecords(p)
+		n, e, err := count(p)
 		if err != nil {
 			t.Fatalf("%s: block at %d: %v", path, br.Start(), err)
 		}

@@ -1,8 +1,6 @@
 package trace_test
 
 import (
-	"io"
-	"os"
 	"strconv"
 	"testing"
 
@@ -13,35 +11,7 @@ import (
 // rawPosts counts the posts records in the raw (W) blocks of rank r's
 // trace file and the posts they hold.
 func rawPosts(t *testing.T, job string, r int) (records, entries int) {
-	t.Helper()
-	path := trace.RankPath(job, r)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	br, err := trace.NewBlockReader(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		k, p, err := br.Next()
-		if err == io.EOF {
-			return records, entries
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if k != trace.BRaw {
-			continue
-		}
-		n, e, err := trace.RawPostsRecords(p)
-		if err != nil {
-			t.Fatalf("%s: block at %d: %v", path, br.Start(), err)
-		}
-		records += n
-		entries += e
-	}
+	return rawRecords(t, job, r, trace.RawPostsRecords)
 }
 
 // TestTracePostsRecord: bw_8's windows (windows.c, 2 ranks, 50 windows of

@@ -2,10 +2,7 @@ package trace
 
 import (
 	"encoding/binary"
-	"errors"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -174,20 +171,6 @@ func TestRawPostsCorrupt(t *testing.T) {
 	_, n, _, _ := rawHeader(good)
 	cut := append(RawHeader(nil, 1, uint64(n), second+40), body[:second+40]...)
 	for name, p := range map[string][]byte{"cut": cut, "count raised": raised} {
-		path := filepath.Join(t.TempDir(), "r0.mst")
-		f, _ := os.Create(path)
-		bw, _ := NewBlockWriter(f)
-		bw.Block(BHeader, EncodeHeader(&Header{Size: 1, FnNames: []string{"MPI_Send"}, FnClasses: []string{"p2p"}}))
-		bw.Block(BRaw, p)
-		bw.Flush()
-		f.Close()
-		r, err := OpenRank(path)
-		if err == nil {
-			err = r.Scan(func(int, []Event) error { return nil })
-		}
-		var ce *CorruptError
-		if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(len(Magic)) {
-			t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
-		}
+		wantCorruptRaw(t, name, p)
 	}
 }

@@ -280,21 +280,7 @@ func TestRawCorrupt(t *testing.T) {
 			p = binary.LittleEndian.AppendUint32(p, 1|5<<2|10<<12)
 			p = binary.LittleEndian.AppendUint64(p, 1000)
 		}
-		path := filepath.Join(t.TempDir(), "r0.mst")
-		f, _ := os.Create(path)
-		bw, _ := NewBlockWriter(f)
-		bw.Block(BHeader, EncodeHeader(&Header{Size: 1, FnNames: []string{"MPI_Send"}, FnClasses: []string{"p2p"}}))
-		bw.Block(BRaw, p)
-		bw.Flush()
-		f.Close()
-		r, err := OpenRank(path)
-		if err == nil {
-			err = r.Scan(func(int, []Event) error { return nil })
-		}
-		var ce *CorruptError
-		if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(len(Magic)) {
-			t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
-		}
+		wantCorruptRaw(t, name, p)
 	}
 }
 
@@ -456,5 +442,27 @@ func TestPadding(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("blocks %v, want %v", got, want)
+	}
+}
+
+// wantCorruptRaw writes a one-rank trace whose only events block is the
+// raw block p and wants scanning it to fail with a corrupt-file error
+// naming the file and an offset after the header.
+func wantCorruptRaw(t *testing.T, name string, p []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "r0.mst")
+	f, _ := os.Create(path)
+	bw, _ := NewBlockWriter(f)
+	bw.Block(BHeader, EncodeHeader(&Header{Size: 1, FnNames: []string{"MPI_Send"}, FnClasses: []string{"p2p"}}))
+	bw.Block(BRaw, p)
+	bw.Flush()
+	f.Close()
+	r, err := OpenRank(path)
+	if err == nil {
+		err = r.Scan(func(int, []Event) error { return nil })
+	}
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(len(Magic)) {
+		t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
 	}
 }
