@@ -175,7 +175,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	p := newRankPass(me, me, size)
 	p.byOwner = true
 	p.inter = interInJob(meta)
-	p.rma.bound = newRMABound(opt.memory()/4, 1) // the one-sided records' share (rmamem.go)
+	p.rma.bound = newRMABound(rmaJobShare(opt.memory()), 1) // the one-sided records' share (rmamem.go)
 	if logCalls {
 		p.log = newCallLog()
 	}

@@ -504,3 +504,26 @@ func (r *mixRand) next() uint64 {
 	r.s += 0x9e3779b97f4a7c15
 	return mix64(r.s)
 }
+
+// TestJobPlanWithinBound: in the job, the one-sided records' share, the
+// call log (when planned) and a round's message records (their expected
+// share: the rank's records over the rounds) together stay within the
+// bound, for ranks of 10^3 to 10^8 events and bounds of 1 MiB to 1 GiB
+// (the rounds' cap, maxRounds, aside).
+func TestJobPlanWithinBound(t *testing.T) {
+	for _, bound := range []int64{1 << 20, 4 << 20, DefaultJobMemory, 1 << 30} {
+		for _, events := range []uint64{1e3, 1e4, 1e5, 1e6, 1e7, 1e8} {
+			rounds, log := jobPlan(events, bound)
+			if rounds >= maxRounds {
+				continue
+			}
+			used := rmaJobShare(bound) + int64(events)*recBytes*jobCopies/int64(rounds)
+			if log {
+				used += int64(events) * callLogBytes
+			}
+			if used > bound {
+				t.Errorf("bound %d, %d events: %d rounds, log %v: %d bytes planned", bound, events, rounds, log, used)
+			}
+		}
+	}
+}

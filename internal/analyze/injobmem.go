@@ -46,20 +46,27 @@ func recRounds(events uint64, bound int64) int {
 // jobPlan is how a rank of events events spends its bound: whether its
 // walk logs its calls for the critical path's shares (callLog: the trace
 // is then read once), and the rounds its records need in what is left.
-// The log goes first when it takes at most half the bound (it is held
-// from the walk to the rank's part, beside every round's records); else
-// the rank reads its trace a second time for the path's calls (pathKeys)
-// and its records have the whole bound.
+// The one-sided records' share (rmaJobShare) comes off first; of the
+// rest the log goes first when it takes at most half (it is held from the
+// walk to the rank's part, beside every round's records); else the rank
+// reads its trace a second time for the path's calls (pathKeys) and its
+// records have all of the rest.
 func jobPlan(events uint64, bound int64) (rounds int, log bool) {
 	if bound <= 0 {
 		bound = DefaultJobMemory
 	}
+	bound -= rmaJobShare(bound)
 	logBytes := int64(events) * callLogBytes
 	if log = logBytes <= bound/2; log {
 		bound -= logBytes
 	}
 	return recRounds(events, bound), log
 }
+
+// rmaJobShare is the part of a rank's bound in the job that its one-sided
+// records take (rmamem.go): the log and the message records plan with
+// the rest, so that the three together stay within the bound.
+func rmaJobShare(bound int64) int64 { return bound / 4 }
 
 // mix64 spreads a key over 64 bits (the last step of splitmix64).
 func mix64(h uint64) uint64 {
