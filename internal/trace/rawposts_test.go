@@ -131,7 +131,7 @@ func TestRawPostsCorrupt(t *testing.T) {
 		evs[2].T0 != 5000+10+100+10 || evs[2].Req != 0x201 || evs[2].SPeer != 1 || evs[2].SBytes != 8 {
 		t.Fatalf("a well-formed block: %v, %+v", err, evs)
 	}
-	for name, p := range map[string][]byte{
+	wantRawErrors(t, good, map[string][]byte{
 		"slot not defined":    block(2, rec(uint32(ok), 2, 2)),
 		"more than the block": block(3, append(def(), rec(uint32(ok), 3, 3)...)),
 		"count 0":             block(2, append(def(), rec(uint32(ok), 0, 1)...)),
@@ -139,18 +139,7 @@ func TestRawPostsCorrupt(t *testing.T) {
 		"cut header":          block(2, append(def(), rec(uint32(ok), 1, 0)[:12]...)),
 		"bit 1 set":           block(3, append(def(), rec(uint32(ok)|2, 2, 2)...)),
 		"high bits set":       block(3, append(def(), rec(uint32(ok)|1<<18, 2, 2)...)),
-	} {
-		if _, _, err := DecodeRaw(p, nil); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
-	for i := range good {
-		for bit := 0; bit < 8; bit++ {
-			b := slices.Clone(good)
-			b[i] ^= 1 << bit
-			DecodeRaw(b, nil)
-		}
-	}
+	})
 	// In a file: cut inside the second posts record, and its count
 	// raised past the block's events.
 	_, _, body, _ := rawHeader(good)

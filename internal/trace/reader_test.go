@@ -307,7 +307,7 @@ func TestRawCplsCorrupt(t *testing.T) {
 		return b
 	}
 	block := func(n int, body []byte) []byte { return append(RawHeader(nil, 1, uint64(n), len(body)), body...) }
-	for name, p := range map[string][]byte{
+	wantRawErrors(t, good, map[string][]byte{
 		"more than the block":       block(1, rec(2, 3, 0x100|1<<56, 0x200|1<<56)),
 		"count 0":                   block(1, append(rec(0, 3), make([]byte, 8)...)),
 		"cut entry":                 block(2, rec(2, 3, 0x100|1<<56)),
@@ -316,17 +316,8 @@ func TestRawCplsCorrupt(t *testing.T) {
 		"reserved bits":             block(1, rec(1, 3, 0x100|1<<56|1<<61)),
 		"function above 1023":       block(1, rec(1, 1024, 0x100|1<<56)),
 		"header slot bits not zero": block(1, func() []byte { b := rec(1, 3, 0x100|1<<56); b[0] |= 4; return b }()),
-	} {
-		if _, _, err := DecodeRaw(p, nil); err == nil {
-			t.Errorf("%s: no error", name)
-		}
-	}
+	})
 	for i := range good {
-		for bit := 0; bit < 8; bit++ {
-			b := slices.Clone(good)
-			b[i] ^= 1 << bit
-			DecodeRaw(b, nil)
-		}
 		DecodeRaw(good[:i], nil)
 	}
 }
@@ -464,5 +455,23 @@ func wantCorruptRaw(t *testing.T, name string, p []byte) {
 	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.File != path || ce.Offset <= int64(len(Magic)) {
 		t.Errorf("%s: error %v, want a corrupt-file error after the header", name, err)
+	}
+}
+
+// wantRawErrors wants DecodeRaw to fail on each of cases, and to return
+// (an error or not, never a panic) on good with any one bit flipped.
+func wantRawErrors(t *testing.T, good []byte, cases map[string][]byte) {
+	t.Helper()
+	for name, p := range cases {
+		if _, _, err := DecodeRaw(p, nil); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	for i := range good {
+		for bit := 0; bit < 8; bit++ {
+			b := slices.Clone(good)
+			b[i] ^= 1 << bit
+			DecodeRaw(b, nil)
+		}
 	}
 }
