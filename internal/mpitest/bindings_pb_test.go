@@ -38,14 +38,7 @@ func TestPiggybackBindings(t *testing.T) {
 				if c.preload {
 					r.Preload = f.Lib()
 				}
-				res := f.Exec(t, r)
-				if res.Err != nil {
-					t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
-				}
-				p, _, err := profile.Load(job)
-				if err != nil {
-					t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
-				}
+				p, res := execLoad(t, f, r, job)
 				bindCheck(t, bp, line, base.Stdout, p, res)
 				// The channel was on: rank 1's 1000 receives
 				// of rank 0's messages were measured.
