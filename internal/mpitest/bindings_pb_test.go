@@ -38,7 +38,7 @@ func TestPiggybackBindings(t *testing.T) {
 				if c.preload {
 					r.Preload = f.Lib()
 				}
-				p, res := execLoad(t, f, r, job)
+				p, res := f.ExecLoad(t, r, job)
 				bindCheck(t, bp, line, base.Stdout, p, res)
 				// The channel was on: rank 1's 1000 receives
 				// of rank 0's messages were measured.

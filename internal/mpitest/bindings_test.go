@@ -157,7 +157,7 @@ func TestBindingsMatrix(t *testing.T) {
 			if preload {
 				r.Preload = f.Lib()
 			}
-			p, res := execLoad(t, f, r, job)
+			p, res := f.ExecLoad(t, r, job)
 			check(t, p, res)
 		}
 		t.Run("launcher", func(t *testing.T) { run(t, plain, false, []string{launcher(t)}) })
@@ -250,19 +250,4 @@ func TestMPI4MPICH(t *testing.T) {
 		"MPI_Wait":           {30, 0},
 		"MPI_Request_free":   {2, 0},
 	})
-}
-
-// execLoad runs r and loads the profile it wrote to job; either failing
-// ends the test with mpirun's output.
-func execLoad(t *testing.T, f Family, r Run, job string) (*profile.Profile, Result) {
-	t.Helper()
-	res := f.Exec(t, r)
-	if res.Err != nil {
-		t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
-	}
-	p, _, err := profile.Load(job)
-	if err != nil {
-		t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
-	}
-	return p, res
 }

@@ -253,15 +253,23 @@ func (f Family) Profile(t testing.TB, np int, env map[string]string, args ...str
 	for k, v := range env {
 		e[k] = v
 	}
-	res := f.Exec(t, Run{NP: np, Env: e, Preload: f.Lib(), Args: args})
+	p, res := f.ExecLoad(t, Run{NP: np, Env: e, Preload: f.Lib(), Args: args}, job)
+	return p, job, res
+}
+
+// ExecLoad runs r and loads the profile it wrote to job; either failing
+// ends the test with mpirun's output.
+func (f Family) ExecLoad(t testing.TB, r Run, job string) (*profile.Profile, Result) {
+	t.Helper()
+	res := f.Exec(t, r)
 	if res.Err != nil {
-		t.Fatalf("mpirun %v: %v\nstdout:\n%s\nstderr:\n%s", args, res.Err, res.Stdout, res.Stderr)
+		t.Fatalf("mpirun %v: %v\nstdout:\n%s\nstderr:\n%s", r.Args, res.Err, res.Stdout, res.Stderr)
 	}
 	p, _, err := profile.Load(job)
 	if err != nil {
 		t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
 	}
-	return p, job, res
+	return p, res
 }
 
 // Func returns the named function's entry, or a zero Func.

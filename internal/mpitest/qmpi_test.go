@@ -81,15 +81,7 @@ func qmpiRun(t *testing.T, f mpitest.Family, preload string, env map[string]stri
 	for k, v := range env {
 		e[k] = v
 	}
-	res := f.Exec(t, mpitest.Run{NP: 2, Env: e, Preload: preload, Args: []string{app}})
-	if res.Err != nil {
-		t.Fatalf("mpirun: %v\nstdout:\n%s\nstderr:\n%s", res.Err, res.Stdout, res.Stderr)
-	}
-	p, _, err := profile.Load(job)
-	if err != nil {
-		t.Fatalf("loading %s: %v\nstderr:\n%s", job, err, res.Stderr)
-	}
-	return p, res
+	return f.ExecLoad(t, mpitest.Run{NP: 2, Env: e, Preload: preload, Args: []string{app}}, job)
 }
 
 // checkTwoTools runs mpiscope and qcount (linked into app) as QMPI tools
