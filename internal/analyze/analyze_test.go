@@ -147,11 +147,17 @@ func coll(fn uint16, t0, t1 uint64, root int32) trace.Event {
 
 func run(t *testing.T, job string) *Result {
 	t.Helper()
+	return runOpt(t, job, Options{Workers: 2})
+}
+
+// runOpt analyzes job offline with opt.
+func runOpt(t *testing.T, job string, opt Options) *Result {
+	t.Helper()
 	j, err := trace.OpenJob(job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Analyze(j, Options{Workers: 2})
+	res, err := Analyze(j, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -317,20 +317,17 @@ func TestRMAMemory(t *testing.T) {
 			rmaMinLimit = 1 << 20
 			a, _ := json.MarshalIndent(run(t, dir), "", " ")
 			rmaMinLimit = 600
-			j, err := trace.OpenJob(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Analyze(j, Options{Workers: 2, Memory: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := runOpt(t, dir, Options{Workers: 2, Memory: 1})
 			if b, _ := json.MarshalIndent(res, "", " "); !bytes.Equal(a, b) {
 				t.Errorf("bounded:\n%s\nin memory:\n%s", b, a)
 			}
 			// What spilled, in how many rounds (rmaCands' own figures).
 			rb := newRMABound(0, 4)
 			defer rb.close()
+			j, err := trace.OpenJob(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
 			w := trace.NewWalker(j, trace.WalkOptions{})
 			var total uint64
 			for i, r := range j.Ranks {
@@ -355,14 +352,7 @@ func TestRMAMemory(t *testing.T) {
 	}
 	rmaMinLimit = 200
 	dir := writeRMAJob(t, rmaJobs["lock"].ranks...)
-	j, err := trace.OpenJob(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Analyze(j, Options{Workers: 2, Memory: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runOpt(t, dir, Options{Workers: 2, Memory: 1})
 	in, _ := inJobOpt(t, dir, 3, Options{Memory: 1})
 	for _, r := range []*Result{res, in} {
 		n := 0
