@@ -10,29 +10,41 @@ import (
 )
 
 // The critical path in the job by pointer doubling, in a number of
-// exchanges that grows with the logarithm of the jumps instead of one
-// message per jump (tokenReplay).
+// exchanges that grows with the logarithm of the path's jumps instead of
+// one message per jump (tokenReplay).
 //
 // The backward replay (replay, stepBack) is a chain over the jumps: from a
 // jump of rank r the path continues at its partner p at the jump's ready
 // time, where it takes p's last jump ending at or before that time, or,
 // without one, p's first call (the path's start: a terminal). So each jump
-// has one successor, which the partner's rank can find for all jumps at
-// once:
+// j has one successor S_0(j), which the partner's rank can find for all
+// jumps at once. Write S_i(j) for the node 2^i steps on from j (or the
+// terminal, when the chain reaches it sooner), R_i(j) for the ready time
+// of the jump just before S_i(j) on the chain (R_0(j): j's ready time),
+// and In_i(k) for the jumps j with S_i(j) = k. A jump's rank keeps its S_i
+// and R_i, and its In_i:
 //
 //  1. each rank sends its jumps' ready times to their partners (one
-//     exchange) and gets back their successors (a second one);
-//  2. pointer doubling: level i+1 of a jump is level i of its level i,
-//     the jump 2^(i+1) steps on (a request and a reply per level), until
-//     every chain has reached its terminal;
-//  3. the path from the end rank's last jump is marked top down: a mark
-//     covering 2^(i+1) steps from a jump is split at level i into the
-//     2^i from that jump and the 2^i from its level i (one exchange per
-//     level), down to one mark per jump on the path, each with its place
-//     on the path;
-//  4. each jump on the path sends its ready time to its successor (one
-//     exchange): the time the path arrives there, the end of the segment
-//     the path spends on that rank.
+//     exchange); the partner's rank finds their successors, so it has
+//     In_0 of its own jumps, and sends the successors back (a second);
+//  2. pointer doubling, pushed: at level i the rank of each jump k sends
+//     S_i(k) and R_i(k) to the rank of every j in In_i(k), which makes
+//     them S_{i+1}(j) and R_{i+1}(j), and tells the rank of S_i(k) that
+//     j is in its In_{i+1}; one exchange per level;
+//  3. in the same exchange, the path is marked from the end rank's last
+//     jump (place 0): after level i the jumps at places below 2^(i+1) are
+//     marked, each jump x marked at place t sending place t + 2^i and
+//     R_i(x) to S_i(x): the place of S_i(x) on the path (a terminal
+//     reached sooner gets a larger place; the smallest is its own) and
+//     the time the path arrives there (the ready time of the jump before
+//     it), the end of the segment the path spends on its rank. The end
+//     rank knows when its last jump's S_i is the terminal: the path is
+//     then at most 2^i jumps long and this level's marks reach its start.
+//     Each message carries that flag, so every rank knows whether another
+//     level follows without a reduction.
+//
+// A path of T jumps takes ceil(log2 T) + 3 exchanges (one when T is 0),
+// whatever the length of the other chains.
 //
 // The replay also keeps a cursor per rank (a jump once passed is never
 // taken again), which the successors above know only for a jump to the
@@ -53,9 +65,9 @@ type pnode struct {
 
 // pathStats is what the path's exchanges cost one rank.
 type pathStats struct {
-	levels    int   // doubling levels
+	levels    int   // doubling levels the path needed (2^levels covers its jumps)
 	exchanges int   // Alltoallv calls
-	sent      int64 // bytes this rank sent in them
+	sent      int64 // bytes this rank sent in them (to other ranks)
 	tokens    bool  // replayed by the token instead
 }
 
@@ -66,6 +78,16 @@ func (s pathStats) String() string {
 	return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d", s.levels, s.exchanges, s.sent>>10)
 }
 
+// pathCost is the doubling levels and exchanges of a path of jumps jumps
+// (doublingReplay, without a fall back to the token).
+func pathCost(jumps int) (levels, exchanges int) {
+	if jumps == 0 {
+		return 0, 1
+	}
+	levels = bits.Len(uint(jumps - 1))
+	return levels, levels + 3
+}
+
 // pathVerdict is what the ranks agree on after marking the path.
 type pathVerdict struct {
 	Bad      bool  // some rank's jumps on the path not in decreasing order
@@ -73,6 +95,19 @@ type pathVerdict struct {
 	TermRank int
 	Count    int64 // jumps on the path
 }
+
+// The records of a level's messages (little endian): a header of the flag
+// (whether another level follows) and the three counts, then
+//   - updates, to the rank of j: j's index, S_{i+1}(j) (rank, index), R_{i+1}(j);
+//   - in-entries, to the rank of k: k's index, j (rank, index), j in In_{i+1}(k);
+//   - marks, to the rank of a node: its index (-1: the rank's start), its
+//     place, the time the path arrives there.
+const (
+	pathHeader = 1 + 3*4
+	pathUpdate = 4 + 8 + 8
+	pathIn     = 4 + 8
+	pathMark   = 4 + 8 + 8
+)
 
 // doublingReplay is the critical path in the job (see above): this rank's
 // segments of the path, in time order, and info's start rank and jumps.
@@ -89,28 +124,69 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	search := func(t float64) int32 { return searchBelow(n, t) }
 	a2a := func(out [][]byte) ([][]byte, error) {
 		st.exchanges++
-		for _, b := range out {
-			st.sent += int64(len(b))
+		for d, b := range out {
+			if d != me {
+				st.sent += int64(len(b))
+			}
 		}
 		return c.Alltoallv(out)
 	}
 	active := func(q pnode) bool { return q.r >= 0 && q.k >= 0 }
-	// 1. The successors. Each message starts with a header: this rank's
-	// jumps (queries), whether a successor it gives is a jump (replies).
+	// This rank's jumps on the path: index, place, arrival; term once it
+	// has sent a mark to a terminal (the first is the one that counts: a
+	// later one's place is larger).
+	type mark struct {
+		k    int32
+		pos  int64
+		at   float64
+		term bool
+	}
+	var marks []mark
+	termPos, termArrive := int64(-1), math.NaN()
+	land := func(k int32, pos int64, t float64) {
+		if k >= 0 {
+			marks = append(marks, mark{k: k, pos: pos, at: t})
+		} else if termPos < 0 || pos < termPos {
+			termPos, termArrive = pos, t
+		}
+	}
+	// The path's first node, the end rank's last jump, arrived at with
+	// its last call's end.
+	end := int32(-1)
+	more := false
+	if me == endRank {
+		end = search(p.last)
+		land(end, 0, p.last)
+		more = end >= 0
+	}
+	// 1. The successors. Each message starts with the flag (whether the
+	// path has a jump) and this rank's jumps; the queries are (index,
+	// ready time).
+	type inEntry struct {
+		k int32 // this rank's jump
+		j pnode // a jump whose S_i is k
+	}
+	var ins []inEntry
 	succ := make([]pnode, n)
 	out := make([][]byte, size)
 	for d := range out {
-		out[d] = le.AppendUint64(nil, uint64(n))
+		out[d] = le.AppendUint64([]byte{flagByte(more)}, uint64(n))
 	}
+	asked := make([]int, size)
 	for k := range jumps {
 		j := &jumps[k]
 		switch pr := int(j.partner); {
 		case pr < 0 || pr >= size:
 			succ[k] = pnode{-1, -1}
 		case pr == me:
-			succ[k] = pnode{int32(me), searchBelow(k, j.ready)}
+			s := searchBelow(k, j.ready)
+			succ[k] = pnode{int32(me), s}
+			if s >= 0 {
+				ins = append(ins, inEntry{s, pnode{int32(me), int32(k)}})
+			}
 		default:
-			out[pr] = le.AppendUint64(out[pr], math.Float64bits(j.ready))
+			out[pr] = le.AppendUint64(le.AppendUint32(out[pr], uint32(k)), math.Float64bits(j.ready))
+			asked[pr]++
 		}
 	}
 	in, err := a2a(out)
@@ -118,202 +194,150 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		return nil, err
 	}
 	var total uint64
-	more := false
-	for _, k := range succ {
-		more = more || active(k)
-	}
+	nOf := make([]int32, size) // each rank's jumps
+	more = false
 	for s, b := range in {
-		if len(b) < 8 || (len(b)-8)%8 != 0 {
+		if len(b) < 9 || (len(b)-9)%12 != 0 {
 			return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 		}
-		total += le.Uint64(b)
-		rep := []byte{0}
-		for b = b[8:]; len(b) > 0; b = b[8:] {
-			k := search(math.Float64frombits(le.Uint64(b)))
+		more = more || b[0] != 0
+		m := le.Uint64(b[1:])
+		if m > math.MaxInt32 {
+			return nil, fmt.Errorf("critical path: rank %d has %d jumps", s, m)
+		}
+		nOf[s] = int32(m)
+		total += m
+		rep := out[s][:0]
+		for b = b[9:]; len(b) > 0; b = b[12:] {
+			jk := int32(le.Uint32(b))
+			if jk < 0 || jk >= nOf[s] || s == me {
+				return nil, fmt.Errorf("critical path: rank %d asks for its jump %d of %d", s, jk, nOf[s])
+			}
+			k := search(math.Float64frombits(le.Uint64(b[4:])))
 			rep = le.AppendUint32(rep, uint32(k))
-			more = more || k >= 0
+			if k >= 0 {
+				ins = append(ins, inEntry{k, pnode{int32(s), jk}})
+			}
 		}
 		out[s] = rep
 	}
-	flag(out, more)
-	if in, err = a2a(out); err != nil {
-		return nil, err
+	if more {
+		if in, err = a2a(out); err != nil {
+			return nil, err
+		}
+		for s, b := range in {
+			if len(b) != 4*asked[s] {
+				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want %d", len(b), s, 4*asked[s])
+			}
+		}
+		for k := range jumps {
+			pr := int(jumps[k].partner)
+			if pr < 0 || pr >= size || pr == me {
+				continue
+			}
+			x := int32(le.Uint32(in[pr]))
+			if x < -1 || x >= nOf[pr] {
+				return nil, fmt.Errorf("critical path: rank %d gives jump %d of %d", pr, x, nOf[pr])
+			}
+			succ[k], in[pr] = pnode{int32(pr), x}, in[pr][4:]
+		}
 	}
-	more, err = fillReplies(in, jumps, size, me, func(k int, b []byte) (pnode, []byte) {
-		return pnode{jumps[k].partner, int32(le.Uint32(b))}, b[4:]
-	}, 4, succ)
-	if err != nil {
-		return nil, err
+	// 2 and 3. The levels. A chain without a cycle has at most total
+	// jumps: 2^maxLevels steps reach its terminal (a cycle, which the
+	// check below sees, runs until then).
+	ready := make([]float64, n)
+	for k := range jumps {
+		ready[k] = jumps[k].ready
 	}
-	// 2. Pointer doubling. A chain has at most total jumps: 2^maxLevels
-	// steps reach its terminal (or it has a cycle, which the check in 4
-	// sees).
-	levels := [][]pnode{succ}
 	maxLevels := bits.Len64(total)
-	for more && len(levels) <= maxLevels {
-		lv := levels[len(levels)-1]
-		next := make([]pnode, n)
-		copy(next, lv)
-		for d := range out {
-			out[d] = out[d][:0]
-		}
-		more = false
-		for k, q := range lv {
-			if !active(q) {
-				continue
-			}
-			if int(q.r) == me {
-				next[k] = lv[q.k]
-				more = more || active(next[k])
-				continue
-			}
-			out[q.r] = le.AppendUint32(out[q.r], uint32(q.k))
-		}
-		if in, err = a2a(out); err != nil {
-			return nil, err
-		}
-		for s, b := range in {
-			if len(b)%4 != 0 {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-			}
-			rep := []byte{0}
-			for ; len(b) > 0; b = b[4:] {
-				k := int32(le.Uint32(b))
-				if k < 0 || int(k) >= n {
-					return nil, fmt.Errorf("critical path: rank %d asks for jump %d of %d", s, k, n)
-				}
-				q := lv[k]
-				rep = le.AppendUint64(rep, uint64(uint32(q.r))<<32|uint64(uint32(q.k)))
-				more = more || active(q)
-			}
-			out[s] = rep
-		}
-		flag(out, more)
-		if in, err = a2a(out); err != nil {
-			return nil, err
-		}
-		more, err = fillReplies(in, nil, size, me, func(_ int, b []byte) (pnode, []byte) {
-			x := le.Uint64(b)
-			return pnode{int32(uint32(x >> 32)), int32(uint32(x))}, b[8:]
-		}, 8, next, lv)
-		if err != nil {
-			return nil, err
-		}
-		levels = append(levels, next)
-	}
-	st.levels = len(levels) - 1
-	// 3. The marks, top down: a mark covers the steps [pos, pos+span) of
-	// the path from its jump.
-	type mark struct {
-		k         int32
-		pos, span int64
-	}
-	var marks []mark
-	termPos := int64(-1)
+	ups := make([][]byte, size)
+	inb := make([][]byte, size)
+	mks := make([][]byte, size)
 	bad := false
-	land := func(q pnode, pos, span int64) {
-		switch {
-		case q.r < 0:
-			bad = true // a partner out of range: no terminal
-		case q.k < 0:
-			if termPos < 0 || pos < termPos {
-				termPos = pos
+	level := 0
+	for ; more && level <= maxLevels; level++ {
+		for d := range size {
+			ups[d], inb[d], mks[d] = ups[d][:0], inb[d][:0], mks[d][:0]
+		}
+		for _, x := range ins {
+			q, r := succ[x.k], ready[x.k]
+			ups[x.j.r] = le.AppendUint64(le.AppendUint32(le.AppendUint32(le.AppendUint32(ups[x.j.r], uint32(x.j.k)), uint32(q.r)), uint32(q.k)), math.Float64bits(r))
+			if active(q) {
+				inb[q.r] = le.AppendUint32(le.AppendUint32(le.AppendUint32(inb[q.r], uint32(q.k)), uint32(x.j.r)), uint32(x.j.k))
 			}
-		default:
-			marks = append(marks, mark{q.k, pos, span})
 		}
-	}
-	if me == endRank {
-		land(pnode{int32(me), search(p.last)}, 0, int64(2)<<(len(levels)-1))
-	}
-	for i := len(levels) - 1; i >= 0; i-- {
-		half := int64(1) << i
-		for d := range out {
-			out[d] = out[d][:0]
-		}
-		for x := range len(marks) {
+		half := int64(1) << level
+		for x := range marks {
 			m := &marks[x]
-			if m.span <= half {
+			q := succ[m.k]
+			if q.r < 0 {
+				bad = true // a partner out of range: no terminal
 				continue
 			}
-			q := levels[i][m.k]
-			pos, span := m.pos+half, m.span-half
-			m.span = half
-			if q.r >= 0 && int(q.r) != me {
-				out[q.r] = le.AppendUint64(le.AppendUint64(le.AppendUint32(out[q.r], uint32(q.k)), uint64(pos)), uint64(span))
-				continue
+			if q.k < 0 {
+				if m.term {
+					continue
+				}
+				m.term = true
 			}
-			land(q, pos, span)
+			mks[q.r] = le.AppendUint64(le.AppendUint64(le.AppendUint32(mks[q.r], uint32(q.k)), uint64(m.pos+half)), math.Float64bits(ready[m.k]))
+		}
+		flag := me == endRank && active(succ[end])
+		for d := range size {
+			b := append(out[d][:0], flagByte(flag))
+			b = le.AppendUint32(le.AppendUint32(le.AppendUint32(b, uint32(len(ups[d])/pathUpdate)), uint32(len(inb[d])/pathIn)), uint32(len(mks[d])/pathMark))
+			out[d] = append(append(append(b, ups[d]...), inb[d]...), mks[d]...)
 		}
 		if in, err = a2a(out); err != nil {
 			return nil, err
 		}
+		// Everything sent has been read from this level's S, R and In:
+		// they become the next level's in place.
+		ins = ins[:0]
+		more = false
 		for s, b := range in {
-			if len(b)%20 != 0 {
+			if len(b) < pathHeader {
 				return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 			}
-			for ; len(b) > 0; b = b[20:] {
+			more = more || b[0] != 0
+			nu, ni, nm := int(le.Uint32(b[1:])), int(le.Uint32(b[5:])), int(le.Uint32(b[9:]))
+			if len(b) != pathHeader+nu*pathUpdate+ni*pathIn+nm*pathMark {
+				return nil, fmt.Errorf("critical path: %d bytes from rank %d, for %d, %d and %d records", len(b), s, nu, ni, nm)
+			}
+			b = b[pathHeader:]
+			for range nu {
+				k, q := int32(le.Uint32(b)), pnode{int32(le.Uint32(b[4:])), int32(le.Uint32(b[8:]))}
+				if k < 0 || int(k) >= n || q.r < -1 || int(q.r) >= size || q.k < -1 || q.r >= 0 && q.k >= nOf[q.r] {
+					return nil, fmt.Errorf("critical path: rank %d updates jump %d of %d to %v", s, k, n, q)
+				}
+				succ[k], ready[k] = q, math.Float64frombits(le.Uint64(b[12:]))
+				b = b[pathUpdate:]
+			}
+			for range ni {
+				k, j := int32(le.Uint32(b)), pnode{int32(le.Uint32(b[4:])), int32(le.Uint32(b[8:]))}
+				if k < 0 || int(k) >= n || j.r < 0 || int(j.r) >= size || j.k < 0 || j.k >= nOf[j.r] {
+					return nil, fmt.Errorf("critical path: rank %d puts jump %v before jump %d of %d", s, j, k, n)
+				}
+				ins = append(ins, inEntry{k, j})
+				b = b[pathIn:]
+			}
+			for range nm {
 				k := int32(le.Uint32(b))
-				if int(k) >= n {
+				if k < -1 || int(k) >= n {
 					return nil, fmt.Errorf("critical path: rank %d marks jump %d of %d", s, k, n)
 				}
-				land(pnode{int32(me), k}, int64(le.Uint64(b[4:])), int64(le.Uint64(b[12:])))
+				land(k, int64(le.Uint64(b[4:])), math.Float64frombits(le.Uint64(b[12:])))
+				b = b[pathMark:]
 			}
 		}
-		if i > 0 {
-			levels[i] = nil
-		}
 	}
-	// 4. The time the path arrives at each node: its predecessor's ready
-	// time (the end rank's last call's end for the first).
+	st.levels = max(level-1, 0)
+	// 4. The ranks agree on the path's start and length, and whether the
+	// replay's cursor would have taken it.
 	slices.SortFunc(marks, func(a, b mark) int { return int(a.pos - b.pos) })
 	for x := 1; x < len(marks); x++ {
 		if marks[x].k >= marks[x-1].k {
 			bad = true // the replay's cursor would not take it
-		}
-	}
-	at := make(map[int32]int, len(marks))
-	for x, m := range marks {
-		at[m.k] = x
-	}
-	arrive := make([]float64, len(marks))
-	termArrive := math.NaN()
-	put := func(k int32, pos int64, t float64) {
-		if k < 0 {
-			if pos == termPos {
-				termArrive = t
-			}
-			return
-		}
-		if x, ok := at[k]; ok && marks[x].pos == pos {
-			arrive[x] = t
-		}
-	}
-	if me == endRank {
-		put(search(p.last), 0, p.last)
-	}
-	for d := range out {
-		out[d] = out[d][:0]
-	}
-	for _, m := range marks {
-		q, t := succ[m.k], jumps[m.k].ready
-		switch {
-		case q.r < 0:
-		case int(q.r) == me:
-			put(q.k, m.pos+1, t)
-		default:
-			out[q.r] = le.AppendUint64(le.AppendUint64(le.AppendUint32(out[q.r], uint32(q.k)), uint64(m.pos+1)), math.Float64bits(t))
-		}
-	}
-	if in, err = a2a(out); err != nil {
-		return nil, err
-	}
-	for s, b := range in {
-		if len(b)%20 != 0 {
-			return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-		}
-		for ; len(b) > 0; b = b[20:] {
-			put(int32(le.Uint32(b)), int64(le.Uint64(b[4:])), math.Float64frombits(le.Uint64(b[12:])))
 		}
 	}
 	v := pathVerdict{Bad: bad, TermPos: termPos, TermRank: -1, Count: int64(len(marks))}
@@ -340,61 +364,17 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		segs = append(segs, [2]float64{p.first, termArrive})
 	}
 	for x := len(marks) - 1; x >= 0; x-- {
-		if r := jumps[marks[x].k].ready; arrive[x] > r {
-			segs = append(segs, [2]float64{r, arrive[x]})
+		if r := jumps[marks[x].k].ready; marks[x].at > r {
+			segs = append(segs, [2]float64{r, marks[x].at})
 		}
 	}
 	return segs, nil
 }
 
-// flag sets the header byte of every message of out: whether this rank
-// has, or gives another, a jump left to follow.
-func flag(out [][]byte, more bool) {
-	for _, b := range out {
-		b[0] = 0
-		if more {
-			b[0] = 1
-		}
+// flagByte is a message's flag byte.
+func flagByte(b bool) byte {
+	if b {
+		return 1
 	}
-}
-
-// fillReplies reads the replies of an exchange of the path (a header byte,
-// set when some rank has a jump left to follow, then one node per request
-// in the order this rank asked) into dst, for the jumps whose current
-// node (cur, or their partner in jumps when cur is nil) is on another rank
-// and active; it returns whether any rank has one.
-func fillReplies(in [][]byte, jumps []jump, size, me int, read func(k int, b []byte) (pnode, []byte), width int, dst []pnode, cur ...[]pnode) (bool, error) {
-	more := false
-	for s, b := range in {
-		if len(b) < 1 || (len(b)-1)%width != 0 {
-			return false, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-		}
-		more = more || b[0] != 0
-		in[s] = b[1:]
-	}
-	for k := range dst {
-		var to int
-		if cur != nil {
-			q := cur[0][k]
-			if q.r < 0 || q.k < 0 || int(q.r) == me {
-				continue
-			}
-			to = int(q.r)
-		} else {
-			to = int(jumps[k].partner)
-			if to < 0 || to >= size || to == me {
-				continue
-			}
-		}
-		if len(in[to]) < width {
-			return false, fmt.Errorf("critical path: too few replies from rank %d", to)
-		}
-		dst[k], in[to] = read(k, in[to])
-	}
-	for s, b := range in {
-		if len(b) != 0 {
-			return false, fmt.Errorf("critical path: %d bytes too many from rank %d", len(b), s)
-		}
-	}
-	return more, nil
+	return 0
 }
