@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -65,12 +66,17 @@ func analyzeFinalize() *profile.Analysis {
 	var before int64
 	var phases []string
 	opt := analyze.Options{Source: ownSites(), Memory: state.cfg.AnalyzeMem}
+	var cpu0 time.Duration
 	if timing {
-		last := time.Now()
+		// Each phase's wall time and the process's CPU time in it (ms):
+		// on an oversubscribed node the two differ by the time waiting
+		// for a CPU.
+		last, lastCPU := time.Now(), processCPU()
+		cpu0 = lastCPU
 		opt.Phase = func(name string) {
-			now := time.Now()
-			phases = append(phases, fmt.Sprintf("%s=%.3f", name, float64(now.Sub(last).Microseconds())/1e3))
-			last = now
+			now, cpu := time.Now(), processCPU()
+			phases = append(phases, fmt.Sprintf("%s=%.3f/%.3f", name, float64(now.Sub(last).Microseconds())/1e3, float64((cpu-lastCPU).Microseconds())/1e3))
+			last, lastCPU = now, cpu
 		}
 		before = vmHWM()
 		// The peak from here on is the analysis' (Linux 4.0 and later).
@@ -81,8 +87,8 @@ func analyzeFinalize() *profile.Analysis {
 	if timing {
 		// For the benchmarks (bench/cmd/runbench/analyzejob.go): rank 0's
 		// time ends with the gathered result, the job's analysis.
-		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d %s\n", state.rank,
-			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), strings.Join(phases, " "))
+		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d cpu_ms=%.3f %s\n", state.rank,
+			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), float64((processCPU()-cpu0).Microseconds())/1e3, strings.Join(phases, " "))
 	}
 	if err != nil {
 		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))
@@ -207,6 +213,16 @@ func (anComm) WaitSends() error {
 		return fmt.Errorf("MPI error %d", int(rc))
 	}
 	return nil
+}
+
+// processCPU is the process's CPU time so far (user and system; 0 when
+// getrusage fails).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // vmHWM is this process's peak resident set size (KiB; 0 unknown).
