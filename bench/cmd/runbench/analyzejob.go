@@ -104,7 +104,9 @@ func (b *bench) analyzeJob() error {
 					if mem == "128M" {
 						both = append(both, r.Wall.Seconds())
 						an = append(an, ms/1e3)
-						cpu = append(cpu, cms/1e3)
+						if !math.IsNaN(cms) { // a build before 2026-11-28 does not print it
+							cpu = append(cpu, cms/1e3)
+						}
 						hwm = append(hwm, peak)
 					} else {
 						an4 = append(an4, ms/1e3)
@@ -117,8 +119,12 @@ func (b *bench) analyzeJob() error {
 			if len(an4) > 0 {
 				small = fmt.Sprintf("| %.1f | %.3f |", summarize(hwm4).Med, summarize(an4).Med)
 			}
-			b.res.md("| %d | %d | %.2f | %.2f | %.3f | %.1f %% | %.3f | %s | %.1f %s\n", np, it, t, summarize(both).Med, a, 100*a/t,
-				summarize(cpu).Med, phases, summarize(hwm).Med, small)
+			cpuS := "-"
+			if len(cpu) > 0 {
+				cpuS = fmt.Sprintf("%.3f", summarize(cpu).Med)
+			}
+			b.res.md("| %d | %d | %.2f | %.2f | %.3f | %.1f %% | %s | %s | %.1f %s\n", np, it, t, summarize(both).Med, a, 100*a/t,
+				cpuS, phases, summarize(hwm).Med, small)
 			key := s
 			if li > 0 {
 				key = fmt.Sprintf("%s/%d", s, it)
