@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"time"
 )
 
 // The critical path in the job by pointer doubling, in a number of
@@ -69,13 +70,18 @@ type pathStats struct {
 	exchanges int   // Alltoallv calls
 	sent      int64 // bytes this rank sent in them (to other ranks)
 	tokens    bool  // replayed by the token instead
+	// in the exchanges (wall time): waiting for the other ranks and
+	// moving the bytes; the rest of the path's time is this rank's own
+	// work.
+	inExchanges time.Duration
 }
 
 func (s pathStats) String() string {
+	ms := float64(s.inExchanges.Microseconds()) / 1e3
 	if s.tokens {
-		return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d,token", s.levels, s.exchanges, s.sent>>10)
+		return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d,a2a_ms=%.1f,token", s.levels, s.exchanges, s.sent>>10, ms)
 	}
-	return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d", s.levels, s.exchanges, s.sent>>10)
+	return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d,a2a_ms=%.1f", s.levels, s.exchanges, s.sent>>10, ms)
 }
 
 // pathCost is the doubling levels and exchanges of a path of jumps jumps
@@ -129,7 +135,10 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 				st.sent += int64(len(b))
 			}
 		}
-		return c.Alltoallv(out)
+		t0 := time.Now()
+		in, err := c.Alltoallv(out)
+		st.inExchanges += time.Since(t0)
+		return in, err
 	}
 	active := func(q pnode) bool { return q.r >= 0 && q.k >= 0 }
 	// This rank's jumps on the path: index, place, arrival; term once it
