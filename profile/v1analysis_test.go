@@ -46,6 +46,10 @@ func TestReadV1AnalysisFile(t *testing.T) {
 	if info.Partial || p.Meta.NumRanks != 2 || len(p.Funcs) == 0 {
 		t.Errorf("info %+v, %d ranks, %d functions", info, p.Meta.NumRanks, len(p.Funcs))
 	}
+	// Written before the one-sided counts were kept (2026-11-28): none.
+	if p.Analysis != nil && p.Analysis.RMA != nil {
+		t.Errorf("one-sided counts %+v in a file written without them", p.Analysis.RMA)
+	}
 	if !reflect.DeepEqual(p.Analysis, v1AnalysisWant) {
 		t.Errorf("read %+v\nwant %+v", p.Analysis, v1AnalysisWant)
 	}
