@@ -173,9 +173,10 @@ var fDones = map[string]fDone{
 	// ompi_wait_f and the others: outputs converted back under
 	// "if (MPI_SUCCESS == c_ierr)"; the index, indices and flag are the C
 	// function's variables. The other ompi_*_f likewise (read on
-	// 2026-11-28: 96 of the 100 entries we convert that write handles
-	// test c_ierr before the c2f conversion; fHandlesAlways are the
-	// others), and ompi_improbe_f also tests the flag.
+	// 2026-11-28: every entry we convert that writes a handle back tests
+	// c_ierr before, but fHandlesAlways'; ompi_improbe_f tests the flag
+	// too; only ompi_sendrecv_f and ompi_sendrecv_replace_f receive the
+	// status in a variable of their own, fStatusLocal).
 	"openmpi":     {okOnly: true, ignoreFalse: true, outOK: true},
 	"openmpi f08": {okOnly: true, ignoreFalse: true, outOK: true},
 	// mpi_waitany_ and the others pass requests and statuses to the C
