@@ -75,7 +75,7 @@ program fail
     call sentinel(s)
     call MPI_Mrecv(b, 1, MPI_INTEGER, m, s, ierr)
     call st('mrecv truncated', s, ierr)
-    write (10, '(a,l1)') 'r1 mrecv truncated message null=', m == MPI_MESSAGE_NULL
+    write (10, '(a,l1)') 'r1 mrecv truncated: message null=', m == MPI_MESSAGE_NULL
     call sentinel(s)
     call MPI_Recv(b, 1, MPI_INTEGER, 0, 4, MPI_COMM_WORLD, s, ierr)
     call st('recv truncated', s, ierr)
@@ -95,7 +95,7 @@ program fail
   flag = .true.
   call MPI_Improbe(99, 0, MPI_COMM_WORLD, flag, m, MPI_STATUS_IGNORE, ierr)
   call hd('improbe bad rank', VAL(m), ierr)
-  write (10, '(a,i0,a,l1)') 'r', rank, ' improbe bad rank flag=', flag
+  write (10, '(a,i0,a,l1)') 'r', rank, ' improbe bad rank: flag=', flag
   flag = .true.
   call MPI_Iprobe(99, 0, MPI_COMM_WORLD, flag, MPI_STATUS_IGNORE, ierr)
   write (10, '(a,i0,a,l1,a,l1)') 'r', rank, ' iprobe bad rank: fail=', ierr /= MPI_SUCCESS, ' flag=', flag
@@ -103,7 +103,7 @@ program fail
   VAL(m) = -7
   call MPI_Improbe(0, 77, MPI_COMM_WORLD, flag, m, MPI_STATUS_IGNORE, ierr)
   call hd('improbe nothing', VAL(m), ierr)
-  write (10, '(a,i0,a,l1)') 'r', rank, ' improbe nothing flag=', flag
+  write (10, '(a,i0,a,l1)') 'r', rank, ' improbe nothing: flag=', flag
 
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   close (10)
