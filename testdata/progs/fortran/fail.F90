@@ -43,6 +43,10 @@ program fail
   T_REQ :: r
   T_MSG :: m
   T_COMM :: c
+  ! The explicit interfaces of use mpi and mpi_f08 declare the outputs
+  ! intent(out): without volatile an optimizing compiler drops the
+  ! sentinels stored before the calls.
+  volatile :: s, r, m, c, flag
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
