@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"bytes"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -57,5 +59,30 @@ func TestReadV1AnalysisFile(t *testing.T) {
 	q, err := Unmarshal(Marshal(p), "again")
 	if err != nil || !reflect.DeepEqual(q.Analysis, v1AnalysisWant) {
 		t.Errorf("written again: %+v, %v", q.Analysis, err)
+	}
+}
+
+// v1AnalysisRMAFile is a profile with the analysis's one-sided counts
+// (section 17) as mpiscope wrote it on 2026-11-28 (testdata/README.md):
+// rma.c's efence case on 3 ranks, two fences an iteration for 5
+// iterations, none unmatched.
+const v1AnalysisRMAFile = "testdata/v1-analysis-rma.mps"
+
+// TestReadV1AnalysisRMAFile: the pinned file's counts read as the program
+// makes them, and the file writes back to the same bytes.
+func TestReadV1AnalysisRMAFile(t *testing.T) {
+	b, err := os.ReadFile(v1AnalysisRMAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Unmarshal(b, v1AnalysisRMAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Analysis == nil || p.Analysis.RMA == nil || *p.Analysis.RMA != (AnalysisRMA{Fences: 10}) || len(p.Analysis.Ranks) != 3 {
+		t.Fatalf("analysis %+v", p.Analysis)
+	}
+	if !bytes.Equal(Marshal(p), b) {
+		t.Errorf("written again, the file differs")
 	}
 }
