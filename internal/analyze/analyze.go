@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -343,22 +342,29 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		total.add(st)
 	}
 	res.addStats(total)
-	// Each rank's candidates, grouped by call: wait states and jumps.
+	// Each rank's candidates, grouped by call: wait states and jumps. The
+	// shards' lists are sorted at once by rank, then call (a dense key:
+	// the calls of the ranks before, plus the call's number), into one
+	// array of which each rank takes its part, already in call order: one
+	// copy of the candidates, not two (to each rank's list, then sorted).
 	perRank := make([][]cand, n)
-	count := make([]int, n)
-	for _, cs := range cands {
-		for i := range cs {
-			count[cs[i].idx]++
+	if csp == nil {
+		base := make([]uint64, n+1)
+		for i, p := range passes {
+			base[i+1] = base[i] + p.ncalls + 1
 		}
-	}
-	for i := range perRank {
-		perRank[i] = make([]cand, 0, count[i])
-	}
-	for s, cs := range cands {
-		for _, c := range cs {
-			perRank[c.idx] = append(perRank[c.idx], c)
+		count := make([]int, n+1)
+		for _, cs := range cands {
+			for i := range cs {
+				count[cs[i].idx+1]++
+			}
 		}
-		cands[s] = nil
+		all := sortParts(cands, func(c *cand) uint64 { return base[c.idx] + uint64(c.call) })
+		clear(cands)
+		for i := range perRank {
+			count[i+1] += count[i]
+			perRank[i] = all[count[i]:count[i+1]:count[i+1]]
+		}
 	}
 	cands = nil
 	ws := make([]rankWaits, n)
@@ -370,7 +376,13 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			}
 			perRank[i] = cs
 		}
-		ws[i] = groupWaits(perRank[i])
+		if csp != nil {
+			ws[i] = groupWaits(perRank[i])
+		} else {
+			ws[i] = newRankWaits()
+			ws[i].groupSorted(perRank[i]) // in call order already
+			ws[i].sortJumps()
+		}
 		perRank[i] = nil
 	})
 	perRank = nil
@@ -471,7 +483,11 @@ func newRankWaits() rankWaits {
 // each call's candidates; the calls after those of earlier groups, in the
 // job's bounded memory).
 func (rw *rankWaits) group(cs []cand) {
-	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
+	rw.groupSorted(sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) }))
+}
+
+// groupSorted is group of candidates in call order.
+func (rw *rankWaits) groupSorted(cs []cand) {
 	rw.jumps = slices.Grow(rw.jumps, len(cs)) // at most one a call
 	for i := 0; i < len(cs); {
 		j := i + 1
@@ -511,7 +527,18 @@ func (rw *rankWaits) group(cs []cand) {
 
 // sortJumps puts the jumps in order of the waiting calls' ends.
 func (rw *rankWaits) sortJumps() {
-	sort.SliceStable(rw.jumps, func(a, b int) bool { return rw.jumps[a].t1 < rw.jumps[b].t1 })
+	by := func(a, b jump) int {
+		switch {
+		case a.t1 < b.t1:
+			return -1
+		case a.t1 > b.t1:
+			return 1
+		}
+		return 0
+	}
+	if !slices.IsSortedFunc(rw.jumps, by) { // calls end in order but on several threads
+		slices.SortStableFunc(rw.jumps, by)
+	}
 }
 
 // namer resolves callsites and communicators to names, once each.

@@ -20,7 +20,24 @@ type callLog struct {
 	keys  []fnPC
 	ids   map[fnPC]uint32
 	cache [256]fnPCSlot // the keys seen last, by hash: no map lookup per call
+	spans []logSpan     // the log in runs of up to spanCalls calls
 }
+
+// logSpan is a run of logged calls within one buffer: where it starts,
+// the entry bits before it (the differences' base), and the earliest
+// entry and latest exit in it. pathKeys skips a run that no segment of
+// the path overlaps without decoding it: none of its calls can add to a
+// share (a call adds only where a segment overlaps it).
+type logSpan struct {
+	prev   uint64
+	lo, hi float64
+	buf    int32
+	off    int32
+	n      int32 // calls
+}
+
+// spanCalls is the most calls of a logSpan: 32 bytes per 64 calls.
+const spanCalls = 64
 
 // logBuf is the size of a log's buffers: it grows by buffers, not by
 // copying.
@@ -62,7 +79,13 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 	if n == 0 || len(l.bufs[n-1])+3*binary.MaxVarintLen64 > logBuf {
 		l.bufs = append(l.bufs, make([]byte, 0, logBuf))
 		n++
+		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1)})
+	} else if sp := &l.spans[len(l.spans)-1]; sp.n == spanCalls {
+		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1), off: int32(len(l.bufs[n-1]))})
 	}
+	sp := &l.spans[len(l.spans)-1]
+	sp.n++
+	sp.lo, sp.hi = min(sp.lo, t0), max(sp.hi, t1)
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	b := l.bufs[n-1]
 	b = binary.AppendUvarint(b, zigzag(b0-l.prev))
@@ -88,8 +111,29 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 	on := make([]bool, len(l.keys))
 	k0, last := 0, math.Inf(-1)
 	var bits uint64
-	for _, b := range l.bufs {
-		for len(b) > 0 {
+	for si := range l.spans {
+		sp := &l.spans[si]
+		// The first segment ending after the run's earliest entry: the
+		// run is skipped unless it starts before the run's latest exit.
+		lo, hi := 0, len(ss)
+		for lo < hi {
+			if m := int(uint(lo+hi) >> 1); ss[m][1] <= sp.lo {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(ss) || ss[lo][0] >= sp.hi {
+			continue
+		}
+		// Each call's search starts there (its entry is not before the
+		// run's earliest), and again there when times go back (the next
+		// thread's calls).
+		first := lo
+		k0, last = first, math.Inf(-1)
+		b := l.bufs[sp.buf][sp.off:]
+		bits = sp.prev
+		for c := sp.n; c > 0; c-- {
 			// Written by add: whole varints.
 			d0, n0 := binary.Uvarint(b)
 			d1, n1 := binary.Uvarint(b[n0:])
@@ -98,7 +142,7 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 			bits += unzigzag(d0)
 			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
 			if t0 < last {
-				k0 = 0 // a time going back (the next thread's calls)
+				k0 = first // a time going back (the next thread's calls)
 			}
 			last = t0
 			for k0 < len(ss) && ss[k0][1] <= t0 {

@@ -515,10 +515,11 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		}
 	}
 	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
-	// By (communicator, sequence number), then rank: two stable passes.
-	colls := sortParts(collParts, func(r *collRec) uint64 { return uint64(uint32(r.idx)) })
+	// By (communicator, sequence number), then rank: one stable sort by
+	// the instance, then each instance's parts (a few, and from the ranks'
+	// lists in rank order already unless spilled) by rank, by insertion.
+	colls := sortParts(collParts, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	clear(collParts)
-	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	for i := 0; i < len(colls); {
 		j := i + 1
 		for j < len(colls) && colls[j].comm == colls[i].comm && colls[j].seq == colls[i].seq {
@@ -526,6 +527,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		}
 		g := colls[i:j]
 		i = j
+		byRank(g)
 		ok := true
 		for _, c := range g[1:] {
 			ok = ok && c.kind == g[0].kind && c.root == g[0].root && (c.side == 0) == (g[0].side == 0)
@@ -539,6 +541,23 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 	}
 	return out, st
 }
+
+// byRank sorts an instance's parts by rank, stably.
+func byRank(g []collRec) {
+	if len(g) > 32 {
+		if !slices.IsSortedFunc(g, cmpIdx) {
+			slices.SortStableFunc(g, cmpIdx)
+		}
+		return
+	}
+	for a := 1; a < len(g); a++ {
+		for b := a; b > 0 && uint32(g[b-1].idx) > uint32(g[b].idx); b-- {
+			g[b-1], g[b] = g[b], g[b-1]
+		}
+	}
+}
+
+func cmpIdx(a, b collRec) int { return cmpU(uint64(uint32(a.idx)), uint64(uint32(b.idx))) }
 
 // collCands adds the wait candidates of one collective instance.
 func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand {
