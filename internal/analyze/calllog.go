@@ -88,10 +88,43 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 	sp.lo, sp.hi = min(sp.lo, t0), max(sp.hi, t1)
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	b := l.bufs[n-1]
-	b = binary.AppendUvarint(b, zigzag(b0-l.prev))
-	b = binary.AppendUvarint(b, zigzag(b1-b0))
-	b = binary.AppendUvarint(b, uint64(s.v))
-	l.bufs[n-1], l.prev = b, b0
+	i := len(b)
+	b = b[:cap(b)] // room for three varints (checked above)
+	i = putUv(b, i, zigzag(b0-l.prev))
+	i = putUv(b, i, zigzag(b1-b0))
+	i = putUv(b, i, uint64(s.v))
+	l.bufs[n-1], l.prev = b[:i], b0
+}
+
+// putUv writes x as a varint at b[i:] (room checked by the caller) and
+// returns the index after it: binary.AppendUvarint's bytes, without its
+// appends.
+func putUv(b []byte, i int, x uint64) int {
+	for x >= 0x80 {
+		b[i] = byte(x) | 0x80
+		x >>= 7
+		i++
+	}
+	b[i] = byte(x)
+	return i + 1
+}
+
+// getUv reads the varint at b[i:] written by putUv and returns it and
+// the index after it; b holds only whole varints.
+func getUv(b []byte, i int) (uint64, int) {
+	c := b[i]
+	if c < 0x80 {
+		return uint64(c), i + 1
+	}
+	x := uint64(c & 0x7f)
+	for s := uint(7); ; s += 7 {
+		i++
+		c = b[i]
+		if c < 0x80 {
+			return x | uint64(c)<<s, i + 1
+		}
+		x |= uint64(c&0x7f) << s
+	}
 }
 
 // zigzag maps a difference of two uint64 (wrapped) to a small number when
@@ -131,14 +164,14 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 		// thread's calls).
 		first := lo
 		k0, last = first, math.Inf(-1)
-		b := l.bufs[sp.buf][sp.off:]
+		b, i := l.bufs[sp.buf], int(sp.off)
 		bits = sp.prev
 		for c := sp.n; c > 0; c-- {
 			// Written by add: whole varints.
-			d0, n0 := binary.Uvarint(b)
-			d1, n1 := binary.Uvarint(b[n0:])
-			x, n2 := binary.Uvarint(b[n0+n1:])
-			b = b[n0+n1+n2:]
+			var d0, d1, x uint64
+			d0, i = getUv(b, i)
+			d1, i = getUv(b, i)
+			x, i = getUv(b, i)
 			bits += unzigzag(d0)
 			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
 			if t0 < last {
