@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -11,11 +12,14 @@ import (
 // and (function, callsite). The shares are then taken from it once the
 // path is known, instead of decoding the rank's trace a second time
 // (pathKeys). The times are kept exactly, as the differences of their
-// float64 bits from the previous call's entry (close times: close bits),
-// in varints: about 10 bytes a call, at most callLogBytes when the log
-// is weighed against the analysis' memory bound.
+// float64 bits from the previous call's entry (close times: close bits):
+// a byte of their two lengths in bytes, their bytes (little-endian, no
+// loop to write or read them), then the key's number as a varint; about
+// 11 bytes a call, at most callLogBytes when the log is weighed against
+// the analysis' memory bound.
 type callLog struct {
-	bufs  [][]byte // full but the last
+	bufs  [][]byte // each of logBuf bytes (cap); the last is being written
+	pos   int      // bytes written in the last
 	prev  uint64   // the last entry's bits
 	keys  []fnPC
 	ids   map[fnPC]uint32
@@ -76,25 +80,33 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 		*s = fnPCSlot{k, v, true}
 	}
 	n := len(l.bufs)
-	if n == 0 || len(l.bufs[n-1])+3*binary.MaxVarintLen64 > logBuf {
-		l.bufs = append(l.bufs, make([]byte, 0, logBuf))
+	if n == 0 || l.pos+logCallMax > logBuf {
+		l.bufs = append(l.bufs, make([]byte, logBuf))
+		l.pos = 0
 		n++
 		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1)})
 	} else if sp := &l.spans[len(l.spans)-1]; sp.n == spanCalls {
-		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1), off: int32(len(l.bufs[n-1]))})
+		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1), off: int32(l.pos)})
 	}
 	sp := &l.spans[len(l.spans)-1]
 	sp.n++
 	sp.lo, sp.hi = min(sp.lo, t0), max(sp.hi, t1)
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
-	b := l.bufs[n-1]
-	i := len(b)
-	b = b[:cap(b)] // room for three varints (checked above)
-	i = putUv(b, i, zigzag(b0-l.prev))
-	i = putUv(b, i, zigzag(b1-b0))
-	i = putUv(b, i, uint64(s.v))
-	l.bufs[n-1], l.prev = b[:i], b0
+	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
+	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3
+	b, i := l.bufs[n-1], l.pos
+	b[i] = byte(n0<<4 | n1)
+	binary.LittleEndian.PutUint64(b[i+1:], z0) // 8 bytes written, n0 kept
+	binary.LittleEndian.PutUint64(b[i+1+n0:], z1)
+	l.pos, l.prev = putUv(b, i+1+n0+n1, uint64(s.v)), b0
 }
+
+// logCallMax is the most bytes add writes for a call: the lengths, two
+// times (each written as 8 bytes) and a varint.
+const logCallMax = 1 + 8 + 8 + binary.MaxVarintLen64
+
+// lowBytes keeps the n low bytes of x (n <= 8; a shift by 64 gives 0).
+func lowBytes(x uint64, n int) uint64 { return x & (^uint64(0) >> (64 - 8*uint(n))) }
 
 // putUv writes x as a varint at b[i:] (room checked by the caller) and
 // returns the index after it: binary.AppendUvarint's bytes, without its
@@ -168,10 +180,12 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 		bits = sp.prev
 		for c := sp.n; c > 0; c-- {
 			// Written by add: whole varints.
-			var d0, d1, x uint64
-			d0, i = getUv(b, i)
-			d1, i = getUv(b, i)
-			x, i = getUv(b, i)
+			h := b[i]
+			n0, n1 := int(h>>4), int(h&15)
+			d0 := lowBytes(binary.LittleEndian.Uint64(b[i+1:]), n0)
+			d1 := lowBytes(binary.LittleEndian.Uint64(b[i+1+n0:]), n1)
+			var x uint64
+			x, i = getUv(b, i+1+n0+n1)
 			bits += unzigzag(d0)
 			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
 			if t0 < last {

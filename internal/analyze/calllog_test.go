@@ -118,7 +118,7 @@ func threadsJob(t *testing.T) string {
 // segment of the path overlaps, and its sums are those of every call
 // against every segment, added in the same order: runs inside a segment,
 // runs between segments (skipped), calls spanning a segment's edge, and a
-// second thread's calls whose times go back.
+// second thread's calls whose times go back, calls of no length.
 func TestCallLogSpans(t *testing.T) {
 	type call struct {
 		fn     uint16
@@ -131,6 +131,9 @@ func TestCallLogSpans(t *testing.T) {
 		for i := 0; i < 1000; i++ {
 			d := 3.0 + float64(i%7)*0.125
 			calls = append(calls, call{uint16(i % 3), uint64(0x400000 + i%5*16), t0, t0 + d})
+			if i%50 == 0 { // a call of no length entered with the last: no bytes of either difference
+				calls = append(calls, call{3, 0x400100, t0, t0})
+			}
 			t0 += d + 1.5
 		}
 	}
@@ -138,8 +141,8 @@ func TestCallLogSpans(t *testing.T) {
 	for _, c := range calls {
 		l.add(c.fn, c.pc, c.t0, c.t1)
 	}
-	if len(l.spans) != 2000/spanCalls+1 { // 31.25 runs of 64
-		t.Fatalf("%d runs, want %d", len(l.spans), 2000/spanCalls+1)
+	if want := (len(calls) + spanCalls - 1) / spanCalls; len(l.spans) != want { // 2040 calls: 32 runs
+		t.Fatalf("%d runs, want %d", len(l.spans), want)
 	}
 	ss := [][2]float64{{1001.5, 1020.25}, {2500, 2510.75}, {6000.125, 6700}, {7200, 7200.5}}
 	want := map[fnPC]float64{}
