@@ -91,6 +91,13 @@ func (res *Result) delays(parts []rankPart) {
 		}
 	}
 	per := make([][]int32, len(parts)) // each rank's waits by window end
+	np := make([]int, len(parts))
+	for k := range all {
+		np[all[k].part]++
+	}
+	for i := range per {
+		per[i] = make([]int32, 0, np[i]) // no copies as they fill
+	}
 	for k := range all {
 		all[k].turn = int32(k)
 		per[all[k].part] = append(per[all[k].part], int32(k))
