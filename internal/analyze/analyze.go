@@ -308,7 +308,9 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	// Match messages and collectives, shard by shard in parallel.
 	// When the records are spilled, so are the wait candidates: to one
 	// file per rank, read back rank by rank.
-	cands := make([][]cand, nshard)
+	// Without a spill each shard's candidates go to lists by rank (in
+	// chunks), which each rank then sorts by call: one copy of them.
+	outs := make([]candOut, nshard)
 	stats := make([]matchStats, nshard)
 	comms := w.CommList()
 	var csp *spill
@@ -320,12 +322,14 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		defer csp.close()
 	}
 	forEach(nshard, opt.Workers, func(s int) {
-		cs, st := matchShard(s, passes, idx, comms, sp)
-		stats[s] = st
 		if csp == nil {
-			cands[s] = cs
+			outs[s].by = make([][][]cand, n)
+			stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
 			return
 		}
+		stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
+		cs := outs[s].flat
+		outs[s].flat = nil
 		byRank := map[int32][]byte{}
 		for i := range cs {
 			byRank[cs[i].idx] = appendCand(byRank[cs[i].idx], &cs[i])
@@ -342,31 +346,9 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		total.add(st)
 	}
 	res.addStats(total)
-	// Each rank's candidates, grouped by call: wait states and jumps. The
-	// shards' lists are sorted at once by rank, then call (a dense key:
-	// the calls of the ranks before, plus the call's number), into one
-	// array of which each rank takes its part, already in call order: one
-	// copy of the candidates, not two (to each rank's list, then sorted).
-	perRank := make([][]cand, n)
-	if csp == nil {
-		base := make([]uint64, n+1)
-		for i, p := range passes {
-			base[i+1] = base[i] + p.ncalls + 1
-		}
-		count := make([]int, n+1)
-		for _, cs := range cands {
-			for i := range cs {
-				count[cs[i].idx+1]++
-			}
-		}
-		all := sortParts(cands, func(c *cand) uint64 { return base[c.idx] + uint64(c.call) })
-		clear(cands)
-		for i := range perRank {
-			count[i+1] += count[i]
-			perRank[i] = all[count[i]:count[i+1]:count[i+1]]
-		}
-	}
-	cands = nil
+	// Each rank's candidates, grouped by call: wait states and jumps.
+	// Without a spill, a rank's lists from the shards (in shard order, as
+	// one list of them would be) are sorted by call straight from them.
 	ws := make([]rankWaits, n)
 	forEach(n, opt.Workers, func(i int) {
 		if csp != nil {
@@ -374,18 +356,19 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			if err != nil {
 				csp.fail(err)
 			}
-			perRank[i] = cs
+			ws[i] = groupWaits(cs)
+			return
 		}
-		if csp != nil {
-			ws[i] = groupWaits(perRank[i])
-		} else {
-			ws[i] = newRankWaits()
-			ws[i].groupSorted(perRank[i]) // in call order already
-			ws[i].sortJumps()
+		var parts [][]cand
+		for s := range outs {
+			parts = append(parts, outs[s].by[i]...)
+			outs[s].by[i] = nil
 		}
-		perRank[i] = nil
+		ws[i] = newRankWaits()
+		ws[i].groupSorted(sortParts(parts, func(c *cand) uint64 { return uint64(c.call) }))
+		ws[i].sortJumps()
 	})
-	perRank = nil
+	outs = nil
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
 	}

@@ -442,7 +442,7 @@ type matchStats struct {
 
 // matchShard pairs the message ends of shard s by flow and groups its
 // collective parts by instance, producing the wait candidates.
-func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill) ([]cand, matchStats) {
+func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill, out *candOut) matchStats {
 	// The spilled records first, then each rank's: one list in that
 	// order, sorted from its parts.
 	sends := make([][]sendRec, 0, len(passes)+1)
@@ -461,18 +461,49 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 		colls = append(colls, p.colls[s])
 		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 	}
-	return matchParts(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok })
+	return matchParts(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok }, out)
 }
 
 // matchRecs pairs message ends by flow and groups collective parts by
 // instance, producing the wait candidates.
 func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
-	return matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, idx)
+	var out candOut
+	st := matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, idx, &out)
+	return out.flat, st
+}
+
+// candOut receives wait candidates: in one list (flat), or by rank index
+// (by non-nil), each rank's in chunks that double up to candChunk (no
+// list copied as it grows; sortParts takes the chunks as parts).
+type candOut struct {
+	flat []cand
+	by   [][][]cand
+}
+
+const candChunk = 4096
+
+func (o *candOut) add(c cand) {
+	if o.by == nil {
+		o.flat = append(o.flat, c)
+		return
+	}
+	ch := o.by[c.idx]
+	n := len(ch)
+	if n == 0 || len(ch[n-1]) == cap(ch[n-1]) {
+		size := 64
+		if n > 0 {
+			size = min(2*cap(ch[n-1]), candChunk)
+		}
+		ch = append(ch, make([]cand, 0, size))
+		o.by[c.idx] = ch
+		n++
+	}
+	ch[n-1] = append(ch[n-1], c)
 }
 
 // matchParts is matchRecs of the records in parts (each list the
 // concatenation of its parts).
-func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
+func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool), out *candOut) matchStats {
 	var st matchStats
 	sends := sortParts(sendParts, func(r *sendRec) uint64 { return r.flow })
 	recvs := sortParts(recvParts, func(r *recvRec) uint64 { return r.flow })
@@ -485,7 +516,9 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 	// Room for a wait per message and per collective part: what a job
 	// that waits everywhere has (more only when a message is both late
 	// sent and late received), so that the list is not copied as it grows.
-	out := make([]cand, 0, min(len(sends), len(recvs))+nc)
+	if out.by == nil && out.flat == nil {
+		out.flat = make([]cand, 0, min(len(sends), len(recvs))+nc)
+	}
 	i, j := 0, 0
 	for i < len(sends) && j < len(recvs) {
 		sd, rv := &sends[i], &recvs[j]
@@ -504,13 +537,13 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		j++
 		// Late sender: the receiver waited for the send to begin.
 		if rv.blocking && sd.enter > rv.wt0 {
-			out = append(out, cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
+			out.add(cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
 				t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
 		}
 		// Late receiver: the sender was still blocked when the receive
 		// was posted.
 		if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
-			out = append(out, cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
+			out.add(cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
 				t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
 		}
 	}
@@ -537,9 +570,9 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 			continue
 		}
 		st.colls++
-		out = collCands(g, idx, out)
+		collCands(g, idx, out)
 	}
-	return out, st
+	return st
 }
 
 // byRank sorts an instance's parts by rank, stably.
@@ -560,18 +593,18 @@ func byRank(g []collRec) {
 func cmpIdx(a, b collRec) int { return cmpU(uint64(uint32(a.idx)), uint64(uint32(b.idx))) }
 
 // collCands adds the wait candidates of one collective instance.
-func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand {
+func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
 	last := 0
 	for k := range g {
 		if g[k].t0 > g[last].t0 {
 			last = k
 		}
 	}
-	add := func(c *collRec, p Pattern, waitReady float64, partner *collRec, jumpReady float64) []cand {
+	add := func(c *collRec, p Pattern, waitReady float64, partner *collRec, jumpReady float64) {
 		if waitReady <= c.t0 && jumpReady <= c.t0 {
-			return out
+			return
 		}
-		return append(out, cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: partner.idx, pkey: partner.key,
+		out.add(cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: partner.idx, pkey: partner.key,
 			t0: c.t0, t1: c.t1, waitReady: waitReady, jumpReady: jumpReady})
 	}
 	maxT, who := g[last].t0, &g[last]
@@ -592,18 +625,18 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 			}
 			for k := range g {
 				if o := last[3-g[k].side]; o != nil {
-					out = add(&g[k], p, o.t0, o, o.t0)
+					add(&g[k], p, o.t0, o, o.t0)
 				}
 			}
-			return out
+			return
 		}
 		for k := range g {
-			out = add(&g[k], p, maxT, who, maxT)
+			add(&g[k], p, maxT, who, maxT)
 		}
 	case coll1xN:
 		ri, ok := idx(int(g[0].root))
 		if !ok {
-			return out
+			return
 		}
 		var root *collRec
 		for k := range g {
@@ -612,17 +645,17 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 			}
 		}
 		if root == nil {
-			return out
+			return
 		}
 		for k := range g {
 			if &g[k] != root {
-				out = add(&g[k], LateBroadcast, root.t0, root, root.t0)
+				add(&g[k], LateBroadcast, root.t0, root, root.t0)
 			}
 		}
 	case collNx1:
 		ri, ok := idx(int(g[0].root))
 		if !ok {
-			return out
+			return
 		}
 		var root *collRec
 		first := -1.0
@@ -634,13 +667,12 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 			}
 		}
 		if root == nil || first < 0 {
-			return out
+			return
 		}
 		// The root waits (early reduce) until the first non-root
 		// enters; it cannot finish before the last one entered.
-		out = add(root, EarlyReduce, first, who, maxT)
+		add(root, EarlyReduce, first, who, maxT)
 	}
-	return out
 }
 
 func cmpU(a, b uint64) int {
