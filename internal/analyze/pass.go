@@ -505,49 +505,27 @@ func (o *candOut) add(c cand) {
 // concatenation of its parts).
 func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool), out *candOut) matchStats {
 	var st matchStats
-	sends := sortParts(sendParts, func(r *sendRec) uint64 { return r.flow })
-	recvs := sortParts(recvParts, func(r *recvRec) uint64 { return r.flow })
-	clear(sendParts)
-	clear(recvParts)
 	nc := 0
 	for _, p := range collParts {
 		nc += len(p)
 	}
-	// Room for a wait per message and per collective part: what a job
-	// that waits everywhere has (more only when a message is both late
-	// sent and late received), so that the list is not copied as it grows.
 	if out.by == nil && out.flat == nil {
-		out.flat = make([]cand, 0, min(len(sends), len(recvs))+nc)
+		// Room for a wait per message and per collective part: what a
+		// job that waits everywhere has (more only when a message is both
+		// late sent and late received), so that the list is not copied as
+		// it grows.
+		ns, nr := 0, 0
+		for _, p := range sendParts {
+			ns += len(p)
+		}
+		for _, p := range recvParts {
+			nr += len(p)
+		}
+		out.flat = make([]cand, 0, min(ns, nr)+nc)
 	}
-	i, j := 0, 0
-	for i < len(sends) && j < len(recvs) {
-		sd, rv := &sends[i], &recvs[j]
-		switch {
-		case sd.flow < rv.flow:
-			st.unmatched++
-			i++
-			continue
-		case sd.flow > rv.flow:
-			st.unmatched++
-			j++
-			continue
-		}
-		st.messages++
-		i++
-		j++
-		// Late sender: the receiver waited for the send to begin.
-		if rv.blocking && sd.enter > rv.wt0 {
-			out.add(cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
-				t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
-		}
-		// Late receiver: the sender was still blocked when the receive
-		// was posted.
-		if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
-			out.add(cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
-				t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
-		}
-	}
-	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
+	matchFlows(sendParts, recvParts, &st, out)
+	clear(sendParts)
+	clear(recvParts)
 	// By (communicator, sequence number), then rank: one stable sort by
 	// the instance, then each instance's parts (a few, and from the ranks'
 	// lists in rank order already unless spilled) by rank, by insertion.
@@ -591,6 +569,84 @@ func byRank(g []collRec) {
 }
 
 func cmpIdx(a, b collRec) int { return cmpU(uint64(uint32(a.idx)), uint64(uint32(b.idx))) }
+
+// flowSlot is an entry of matchFlows' table: a receive's flow and where
+// the receive is (part + 1, 0: an empty slot; index, -1: matched).
+type flowSlot struct {
+	flow uint64
+	p1   int32
+	i    int32
+}
+
+// matchFlows pairs sends and receives by flow through a table of the
+// receives (open addressing, linear probing), without sorting or copying
+// the records: the sends in order, each with the first receive of its
+// flow not yet taken, in order (receives of one flow lie along the probe
+// sequence in the order they were put in), which are the pairs a merge of
+// both lists sorted stably by flow makes. The candidates come in the
+// sends' order; what is made of them does not depend on their order
+// (rankWaits.group).
+func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, st *matchStats, out *candOut) {
+	nr, ns := 0, 0
+	for _, p := range recvParts {
+		nr += len(p)
+	}
+	for _, p := range sendParts {
+		ns += len(p)
+	}
+	if nr == 0 || ns == 0 {
+		st.unmatched += uint64(nr + ns)
+		return
+	}
+	bits := 1
+	for 1<<bits < 2*nr {
+		bits++
+	}
+	tab := make([]flowSlot, 1<<bits)
+	mask := len(tab) - 1
+	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> (64 - bits)) }
+	for pi, p := range recvParts {
+		for i := range p {
+			h := home(p[i].flow)
+			for tab[h].p1 != 0 {
+				h = (h + 1) & mask
+			}
+			tab[h] = flowSlot{flow: p[i].flow, p1: int32(pi + 1), i: int32(i)}
+		}
+	}
+	var matched uint64
+	for _, p := range sendParts {
+		for k := range p {
+			sd := &p[k]
+			var rv *recvRec
+			for h := home(sd.flow); tab[h].p1 != 0; h = (h + 1) & mask {
+				if e := &tab[h]; e.flow == sd.flow && e.i >= 0 {
+					rv = &recvParts[e.p1-1][e.i]
+					e.i = -1
+					break
+				}
+			}
+			if rv == nil {
+				st.unmatched++
+				continue
+			}
+			matched++
+			// Late sender: the receiver waited for the send to begin.
+			if rv.blocking && sd.enter > rv.wt0 {
+				out.add(cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
+					t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
+			}
+			// Late receiver: the sender was still blocked when the
+			// receive was posted.
+			if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
+				out.add(cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
+					t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
+			}
+		}
+	}
+	st.messages += matched
+	st.unmatched += uint64(nr) - matched
+}
 
 // collCands adds the wait candidates of one collective instance.
 func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
