@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -146,7 +145,14 @@ func (res *Result) delays(parts []rankPart) {
 		}
 		// The partner's waits that overlap the window and come later.
 		ws := per[sp]
-		j := sort.Search(len(ws), func(x int) bool { return all[ws[x]].Ready > d.T0 })
+		j, hi := 0, len(ws) // the first ending after the window's start (sort.Search's answer)
+		for j < hi {
+			if m := int(uint(j+hi) >> 1); !(all[ws[m]].Ready > d.T0) {
+				j = m + 1
+			} else {
+				hi = m
+			}
+		}
 		var covered float64
 		for ; j < len(ws) && all[ws[j]].T0 < d.Ready; j++ {
 			w := &all[ws[j]]
