@@ -21,6 +21,19 @@ type Analysis struct {
 	Path       AnalysisPath
 	Delays     []AnalysisDelay // most first
 	Warnings   []string
+	// RMA counts the one-sided synchronizations matched (section 17,
+	// added on 2026-11-28); nil in a file written before, whose
+	// analysis did not keep them.
+	RMA *AnalysisRMA
+}
+
+// AnalysisRMA counts the one-sided synchronizations the analysis matched
+// across ranks, as `mpiscope analyze` does (its JSON "rma").
+type AnalysisRMA struct {
+	Fences    uint64 // MPI_Win_fence instances with every member of the window's group (fences_matched)
+	Epochs    uint64 // pairs of an access and an exposure epoch of general active target synchronization (pscw_epochs_matched)
+	Locks     uint64 // lock epochs with their unlock, per target (lock_epochs)
+	Unmatched uint64 // fences, epochs and lock epochs without their other parts (unmatched)
 }
 
 // AnalysisPattern is one wait-state pattern over the job.
@@ -90,6 +103,10 @@ func cloneAnalysis(a *Analysis) *Analysis {
 	c.Path.Callsites = slices.Clone(a.Path.Callsites)
 	c.Delays = slices.Clone(a.Delays)
 	c.Warnings = slices.Clone(a.Warnings)
+	if a.RMA != nil {
+		r := *a.RMA
+		c.RMA = &r
+	}
 	return &c
 }
 
@@ -254,4 +271,17 @@ func (d *decoder) analysis() *Analysis {
 	}
 	a.Warnings = d.strList("analysis warning")
 	return a
+}
+
+// analysisRMA writes section 17: Fences, Epochs, Locks, Unmatched, each
+// a uvarint.
+func (e *encoder) analysisRMA(r *AnalysisRMA) {
+	e.uvarint(r.Fences)
+	e.uvarint(r.Epochs)
+	e.uvarint(r.Locks)
+	e.uvarint(r.Unmatched)
+}
+
+func (d *decoder) analysisRMA() *AnalysisRMA {
+	return &AnalysisRMA{Fences: d.uvarint(), Epochs: d.uvarint(), Locks: d.uvarint(), Unmatched: d.uvarint()}
 }

@@ -282,6 +282,7 @@ var sectionNames = [...]string{
 	secAnalysis:  "analysis section",
 	secPaths:     "call-paths section",
 	secComp:      "compensation section",
+	secAnRMA:     "analysis one-sided section",
 	secRankFuncs: "rank-functions section",
 	secCommPeers: "communicator-peers section",
 }
@@ -397,6 +398,12 @@ func (d *decoder) profile(p *Profile) bool {
 			p.Paths = d.paths(spare.Paths)
 		case secComp:
 			d.comp(p)
+		case secAnRMA:
+			if p.Analysis == nil {
+				d.fail(d.pos, "%s without an analysis section", name)
+				break
+			}
+			p.Analysis.RMA = d.analysisRMA()
 		case secRankFuncs:
 			p.RankFuncBlock, p.RankFuncs = d.rankFuncs(spare.RankFuncs)
 		case secCommPeers:

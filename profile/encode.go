@@ -28,6 +28,7 @@ const (
 	secAnalysis = 14 // the trace analysis made in the job (analysis.go); written only when there is one
 	secPaths    = 15 // call paths (paths.go); written only when there are some
 	secComp     = 16 // overhead compensation (compensate.go); written only with MPISCOPE_COMPENSATE=1
+	secAnRMA    = 17 // the analysis's one-sided counts (analysis.go); written with the analysis when it has them
 
 	// Spread encodings.
 	spreadZero   = 0 // Spread{}
@@ -299,6 +300,9 @@ func (e *encoder) body(p *Profile) []byte {
 	}
 	if len(p.CompRanks) > 0 || len(p.CompFuncs) > 0 {
 		section(secComp, func() { e.comp(p) })
+	}
+	if p.Analysis != nil && p.Analysis.RMA != nil {
+		section(secAnRMA, func() { e.analysisRMA(p.Analysis.RMA) })
 	}
 	if len(p.RankFuncs) > 0 {
 		section(secRankFuncs, func() { e.rankFuncs(p.RankFuncBlock, p.RankFuncs) })

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"bytes"
+	"os"
 	"reflect"
 	"testing"
 )
@@ -46,6 +48,10 @@ func TestReadV1AnalysisFile(t *testing.T) {
 	if info.Partial || p.Meta.NumRanks != 2 || len(p.Funcs) == 0 {
 		t.Errorf("info %+v, %d ranks, %d functions", info, p.Meta.NumRanks, len(p.Funcs))
 	}
+	// Written before the one-sided counts were kept (2026-11-28): none.
+	if p.Analysis != nil && p.Analysis.RMA != nil {
+		t.Errorf("one-sided counts %+v in a file written without them", p.Analysis.RMA)
+	}
 	if !reflect.DeepEqual(p.Analysis, v1AnalysisWant) {
 		t.Errorf("read %+v\nwant %+v", p.Analysis, v1AnalysisWant)
 	}
@@ -53,5 +59,30 @@ func TestReadV1AnalysisFile(t *testing.T) {
 	q, err := Unmarshal(Marshal(p), "again")
 	if err != nil || !reflect.DeepEqual(q.Analysis, v1AnalysisWant) {
 		t.Errorf("written again: %+v, %v", q.Analysis, err)
+	}
+}
+
+// v1AnalysisRMAFile is a profile with the analysis's one-sided counts
+// (section 17) as mpiscope wrote it on 2026-11-28 (testdata/README.md):
+// rma.c's efence case on 3 ranks, two fences an iteration for 5
+// iterations, none unmatched.
+const v1AnalysisRMAFile = "testdata/v1-analysis-rma.mps"
+
+// TestReadV1AnalysisRMAFile: the pinned file's counts read as the program
+// makes them, and the file writes back to the same bytes.
+func TestReadV1AnalysisRMAFile(t *testing.T) {
+	b, err := os.ReadFile(v1AnalysisRMAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Unmarshal(b, v1AnalysisRMAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Analysis == nil || p.Analysis.RMA == nil || *p.Analysis.RMA != (AnalysisRMA{Fences: 10}) || len(p.Analysis.Ranks) != 3 {
+		t.Fatalf("analysis %+v", p.Analysis)
+	}
+	if !bytes.Equal(Marshal(p), b) {
+		t.Errorf("written again, the file differs")
 	}
 }

@@ -5,7 +5,8 @@ import "github.com/mpiscope/mpiscope/profile"
 // Profile is the result as the profile's analysis section.
 func (res *Result) Profile() *profile.Analysis {
 	a := &profile.Analysis{Ranks: res.Ranks, Events: res.Events, Calls: res.Calls, Seconds: res.Seconds,
-		Messages: res.Messages, Unmatched: res.Unmatched, Colls: res.Colls, Warnings: res.Warnings}
+		Messages: res.Messages, Unmatched: res.Unmatched, Colls: res.Colls, Warnings: res.Warnings,
+		RMA: &profile.AnalysisRMA{Fences: res.RMA.Fences, Epochs: res.RMA.Epochs, Locks: res.RMA.Locks, Unmatched: res.RMA.Unmatched}}
 	for _, v := range res.MPISeconds {
 		a.MPISeconds += v
 	}

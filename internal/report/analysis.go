@@ -10,8 +10,10 @@ import (
 
 // The trace analysis made in the job (MPISCOPE_ANALYZE=1, profile.Analysis):
 // the "Trace analysis" section, JSON analysis and the CSV tables
-// analysis_patterns, analysis_rows, analysis_path, analysis_path_sites and
-// analysis_delays, all present only when the profile has one. Times are
+// analysis_patterns, analysis_rows, analysis_path, analysis_path_sites,
+// analysis_delays and analysis_rma, all present only when the profile has
+// one (analysis_rma and JSON rma only when it counts the one-sided
+// synchronizations: not in files written before 2026-11-28). Times are
 // seconds, as `mpiscope analyze` gives them.
 
 var analysisTitles = map[string]string{"late_sender": "Late sender", "late_receiver": "Late receiver", "wait_nxn": "Wait at N x N",
@@ -20,6 +22,19 @@ var analysisTitles = map[string]string{"late_sender": "Late sender", "late_recei
 	"lock_contention": "Lock contention"}
 
 func secs(s float64) string { return strconv.FormatFloat(s, 'f', 6, 64) }
+
+// rmaSummary is the summary line's one-sided part, as `mpiscope analyze`
+// writes it: empty without one-sided synchronizations.
+func rmaSummary(r *profile.AnalysisRMA) string {
+	if r == nil || *r == (profile.AnalysisRMA{}) {
+		return ""
+	}
+	s := fmt.Sprintf("; one-sided: %d fences, %d PSCW epoch pairs and %d lock epochs matched", r.Fences, r.Epochs, r.Locks)
+	if r.Unmatched > 0 {
+		s += fmt.Sprintf(", %d unmatched", r.Unmatched)
+	}
+	return s
+}
 
 func fracPct(v, of float64) string {
 	if of <= 0 {
@@ -40,6 +55,7 @@ func textAnalysis(b *strings.Builder, p *profile.Profile, o Options) {
 	if a.Unmatched > 0 {
 		fmt.Fprintf(b, ", %d message ends unmatched", a.Unmatched)
 	}
+	b.WriteString(rmaSummary(a.RMA))
 	b.WriteString("\n")
 	for _, w := range a.Warnings {
 		fmt.Fprintf(b, "warning: %s\n", w)
@@ -133,6 +149,15 @@ type jsonAnalysis struct {
 	Path       jsonAnalysisPath      `json:"critical_path"`
 	Delays     []jsonAnalysisDelay   `json:"delay_costs"`
 	Warnings   []string              `json:"warnings"`
+	RMA        *jsonAnalysisRMA      `json:"rma,omitempty"` // absent in files written before 2026-11-28
+}
+
+// jsonAnalysisRMA names its fields as `mpiscope analyze -format json`'s rma.
+type jsonAnalysisRMA struct {
+	Fences    uint64 `json:"fences_matched"`
+	Epochs    uint64 `json:"pscw_epochs_matched"`
+	Locks     uint64 `json:"lock_epochs"`
+	Unmatched uint64 `json:"unmatched"`
 }
 
 type jsonAnalysisPattern struct {
@@ -214,6 +239,9 @@ func analysisJSON(p *profile.Profile) *jsonAnalysis {
 	j := &jsonAnalysis{Ranks: orEmpty(a.Ranks), Events: a.Events, Calls: a.Calls, Seconds: finite(a.Seconds), MPISeconds: finite(a.MPISeconds),
 		Messages: a.Messages, Unmatched: a.Unmatched, Colls: a.Colls, Warnings: orEmpty(a.Warnings),
 		Patterns: []jsonAnalysisPattern{}, Rows: []jsonAnalysisRow{}, Delays: []jsonAnalysisDelay{}}
+	if r := a.RMA; r != nil {
+		j.RMA = &jsonAnalysisRMA{Fences: r.Fences, Epochs: r.Epochs, Locks: r.Locks, Unmatched: r.Unmatched}
+	}
 	for _, pt := range a.Patterns {
 		j.Patterns = append(j.Patterns, jsonAnalysisPattern{Pattern: pt.Pattern, Seconds: finite(pt.Seconds), Instances: pt.Instances, ByRank: finites(pt.ByRank)})
 	}
@@ -267,5 +295,10 @@ func analysisCSV(a *jsonAnalysis, table func(name string, header ...string) *csv
 	t = table("analysis_delays", "rank", "function", "callsite", "caller", "seconds", "short_term", "long_term", "instances")
 	for _, d := range a.Delays {
 		t.row(fi(d.Rank), d.Func, d.Callsite, d.Caller, ff(d.Seconds), ff(d.Short), ff(d.Long), itoa(d.Instances))
+	}
+	if r := a.RMA; r != nil {
+		t = table("analysis_rma", "fences_matched", "pscw_epochs_matched", "lock_epochs", "unmatched")
+		u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+		t.row(u(r.Fences), u(r.Epochs), u(r.Locks), u(r.Unmatched))
 	}
 }

@@ -86,3 +86,67 @@ func TestAnalysisReport(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalysisRMAReport: the one-sided counts of the analysis in the text
+// and HTML summary lines (as `mpiscope analyze` words them), JSON rma and
+// CSV analysis_rma; zero counts show in JSON and CSV only; a profile
+// written before they were kept (RMA nil) shows none of them.
+func TestAnalysisRMAReport(t *testing.T) {
+	p := analysisFixture()
+	p.Analysis.RMA = &profile.AnalysisRMA{Fences: 10, Epochs: 5, Locks: 20, Unmatched: 3}
+	const line = "2 ranks, 40 events, 20 calls, 0.500000 s traced; 6 messages and 2 collectives matched" +
+		"; one-sided: 10 fences, 5 PSCW epoch pairs and 20 lock epochs matched, 3 unmatched"
+	if txt := render(t, p, Text, Options{}); !strings.Contains(txt, line+"\n") {
+		t.Errorf("text lacks %q:\n%s", line, txt)
+	}
+	if page := render(t, p, HTML, Options{}); !strings.Contains(page, line+".</p>") {
+		t.Errorf("HTML lacks %q", line)
+	}
+	rma := func(p *profile.Profile) (*jsonAnalysisRMA, []string) {
+		t.Helper()
+		var doc struct {
+			Analysis struct {
+				RMA *jsonAnalysisRMA `json:"rma"`
+			} `json:"analysis"`
+		}
+		if err := json.Unmarshal([]byte(render(t, p, JSON, Options{})), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var row []string
+		for _, tb := range csvTables(p, Options{}) {
+			if tb.name == "analysis_rma" {
+				if strings.Join(tb.header, ",") != "fences_matched,pscw_epochs_matched,lock_epochs,unmatched" || len(tb.rows) != 1 {
+					t.Errorf("analysis_rma: header %q, %d rows", tb.header, len(tb.rows))
+				}
+				row = tb.rows[0]
+			}
+		}
+		return doc.Analysis.RMA, row
+	}
+	if j, row := rma(p); j == nil || *j != (jsonAnalysisRMA{Fences: 10, Epochs: 5, Locks: 20, Unmatched: 3}) || strings.Join(row, ",") != "10,5,20,3" {
+		t.Errorf("JSON rma %+v, CSV analysis_rma %q", j, row)
+	}
+	// Field names as `mpiscope analyze -format json` has them.
+	if js := render(t, p, JSON, Options{}); !strings.Contains(js, `"rma": {
+      "fences_matched": 10,
+      "pscw_epochs_matched": 5,
+      "lock_epochs": 20,
+      "unmatched": 3
+    }`) {
+		t.Errorf("JSON rma not as analyze writes it:\n%s", js)
+	}
+	p.Analysis.RMA = &profile.AnalysisRMA{}
+	if txt := render(t, p, Text, Options{}); strings.Contains(txt, "one-sided") {
+		t.Errorf("zero counts in the text:\n%s", txt)
+	}
+	if j, row := rma(p); j == nil || *j != (jsonAnalysisRMA{}) || strings.Join(row, ",") != "0,0,0,0" {
+		t.Errorf("zero counts: JSON rma %+v, CSV analysis_rma %q", j, row)
+	}
+	p.Analysis.RMA = nil
+	if j, row := rma(p); j != nil || row != nil {
+		t.Errorf("no counts: JSON rma %+v, CSV analysis_rma %q", j, row)
+	}
+	if js := render(t, p, JSON, Options{}); strings.Contains(js, `"rma"`) {
+		t.Errorf("no counts: JSON has rma")
+	}
+}

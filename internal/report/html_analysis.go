@@ -158,6 +158,7 @@ func htmlAnalysis(b *strings.Builder, p *profile.Profile, o Options) {
 	if a.Unmatched > 0 {
 		fmt.Fprintf(b, ", %d message ends unmatched", a.Unmatched)
 	}
+	b.WriteString(esc(rmaSummary(a.RMA)))
 	b.WriteString(".</p>\n")
 	for _, w := range a.Warnings {
 		b.WriteString(`<p class="warn">warning: ` + esc(w) + "</p>\n")

@@ -579,16 +579,30 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 	f08 := map[bool]string{true: "MS_F08_", false: "MS_F_"}[e.F08]
 	arrays := fArrays[pr.Name]
 	done, isDone := fDoneCalls[pr.Name]
-	conv := fDone{}
-	if isDone {
-		conv = fp.fDoneOf(e)
-	} else {
+	conv := fp.fDoneOf(e)
+	if !isDone {
+		// The calls that complete no request: their LOGICAL flag, if
+		// any (fLogicals), is written as the binding writes it.
 		done.flag = -1
+		if i, ok := fLogicals[pr.Name]; ok {
+			done.flag = i
+		}
+	}
+	// okBack is an output written back, by a call that completes no
+	// request, only when the C function succeeded (fDone.outOK), and for
+	// MPI_Improbe found a message.
+	okBack := func(s string) string {
+		cond := "ms_rc == MPI_SUCCESS"
+		if pr.Name == "MPI_Improbe" {
+			cond += fmt.Sprintf(" && *(MPI_Fint *)f%d", done.flag)
+		}
+		return fmt.Sprintf("if (%s) {\n\t\t%s\n\t}", cond, strings.ReplaceAll(s, "\n", "\n\t"))
 	}
 	var args []string
 	// before: conversions in; back: handles, requests and statuses written
-	// back (only on success where the binding does so: fDone.okOnly);
-	// after: the index, indices and flag, as the binding writes them.
+	// back (only on success where the binding does so: fDone.okOnly,
+	// fDone.outOK); after: the index, indices and flag, as the binding
+	// writes them.
 	var before, back, after []string
 	ierr := fmt.Sprintf("f%d", len(pr.Params))
 	if pr.Name == "MPI_Request_get_status" && conv.ignoreFalse {
@@ -662,11 +676,21 @@ func (fp *FPlan) genConvert(b *bytes.Buffer, e *FEntry, c [2]int) {
 			ht := strings.TrimSuffix(t, " *")
 			before = append(before, fmt.Sprintf("%s ms_h%d = %s(*(MPI_Fint *)%s);", ht, i, fp.f2c(ht), f))
 			args = append(args, fmt.Sprintf("&ms_h%d", i))
-			back = append(back, fmt.Sprintf("*(MPI_Fint *)%s = %s(ms_h%d);", f, fp.c2f(ht), i))
+			switch wb := fmt.Sprintf("*(MPI_Fint *)%s = %s(ms_h%d);", f, fp.c2f(ht), i); {
+			case fHandlesIn[pr.Name]:
+			case !isDone && conv.outOK && !fHandlesAlways[pr.Name]:
+				back = append(back, okBack(wb))
+			default:
+				back = append(back, wb)
+			}
 		case t == "MPI_Status *":
 			before = append(before, fmt.Sprintf("MPI_Status ms_s%d, *ms_sp%d = MPI_STATUS_IGNORE;\n\tif (%s != %sSTATUS_IGNORE) {\n\t\tms_sp%d = &ms_s%d;\n\t\tPMPI_Status_f2c((MPI_Fint *)%s, &ms_s%d);\n\t}", i, i, f, f08, i, i, f, i))
 			args = append(args, fmt.Sprintf("ms_sp%d", i))
-			back = append(back, fmt.Sprintf("if (ms_sp%d != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s%d, (MPI_Fint *)%s);", i, i, f))
+			wb := fmt.Sprintf("if (ms_sp%d != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s%d, (MPI_Fint *)%s);", i, i, f)
+			if !isDone && conv.outOK && fStatusLocal[pr.Name] {
+				wb = okBack(wb)
+			}
+			back = append(back, wb)
 		case t == "void *":
 			args = append(args, fmt.Sprintf("ms_fbuf(%s, %sIN_PLACE, %sBOTTOM)", f, f08, f08))
 		}

@@ -126,7 +126,44 @@ type fDone struct {
 	// ignoreFalse: MPI_Request_get_status with MPI_STATUS_IGNORE answers
 	// .false. and MPI_SUCCESS without asking the C layer.
 	ignoreFalse bool
+	// outOK: the calls that complete no request write their output
+	// handles back only when the C function succeeded (but those of
+	// fHandlesAlways), MPI_Improbe's message only when its flag is set
+	// too, and the statuses of fStatusLocal only on success.
+	outOK bool
 }
+
+// fLogicals are the LOGICAL outputs of the calls that complete no request
+// (fDoneCalls has the others'): the argument index. A binding with
+// fDone.flagOK passes the C function a variable of its own and writes
+// the flag (.true. or .false.) only when the call succeeded; the others
+// pass the Fortran variable itself. Read on 2026-11-28 from
+// libmpichfort.so.12 (MPICH 4.0.2: every pmpi_X_ that converts a flag
+// with setne, the calls timed aside) and checked by
+// testdata/progs/fortran/fail.f90 (TestFortranFailures).
+var fLogicals = map[string]int{
+	"MPI_Iprobe": 3, "MPI_Improbe": 3, "MPI_Test_cancelled": 1, "MPI_Comm_test_inter": 1, "MPI_Op_commutative": 1,
+	"MPI_Initialized": 0, "MPI_Finalized": 0, "MPI_Is_thread_main": 0, "MPI_Win_test": 1, "MPI_File_get_atomicity": 1,
+}
+
+// fHandlesAlways are the calls whose output handles a binding with
+// fDone.outOK writes back whatever the C function returned (Open MPI
+// 4.1.4's ompi_win_allocate_f, ompi_win_allocate_shared_f,
+// ompi_win_get_info_f, ompi_type_match_size_f: no test of c_ierr before
+// the c2f conversion).
+var fHandlesAlways = map[string]bool{"MPI_Win_allocate": true, "MPI_Win_allocate_shared": true, "MPI_Win_get_info": true,
+	"MPI_Type_match_size": true}
+
+// fHandlesIn are handles passed by address that are inputs: no binding
+// writes them back (MPI_Cancel's request).
+var fHandlesIn = map[string]bool{"MPI_Cancel": true}
+
+// fStatusLocal are the calls whose status a binding with fDone.outOK
+// receives in a variable of its own and copies back only on success
+// (Open MPI's ompi_sendrecv_f, ompi_sendrecv_replace_f); its other
+// entries pass the Fortran status to the C function, which leaves it as
+// it leaves it, failures included.
+var fStatusLocal = map[string]bool{"MPI_Sendrecv": true, "MPI_Sendrecv_replace": true}
 
 // fDones is fDone per family and binding ("<family>" for mpif.h and use
 // mpi, "<family> f08" for use mpi_f08). A family not listed is given
@@ -135,14 +172,19 @@ type fDone struct {
 var fDones = map[string]fDone{
 	// ompi_wait_f and the others: outputs converted back under
 	// "if (MPI_SUCCESS == c_ierr)"; the index, indices and flag are the C
-	// function's variables.
-	"openmpi":     {okOnly: true, ignoreFalse: true},
-	"openmpi f08": {okOnly: true, ignoreFalse: true},
+	// function's variables. The other ompi_*_f likewise (read on
+	// 2026-11-28: every entry we convert that writes a handle back tests
+	// c_ierr before, but fHandlesAlways'; ompi_improbe_f tests the flag
+	// too; only ompi_sendrecv_f and ompi_sendrecv_replace_f receive the
+	// status in a variable of their own, fStatusLocal).
+	"openmpi":     {okOnly: true, ignoreFalse: true, outOK: true},
+	"openmpi f08": {okOnly: true, ignoreFalse: true, outOK: true},
 	// mpi_waitany_ and the others pass requests and statuses to the C
 	// function as they are; the index and flag go through variables of
 	// their own, copied back on success only (the index +1, MPI_UNDEFINED
 	// becoming MPI_UNDEFINED+1); indices are +1 whatever the C function
-	// returned.
+	// returned. The LOGICAL flags of the other calls (fLogicals) too
+	// go through variables of their own, copied back on success only.
 	"mpich": {index: fIdxOKPlus1, indices: fIdxAlways, flagOK: true},
 	// mpi_waitany_f08_ and the others: everything as the C function left
 	// it, the index and indices 0-based.

@@ -2,6 +2,7 @@ package wrapgen
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -137,9 +138,81 @@ func TestFortranCompletionOpenMPI(t *testing.T) {
 			}
 		}
 	}
-	// Calls that complete no request write back as before.
-	if got := entrySrc(t, src, "mpi_comm_dup_"); strings.Contains(got, "if (ms_rc == MPI_SUCCESS)") {
-		t.Errorf("mpi_comm_dup_ writes back only on success:\n%s", got)
+}
+
+// TestFortranOutputsOpenMPI: Open MPI's entries of the calls that complete
+// no request write their output handles back only on success (but
+// fHandlesAlways'), MPI_Improbe's message only when its flag is set too,
+// MPI_Sendrecv's and MPI_Sendrecv_replace's statuses only on success and
+// the other statuses as the C function left them; MPI_Cancel's request is
+// not written back; LOGICAL flags are the C function's (fDone.outOK).
+func TestFortranOutputsOpenMPI(t *testing.T) {
+	src := string(fplan(t, "openmpi-4.1.4", "fortran-openmpi-4.1.4.fsymbols").GenerateFortran("test"))
+	for name, want := range map[string][]string{
+		"mpi_comm_dup_":             {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f1 = PMPI_Comm_c2f(ms_h1);\n\t}\n\tif (f2)"},
+		"mpi_isend_f08_":            {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f6 = PMPI_Request_c2f(ms_h6);\n\t}\n\tif (f7)"},
+		"mpi_sendrecv_":             {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\tif (ms_sp11 != MPI_STATUS_IGNORE)\n\t\t\tPMPI_Status_c2f(&ms_s11, (MPI_Fint *)f11);\n\t}\n\tif (f12)"},
+		"mpi_sendrecv_replace_f08_": {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\tif (ms_sp8 != MPI_STATUS_IGNORE)\n\t\t\tPMPI_Status_c2f(&ms_s8, (MPI_Fint *)f8);\n\t}\n\tif (f9)"},
+		"mpi_mrecv_": {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f3 = PMPI_Message_c2f(ms_h3);\n\t}\n" +
+			"\tif (ms_sp4 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s4, (MPI_Fint *)f4);\n\tif (f5)"},
+		"mpi_improbe_": {"(int *)f3, &ms_h4, ms_sp5, __builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f3) {\n\t\t*(MPI_Fint *)f4 = PMPI_Message_c2f(ms_h4);\n\t}\n" +
+			"\tif (ms_sp5 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s5, (MPI_Fint *)f5);\n\tif (f6)"},
+		"mpi_recv_":         {"__builtin_return_address(0));\n\tif (ms_sp6 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s6, (MPI_Fint *)f6);\n\tif (f7)"},
+		"mpi_win_allocate_": {"__builtin_return_address(0));\n\t*(MPI_Fint *)f5 = PMPI_Win_c2f(ms_h5);\n\tif (f6)"},
+		"mpi_win_get_info_": {"__builtin_return_address(0));\n\t*(MPI_Fint *)f1 = PMPI_Info_c2f(ms_h1);\n\tif (f2)"},
+		"mpi_cancel_":       {"ms_slow_MPI_Cancel(&ms_h0, __builtin_return_address(0));\n\tif (f1)"},
+		"mpi_iprobe_":       {"(int *)f3, ms_sp4, __builtin_return_address(0));"},
+		"mpi_initialized_":  {"ms_slow_MPI_Initialized((int *)f0, __builtin_return_address(0));\n\tif (f1)"},
+	} {
+		got := entrySrc(t, src, name)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+}
+
+// TestFortranOutputsMPICH: MPICH's mpif.h/use mpi entries of the calls
+// that complete no request pass their LOGICAL flags (fLogicals) through a
+// variable of their own written back on success only, and write handles
+// and statuses back as the C function left them; its mpi_f08 entries
+// pass the flag on; MPI_Cancel's request is not written back.
+func TestFortranOutputsMPICH(t *testing.T) {
+	src := string(fplan(t, "mpich-4.0.2", "fortran-mpich-4.0.2.fsymbols").GenerateFortran("test"))
+	flagOK := func(i int) string {
+		return fmt.Sprintf("\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f%d = (MPI_Fint)(ms_fl%d != 0);\n", i, i)
+	}
+	for name, want := range map[string][]string{
+		"mpi_iprobe_": {"\tint ms_fl3 = 0;\n", "MPI_Comm_f2c(*(MPI_Fint *)f2), &ms_fl3, ms_sp4,",
+			"__builtin_return_address(0));\n\tif (ms_sp4 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s4, (MPI_Fint *)f4);\n" + flagOK(3)},
+		"mpi_improbe_":            {"&ms_fl3, &ms_h4, ms_sp5,", "__builtin_return_address(0));\n\t*(MPI_Fint *)f4 = MPI_Message_c2f(ms_h4);\n", flagOK(3)},
+		"mpi_initialized_":        {"ms_slow_MPI_Initialized(&ms_fl0,", flagOK(0)},
+		"mpi_finalized_":          {"ms_slow_MPI_Finalized(&ms_fl0,", flagOK(0)},
+		"mpi_is_thread_main_":     {"ms_slow_MPI_Is_thread_main(&ms_fl0,", flagOK(0)},
+		"mpi_test_cancelled_":     {"ms_slow_MPI_Test_cancelled(ms_sp0, &ms_fl1,", flagOK(1)},
+		"mpi_comm_test_inter_":    {"&ms_fl1,", flagOK(1)},
+		"mpi_op_commutative_":     {"&ms_fl1,", flagOK(1)},
+		"mpi_win_test_":           {"&ms_fl1,", flagOK(1)},
+		"mpi_file_get_atomicity_": {"&ms_fl1,", flagOK(1)},
+		"mpi_sendrecv_":           {"__builtin_return_address(0));\n\tif (ms_sp11 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s11, (MPI_Fint *)f11);\n\tif (f12)"},
+		"mpi_comm_dup_":           {"__builtin_return_address(0));\n\t*(MPI_Fint *)f1 = MPI_Comm_c2f(ms_h1);\n\tif (f2)"},
+		"mpi_cancel_":             {"ms_slow_MPI_Cancel(&ms_h0, __builtin_return_address(0));\n\tif (f1)"},
+		"mpi_iprobe_f08_":         {"MPI_Comm_f2c(*(MPI_Fint *)f2), (int *)f3, ms_sp4,"},
+		"mpi_initialized_f08_":    {"ms_slow_MPI_Initialized((int *)f0, __builtin_return_address(0));\n\tif (f1)"},
+	} {
+		got := entrySrc(t, src, name)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+	// The flag is all that waits for success.
+	for _, name := range []string{"mpi_improbe_", "mpi_mrecv_", "mpi_isend_", "mpi_sendrecv_replace_"} {
+		if got := entrySrc(t, src, name); strings.Contains(got, "if (ms_rc == MPI_SUCCESS) {") {
+			t.Errorf("%s writes a handle or status only on success:\n%s", name, got)
+		}
 	}
 }
 
