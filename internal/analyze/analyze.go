@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -309,7 +308,9 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	// Match messages and collectives, shard by shard in parallel.
 	// When the records are spilled, so are the wait candidates: to one
 	// file per rank, read back rank by rank.
-	cands := make([][]cand, nshard)
+	// Without a spill each shard's candidates go to lists by rank (in
+	// chunks), which each rank then sorts by call: one copy of them.
+	outs := make([]candOut, nshard)
 	stats := make([]matchStats, nshard)
 	comms := w.CommList()
 	var csp *spill
@@ -321,12 +322,14 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		defer csp.close()
 	}
 	forEach(nshard, opt.Workers, func(s int) {
-		cs, st := matchShard(s, passes, idx, comms, sp)
-		stats[s] = st
 		if csp == nil {
-			cands[s] = cs
+			outs[s].by = make([][][]cand, n)
+			stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
 			return
 		}
+		stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
+		cs := outs[s].flat
+		outs[s].flat = nil
 		byRank := map[int32][]byte{}
 		for i := range cs {
 			byRank[cs[i].idx] = appendCand(byRank[cs[i].idx], &cs[i])
@@ -344,23 +347,8 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	}
 	res.addStats(total)
 	// Each rank's candidates, grouped by call: wait states and jumps.
-	perRank := make([][]cand, n)
-	count := make([]int, n)
-	for _, cs := range cands {
-		for i := range cs {
-			count[cs[i].idx]++
-		}
-	}
-	for i := range perRank {
-		perRank[i] = make([]cand, 0, count[i])
-	}
-	for s, cs := range cands {
-		for _, c := range cs {
-			perRank[c.idx] = append(perRank[c.idx], c)
-		}
-		cands[s] = nil
-	}
-	cands = nil
+	// Without a spill, a rank's lists from the shards (in shard order, as
+	// one list of them would be) are sorted by call straight from them.
 	ws := make([]rankWaits, n)
 	forEach(n, opt.Workers, func(i int) {
 		if csp != nil {
@@ -368,12 +356,19 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			if err != nil {
 				csp.fail(err)
 			}
-			perRank[i] = cs
+			ws[i] = groupWaits(cs)
+			return
 		}
-		ws[i] = groupWaits(perRank[i])
-		perRank[i] = nil
+		var parts [][]cand
+		for s := range outs {
+			parts = append(parts, outs[s].by[i]...)
+			outs[s].by[i] = nil
+		}
+		ws[i] = newRankWaits()
+		ws[i].groupSorted(sortParts(parts, func(c *cand) uint64 { return uint64(c.call) }))
+		ws[i].sortJumps()
 	})
-	perRank = nil
+	outs = nil
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
 	}
@@ -471,7 +466,11 @@ func newRankWaits() rankWaits {
 // each call's candidates; the calls after those of earlier groups, in the
 // job's bounded memory).
 func (rw *rankWaits) group(cs []cand) {
-	cs = sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) })
+	rw.groupSorted(sortByKey(cs, func(c *cand) uint64 { return uint64(c.call) }))
+}
+
+// groupSorted is group of candidates in call order.
+func (rw *rankWaits) groupSorted(cs []cand) {
 	rw.jumps = slices.Grow(rw.jumps, len(cs)) // at most one a call
 	for i := 0; i < len(cs); {
 		j := i + 1
@@ -511,7 +510,18 @@ func (rw *rankWaits) group(cs []cand) {
 
 // sortJumps puts the jumps in order of the waiting calls' ends.
 func (rw *rankWaits) sortJumps() {
-	sort.SliceStable(rw.jumps, func(a, b int) bool { return rw.jumps[a].t1 < rw.jumps[b].t1 })
+	by := func(a, b jump) int {
+		switch {
+		case a.t1 < b.t1:
+			return -1
+		case a.t1 > b.t1:
+			return 1
+		}
+		return 0
+	}
+	if !slices.IsSortedFunc(rw.jumps, by) { // calls end in order but on several threads
+		slices.SortStableFunc(rw.jumps, by)
+	}
 }
 
 // namer resolves callsites and communicators to names, once each.

@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -11,16 +12,36 @@ import (
 // and (function, callsite). The shares are then taken from it once the
 // path is known, instead of decoding the rank's trace a second time
 // (pathKeys). The times are kept exactly, as the differences of their
-// float64 bits from the previous call's entry (close times: close bits),
-// in varints: about 10 bytes a call, at most callLogBytes when the log
-// is weighed against the analysis' memory bound.
+// float64 bits from the previous call's entry (close times: close bits):
+// a byte of their two lengths in bytes, their bytes (little-endian, no
+// loop to write or read them), then the key's number as a varint; about
+// 11 bytes a call, at most callLogBytes when the log is weighed against
+// the analysis' memory bound.
 type callLog struct {
-	bufs  [][]byte // full but the last
+	bufs  [][]byte // each of logBuf bytes (cap); the last is being written
+	pos   int      // bytes written in the last
 	prev  uint64   // the last entry's bits
 	keys  []fnPC
 	ids   map[fnPC]uint32
 	cache [256]fnPCSlot // the keys seen last, by hash: no map lookup per call
+	spans []logSpan     // the log in runs of up to spanCalls calls
 }
+
+// logSpan is a run of logged calls within one buffer: where it starts,
+// the entry bits before it (the differences' base), and the earliest
+// entry and latest exit in it. pathKeys skips a run that no segment of
+// the path overlaps without decoding it: none of its calls can add to a
+// share (a call adds only where a segment overlaps it).
+type logSpan struct {
+	prev   uint64
+	lo, hi float64
+	buf    int32
+	off    int32
+	n      int32 // calls
+}
+
+// spanCalls is the most calls of a logSpan: 32 bytes per 64 calls.
+const spanCalls = 64
 
 // logBuf is the size of a log's buffers: it grows by buffers, not by
 // copying.
@@ -59,16 +80,63 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 		*s = fnPCSlot{k, v, true}
 	}
 	n := len(l.bufs)
-	if n == 0 || len(l.bufs[n-1])+3*binary.MaxVarintLen64 > logBuf {
-		l.bufs = append(l.bufs, make([]byte, 0, logBuf))
+	if n == 0 || l.pos+logCallMax > logBuf {
+		l.bufs = append(l.bufs, make([]byte, logBuf))
+		l.pos = 0
 		n++
+		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1)})
+	} else if sp := &l.spans[len(l.spans)-1]; sp.n == spanCalls {
+		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1), off: int32(l.pos)})
 	}
+	sp := &l.spans[len(l.spans)-1]
+	sp.n++
+	sp.lo, sp.hi = min(sp.lo, t0), max(sp.hi, t1)
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
-	b := l.bufs[n-1]
-	b = binary.AppendUvarint(b, zigzag(b0-l.prev))
-	b = binary.AppendUvarint(b, zigzag(b1-b0))
-	b = binary.AppendUvarint(b, uint64(s.v))
-	l.bufs[n-1], l.prev = b, b0
+	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
+	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3
+	b, i := l.bufs[n-1], l.pos
+	b[i] = byte(n0<<4 | n1)
+	binary.LittleEndian.PutUint64(b[i+1:], z0) // 8 bytes written, n0 kept
+	binary.LittleEndian.PutUint64(b[i+1+n0:], z1)
+	l.pos, l.prev = putUv(b, i+1+n0+n1, uint64(s.v)), b0
+}
+
+// logCallMax is the most bytes add writes for a call: the lengths, two
+// times (each written as 8 bytes) and a varint.
+const logCallMax = 1 + 8 + 8 + binary.MaxVarintLen64
+
+// lowBytes keeps the n low bytes of x (n <= 8; a shift by 64 gives 0).
+func lowBytes(x uint64, n int) uint64 { return x & (^uint64(0) >> (64 - 8*uint(n))) }
+
+// putUv writes x as a varint at b[i:] (room checked by the caller) and
+// returns the index after it: binary.AppendUvarint's bytes, without its
+// appends.
+func putUv(b []byte, i int, x uint64) int {
+	for x >= 0x80 {
+		b[i] = byte(x) | 0x80
+		x >>= 7
+		i++
+	}
+	b[i] = byte(x)
+	return i + 1
+}
+
+// getUv reads the varint at b[i:] written by putUv and returns it and
+// the index after it; b holds only whole varints.
+func getUv(b []byte, i int) (uint64, int) {
+	c := b[i]
+	if c < 0x80 {
+		return uint64(c), i + 1
+	}
+	x := uint64(c & 0x7f)
+	for s := uint(7); ; s += 7 {
+		i++
+		c = b[i]
+		if c < 0x80 {
+			return x | uint64(c)<<s, i + 1
+		}
+		x |= uint64(c&0x7f) << s
+	}
 }
 
 // zigzag maps a difference of two uint64 (wrapped) to a small number when
@@ -88,17 +156,40 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 	on := make([]bool, len(l.keys))
 	k0, last := 0, math.Inf(-1)
 	var bits uint64
-	for _, b := range l.bufs {
-		for len(b) > 0 {
+	for si := range l.spans {
+		sp := &l.spans[si]
+		// The first segment ending after the run's earliest entry: the
+		// run is skipped unless it starts before the run's latest exit.
+		lo, hi := 0, len(ss)
+		for lo < hi {
+			if m := int(uint(lo+hi) >> 1); ss[m][1] <= sp.lo {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		if lo == len(ss) || ss[lo][0] >= sp.hi {
+			continue
+		}
+		// Each call's search starts there (its entry is not before the
+		// run's earliest), and again there when times go back (the next
+		// thread's calls).
+		first := lo
+		k0, last = first, math.Inf(-1)
+		b, i := l.bufs[sp.buf], int(sp.off)
+		bits = sp.prev
+		for c := sp.n; c > 0; c-- {
 			// Written by add: whole varints.
-			d0, n0 := binary.Uvarint(b)
-			d1, n1 := binary.Uvarint(b[n0:])
-			x, n2 := binary.Uvarint(b[n0+n1:])
-			b = b[n0+n1+n2:]
+			h := b[i]
+			n0, n1 := int(h>>4), int(h&15)
+			d0 := lowBytes(binary.LittleEndian.Uint64(b[i+1:]), n0)
+			d1 := lowBytes(binary.LittleEndian.Uint64(b[i+1+n0:]), n1)
+			var x uint64
+			x, i = getUv(b, i+1+n0+n1)
 			bits += unzigzag(d0)
 			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
 			if t0 < last {
-				k0 = 0 // a time going back (the next thread's calls)
+				k0 = first // a time going back (the next thread's calls)
 			}
 			last = t0
 			for k0 < len(ss) && ss[k0][1] <= t0 {

@@ -113,3 +113,66 @@ func threadsJob(t *testing.T) string {
 	writeFile(t, trace.RankPath(job, 1), b.Bytes())
 	return job
 }
+
+// TestCallLogSpans: pathKeys skips the runs of logged calls that no
+// segment of the path overlaps, and its sums are those of every call
+// against every segment, added in the same order: runs inside a segment,
+// runs between segments (skipped), calls spanning a segment's edge, and a
+// second thread's calls whose times go back, calls of no length.
+func TestCallLogSpans(t *testing.T) {
+	type call struct {
+		fn     uint16
+		pc     uint64
+		t0, t1 float64
+	}
+	var calls []call
+	for th := 0; th < 2; th++ { // two threads' calls, one after the other
+		t0 := 1000.0 + float64(th)*0.25
+		for i := 0; i < 1000; i++ {
+			d := 3.0 + float64(i%7)*0.125
+			calls = append(calls, call{uint16(i % 3), uint64(0x400000 + i%5*16), t0, t0 + d})
+			if i%50 == 0 { // a call of no length entered with the last: no bytes of either difference
+				calls = append(calls, call{3, 0x400100, t0, t0})
+			}
+			t0 += d + 1.5
+		}
+	}
+	l := newCallLog()
+	for _, c := range calls {
+		l.add(c.fn, c.pc, c.t0, c.t1)
+	}
+	if want := (len(calls) + spanCalls - 1) / spanCalls; len(l.spans) != want { // 2040 calls: 32 runs
+		t.Fatalf("%d runs, want %d", len(l.spans), want)
+	}
+	ss := [][2]float64{{1001.5, 1020.25}, {2500, 2510.75}, {6000.125, 6700}, {7200, 7200.5}}
+	want := map[fnPC]float64{}
+	for _, c := range calls {
+		for _, s := range ss {
+			if o := min(c.t1, s[1]) - max(c.t0, s[0]); o > 0 {
+				want[fnPC{c.fn, c.pc}] += o
+			}
+		}
+	}
+	got := l.pathKeys(ss)
+	if len(got) != len(want) {
+		t.Fatalf("%d keys, want %d", len(got), len(want))
+	}
+	for _, k := range got {
+		if w := want[fnPC{k.fn, k.pc}]; k.ns != w {
+			t.Errorf("fn %d pc %#x: %v ns, want %v", k.fn, k.pc, k.ns, w)
+		}
+	}
+	// The runs overlapped: what pathKeys decodes.
+	read := 0
+	for _, sp := range l.spans {
+		for _, s := range ss {
+			if s[1] > sp.lo && s[0] < sp.hi {
+				read++
+				break
+			}
+		}
+	}
+	if read < 4 || read > 12 {
+		t.Errorf("%d of %d runs overlap the path", read, len(l.spans))
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -61,10 +60,22 @@ func (res *Result) delays(parts []rankPart) {
 		turn   int32   // its place in the processing order
 		passed float64 // what later waits passed to it (long term)
 	}
-	n := 0
+	n, maxRank := 0, 0
 	for i := range parts {
 		pos[parts[i].Rank] = i
 		n += len(parts[i].DWaits)
+		maxRank = max(maxRank, parts[i].Rank)
+	}
+	// The parts by world rank in a list (position + 1, 0 none) when the
+	// ranks are not much sparser than the parts; else the map only.
+	var posAt []int32
+	if maxRank < 4*len(parts)+1024 {
+		posAt = make([]int32, maxRank+1)
+		for i := range parts {
+			if r := parts[i].Rank; r >= 0 {
+				posAt[r] = int32(i + 1)
+			}
+		}
 	}
 	// From the latest window end to the earliest: the waits in reverse
 	// (higher ranks, later waits first), then sorted stably by window end,
@@ -91,6 +102,13 @@ func (res *Result) delays(parts []rankPart) {
 		}
 	}
 	per := make([][]int32, len(parts)) // each rank's waits by window end
+	np := make([]int, len(parts))
+	for k := range all {
+		np[all[k].part]++
+	}
+	for i := range per {
+		per[i] = make([]int32, 0, np[i]) // no copies as they fill
+	}
 	for k := range all {
 		all[k].turn = int32(k)
 		per[all[k].part] = append(per[all[k].part], int32(k))
@@ -103,7 +121,10 @@ func (res *Result) delays(parts []rankPart) {
 		key  int32
 	}
 	// In order of creation: the order of ties does not depend on a map's.
+	// A rank's keys index its list of costs (costAt: position + 1, 0
+	// none); keys outside its key list go through the map.
 	costs := map[ck]int{}
+	costAt := make([][]int32, len(parts))
 	var list []Delay
 	for k := range all {
 		d := &all[k]
@@ -112,13 +133,26 @@ func (res *Result) delays(parts []rankPart) {
 			continue
 		}
 		win := d.Ready - d.T0
-		sp, ok := pos[d.Partner]
+		var sp int
+		var ok bool
+		if uint(d.Partner) < uint(len(posAt)) {
+			sp, ok = int(posAt[d.Partner])-1, posAt[d.Partner] > 0
+		} else {
+			sp, ok = pos[d.Partner]
+		}
 		if !ok {
 			continue
 		}
 		// The partner's waits that overlap the window and come later.
 		ws := per[sp]
-		j := sort.Search(len(ws), func(x int) bool { return all[ws[x]].Ready > d.T0 })
+		j, hi := 0, len(ws) // the first ending after the window's start (sort.Search's answer)
+		for j < hi {
+			if m := int(uint(j+hi) >> 1); !(all[ws[m]].Ready > d.T0) {
+				j = m + 1
+			} else {
+				hi = m
+			}
+		}
 		var covered float64
 		for ; j < len(ws) && all[ws[j]].T0 < d.Ready; j++ {
 			w := &all[ws[j]]
@@ -137,14 +171,26 @@ func (res *Result) delays(parts []rankPart) {
 		if rest <= 0 {
 			continue
 		}
-		x, ok := costs[ck{sp, d.PKey}]
+		keys := parts[sp].Keys
+		inKeys := d.PKey >= 0 && int(d.PKey) < len(keys)
+		var x int
+		if inKeys {
+			if costAt[sp] == nil {
+				costAt[sp] = make([]int32, len(keys))
+			}
+			x, ok = int(costAt[sp][d.PKey])-1, costAt[sp][d.PKey] > 0
+		} else {
+			x, ok = costs[ck{sp, d.PKey}]
+		}
 		if !ok {
 			c := Delay{Rank: d.Partner}
-			if keys := parts[sp].Keys; d.PKey >= 0 && int(d.PKey) < len(keys) {
+			if inKeys {
 				c.Func, c.Callsite, c.Caller = keys[d.PKey].Func, keys[d.PKey].Site, keys[d.PKey].Caller
+				costAt[sp][d.PKey] = int32(len(list) + 1)
+			} else {
+				costs[ck{sp, d.PKey}] = len(list)
 			}
 			x = len(list)
-			costs[ck{sp, d.PKey}] = x
 			list = append(list, c)
 		}
 		c := &list[x]

@@ -57,6 +57,9 @@ func makePart(p *rankPass, events uint64, rw rankWaits, site func(pc uint64) (st
 		part.Waits = append(part.Waits, WaitEntry{Pattern: Pattern(k[0]), Func: key.fn, Site: s, Caller: c,
 			Comm: names.comm(key.comm), Ns: rw.time[k], Count: rw.count[k]})
 	}
+	if len(rw.jumps) > 0 {
+		part.DWaits = make([]DelayWait, 0, len(rw.jumps)) // one per jump: no copies as it grows
+	}
 	for _, j := range rw.jumps {
 		part.DWaits = append(part.DWaits, DelayWait{T0: j.t0, Ready: j.ready, Wait: j.wait, Partner: world(j.partner), PKey: j.pkey})
 	}

@@ -442,7 +442,7 @@ type matchStats struct {
 
 // matchShard pairs the message ends of shard s by flow and groups its
 // collective parts by instance, producing the wait candidates.
-func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill) ([]cand, matchStats) {
+func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill, out *candOut) matchStats {
 	// The spilled records first, then each rank's: one list in that
 	// order, sorted from its parts.
 	sends := make([][]sendRec, 0, len(passes)+1)
@@ -461,64 +461,76 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 		colls = append(colls, p.colls[s])
 		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 	}
-	return matchParts(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok })
+	return matchParts(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok }, out)
 }
 
 // matchRecs pairs message ends by flow and groups collective parts by
 // instance, producing the wait candidates.
 func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
-	return matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, idx)
+	var out candOut
+	st := matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, idx, &out)
+	return out.flat, st
+}
+
+// candOut receives wait candidates: in one list (flat), or by rank index
+// (by non-nil), each rank's in chunks that double up to candChunk (no
+// list copied as it grows; sortParts takes the chunks as parts).
+type candOut struct {
+	flat []cand
+	by   [][][]cand
+}
+
+const candChunk = 4096
+
+func (o *candOut) add(c cand) {
+	if o.by == nil {
+		o.flat = append(o.flat, c)
+		return
+	}
+	ch := o.by[c.idx]
+	n := len(ch)
+	if n == 0 || len(ch[n-1]) == cap(ch[n-1]) {
+		size := 64
+		if n > 0 {
+			size = min(2*cap(ch[n-1]), candChunk)
+		}
+		ch = append(ch, make([]cand, 0, size))
+		o.by[c.idx] = ch
+		n++
+	}
+	ch[n-1] = append(ch[n-1], c)
 }
 
 // matchParts is matchRecs of the records in parts (each list the
 // concatenation of its parts).
-func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
+func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool), out *candOut) matchStats {
 	var st matchStats
-	sends := sortParts(sendParts, func(r *sendRec) uint64 { return r.flow })
-	recvs := sortParts(recvParts, func(r *recvRec) uint64 { return r.flow })
-	clear(sendParts)
-	clear(recvParts)
 	nc := 0
 	for _, p := range collParts {
 		nc += len(p)
 	}
-	// Room for a wait per message and per collective part: what a job
-	// that waits everywhere has (more only when a message is both late
-	// sent and late received), so that the list is not copied as it grows.
-	out := make([]cand, 0, min(len(sends), len(recvs))+nc)
-	i, j := 0, 0
-	for i < len(sends) && j < len(recvs) {
-		sd, rv := &sends[i], &recvs[j]
-		switch {
-		case sd.flow < rv.flow:
-			st.unmatched++
-			i++
-			continue
-		case sd.flow > rv.flow:
-			st.unmatched++
-			j++
-			continue
+	if out.by == nil && out.flat == nil {
+		// Room for a wait per message and per collective part: what a
+		// job that waits everywhere has (more only when a message is both
+		// late sent and late received), so that the list is not copied as
+		// it grows.
+		ns, nr := 0, 0
+		for _, p := range sendParts {
+			ns += len(p)
 		}
-		st.messages++
-		i++
-		j++
-		// Late sender: the receiver waited for the send to begin.
-		if rv.blocking && sd.enter > rv.wt0 {
-			out = append(out, cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
-				t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
+		for _, p := range recvParts {
+			nr += len(p)
 		}
-		// Late receiver: the sender was still blocked when the receive
-		// was posted.
-		if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
-			out = append(out, cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
-				t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
-		}
+		out.flat = make([]cand, 0, min(ns, nr)+nc)
 	}
-	st.unmatched += uint64(len(sends) - i + len(recvs) - j)
-	// By (communicator, sequence number), then rank: two stable passes.
-	colls := sortParts(collParts, func(r *collRec) uint64 { return uint64(uint32(r.idx)) })
+	matchFlows(sendParts, recvParts, &st, out)
+	clear(sendParts)
+	clear(recvParts)
+	// By (communicator, sequence number), then rank: one stable sort by
+	// the instance, then each instance's parts (a few, and from the ranks'
+	// lists in rank order already unless spilled) by rank, by insertion.
+	colls := sortParts(collParts, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	clear(collParts)
-	colls = sortByKey(colls, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
 	for i := 0; i < len(colls); {
 		j := i + 1
 		for j < len(colls) && colls[j].comm == colls[i].comm && colls[j].seq == colls[i].seq {
@@ -526,6 +538,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		}
 		g := colls[i:j]
 		i = j
+		byRank(g)
 		ok := true
 		for _, c := range g[1:] {
 			ok = ok && c.kind == g[0].kind && c.root == g[0].root && (c.side == 0) == (g[0].side == 0)
@@ -535,24 +548,119 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 			continue
 		}
 		st.colls++
-		out = collCands(g, idx, out)
+		collCands(g, idx, out)
 	}
-	return out, st
+	return st
+}
+
+// byRank sorts an instance's parts by rank, stably.
+func byRank(g []collRec) {
+	if len(g) > 32 {
+		if !slices.IsSortedFunc(g, cmpIdx) {
+			slices.SortStableFunc(g, cmpIdx)
+		}
+		return
+	}
+	for a := 1; a < len(g); a++ {
+		for b := a; b > 0 && uint32(g[b-1].idx) > uint32(g[b].idx); b-- {
+			g[b-1], g[b] = g[b], g[b-1]
+		}
+	}
+}
+
+func cmpIdx(a, b collRec) int { return cmpU(uint64(uint32(a.idx)), uint64(uint32(b.idx))) }
+
+// flowSlot is an entry of matchFlows' table: a receive's flow and where
+// the receive is (part + 1, 0: an empty slot; index, -1: matched).
+type flowSlot struct {
+	flow uint64
+	p1   int32
+	i    int32
+}
+
+// matchFlows pairs sends and receives by flow through a table of the
+// receives (open addressing, linear probing), without sorting or copying
+// the records: the sends in order, each with the first receive of its
+// flow not yet taken, in order (receives of one flow lie along the probe
+// sequence in the order they were put in), which are the pairs a merge of
+// both lists sorted stably by flow makes. The candidates come in the
+// sends' order; what is made of them does not depend on their order
+// (rankWaits.group).
+func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, st *matchStats, out *candOut) {
+	nr, ns := 0, 0
+	for _, p := range recvParts {
+		nr += len(p)
+	}
+	for _, p := range sendParts {
+		ns += len(p)
+	}
+	if nr == 0 || ns == 0 {
+		st.unmatched += uint64(nr + ns)
+		return
+	}
+	bits := 1
+	for 1<<bits < 2*nr {
+		bits++
+	}
+	tab := make([]flowSlot, 1<<bits)
+	mask := len(tab) - 1
+	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> (64 - bits)) }
+	for pi, p := range recvParts {
+		for i := range p {
+			h := home(p[i].flow)
+			for tab[h].p1 != 0 {
+				h = (h + 1) & mask
+			}
+			tab[h] = flowSlot{flow: p[i].flow, p1: int32(pi + 1), i: int32(i)}
+		}
+	}
+	var matched uint64
+	for _, p := range sendParts {
+		for k := range p {
+			sd := &p[k]
+			var rv *recvRec
+			for h := home(sd.flow); tab[h].p1 != 0; h = (h + 1) & mask {
+				if e := &tab[h]; e.flow == sd.flow && e.i >= 0 {
+					rv = &recvParts[e.p1-1][e.i]
+					e.i = -1
+					break
+				}
+			}
+			if rv == nil {
+				st.unmatched++
+				continue
+			}
+			matched++
+			// Late sender: the receiver waited for the send to begin.
+			if rv.blocking && sd.enter > rv.wt0 {
+				out.add(cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
+					t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
+			}
+			// Late receiver: the sender was still blocked when the
+			// receive was posted.
+			if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
+				out.add(cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
+					t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
+			}
+		}
+	}
+	st.messages += matched
+	st.unmatched += uint64(nr) - matched
 }
 
 // collCands adds the wait candidates of one collective instance.
-func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand {
+func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
 	last := 0
 	for k := range g {
 		if g[k].t0 > g[last].t0 {
 			last = k
 		}
 	}
-	add := func(c *collRec, p Pattern, waitReady float64, partner *collRec, jumpReady float64) []cand {
+	add := func(c *collRec, p Pattern, waitReady float64, partner *collRec, jumpReady float64) {
 		if waitReady <= c.t0 && jumpReady <= c.t0 {
-			return out
+			return
 		}
-		return append(out, cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: partner.idx, pkey: partner.key,
+		out.add(cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: partner.idx, pkey: partner.key,
 			t0: c.t0, t1: c.t1, waitReady: waitReady, jumpReady: jumpReady})
 	}
 	maxT, who := g[last].t0, &g[last]
@@ -573,18 +681,18 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 			}
 			for k := range g {
 				if o := last[3-g[k].side]; o != nil {
-					out = add(&g[k], p, o.t0, o, o.t0)
+					add(&g[k], p, o.t0, o, o.t0)
 				}
 			}
-			return out
+			return
 		}
 		for k := range g {
-			out = add(&g[k], p, maxT, who, maxT)
+			add(&g[k], p, maxT, who, maxT)
 		}
 	case coll1xN:
 		ri, ok := idx(int(g[0].root))
 		if !ok {
-			return out
+			return
 		}
 		var root *collRec
 		for k := range g {
@@ -593,17 +701,17 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 			}
 		}
 		if root == nil {
-			return out
+			return
 		}
 		for k := range g {
 			if &g[k] != root {
-				out = add(&g[k], LateBroadcast, root.t0, root, root.t0)
+				add(&g[k], LateBroadcast, root.t0, root, root.t0)
 			}
 		}
 	case collNx1:
 		ri, ok := idx(int(g[0].root))
 		if !ok {
-			return out
+			return
 		}
 		var root *collRec
 		first := -1.0
@@ -615,13 +723,12 @@ func collCands(g []collRec, idx func(world int) (int, bool), out []cand) []cand 
 			}
 		}
 		if root == nil || first < 0 {
-			return out
+			return
 		}
 		// The root waits (early reduce) until the first non-root
 		// enters; it cannot finish before the last one entered.
-		out = add(root, EarlyReduce, first, who, maxT)
+		add(root, EarlyReduce, first, who, maxT)
 	}
-	return out
 }
 
 func cmpU(a, b uint64) int {

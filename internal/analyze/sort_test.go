@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"unsafe"
@@ -116,4 +118,69 @@ func first[T any](a []T) *byte {
 		return nil
 	}
 	return (*byte)(unsafe.Pointer(&a[:1][0]))
+}
+
+// TestMatchFlows: the table pairs the sends and receives a stable merge
+// by flow pairs: flows repeated (the k-th send of a flow with its k-th
+// receive, in the parts' order), flows on one side only; the counts of
+// messages and unmatched ends alike.
+func TestMatchFlows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sendParts [][]sendRec
+	var recvParts [][]recvRec
+	n := 0
+	for p := 0; p < 3; p++ {
+		var ss []sendRec
+		var rs []recvRec
+		for i := 0; i < 400+p*50; i++ {
+			n++
+			// The send's entry names it, the receive's call number it.
+			ss = append(ss, sendRec{flow: uint64(rng.IntN(300)), enter: float64(n), idx: int32(p)})
+			rs = append(rs, recvRec{flow: uint64(rng.IntN(300) + 20), wt0: 0, wt1: 1e9, call: uint32(n), blocking: true, idx: int32(p)})
+		}
+		sendParts, recvParts = append(sendParts, ss), append(recvParts, rs)
+	}
+	// The reference: both sides sorted stably by flow, merged.
+	var sends []sendRec
+	var recvs []recvRec
+	for p := range sendParts {
+		sends, recvs = append(sends, sendParts[p]...), append(recvs, recvParts[p]...)
+	}
+	slices.SortStableFunc(sends, func(a, b sendRec) int { return cmpU(a.flow, b.flow) })
+	slices.SortStableFunc(recvs, func(a, b recvRec) int { return cmpU(a.flow, b.flow) })
+	var want [][2]float64 // (send's entry, receive's call)
+	var wantSt matchStats
+	for i, j := 0, 0; i < len(sends) || j < len(recvs); {
+		switch {
+		case j == len(recvs) || i < len(sends) && sends[i].flow < recvs[j].flow:
+			wantSt.unmatched++
+			i++
+		case i == len(sends) || sends[i].flow > recvs[j].flow:
+			wantSt.unmatched++
+			j++
+		default:
+			wantSt.messages++
+			want = append(want, [2]float64{sends[i].enter, float64(recvs[j].call)})
+			i++
+			j++
+		}
+	}
+	var out candOut
+	var st matchStats
+	matchFlows(sendParts, recvParts, &st, &out)
+	var got [][2]float64
+	for _, c := range out.flat {
+		if c.pattern != LateSender {
+			t.Fatalf("pattern %v", c.pattern)
+		}
+		got = append(got, [2]float64{c.waitReady, float64(c.call)})
+	}
+	slices.SortFunc(want, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	slices.SortFunc(got, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	if st != wantSt || !slices.Equal(got, want) {
+		t.Fatalf("stats %+v, %d pairs; want %+v, %d pairs", st, len(got), wantSt, len(want))
+	}
+	if wantSt.messages < 800 || wantSt.unmatched < 100 {
+		t.Fatalf("the fixture pairs %d and leaves %d: too few of either", wantSt.messages, wantSt.unmatched)
+	}
 }

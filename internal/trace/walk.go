@@ -792,7 +792,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 				}
 				if len(matched) > 1 {
-					slices.SortStableFunc(matched, func(a, b match) int { return cmpU64(firstReq(*a.po), firstReq(*b.po)) })
+					by := func(a, b match) int { return cmpU64(firstReq(a.po), firstReq(b.po)) }
+					if !slices.IsSortedFunc(matched, by) {
+						slices.SortStableFunc(matched, by)
+					}
 				}
 				for _, mt := range matched {
 					p, po := mt.e, mt.po
@@ -884,7 +887,7 @@ func cmpU64(a, b uint64) int {
 }
 
 // firstReq orders posts by the id of their first message (unknown last).
-func firstReq(p post) uint64 {
+func firstReq(p *post) uint64 {
 	switch {
 	case p.send != nil && p.recv != nil:
 		return min(p.send.Req, p.recv.Req)
