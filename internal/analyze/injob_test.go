@@ -25,6 +25,8 @@ type chanNet struct {
 	size   int
 	a2as   atomic.Int64    // Alltoallv calls, over all ranks
 	tokens atomic.Int64    // SendToken calls, over all ranks
+	sends  atomic.Int64    // Send calls (the reductions' trees), over all ranks
+	asyncs atomic.Int64    // SendAsync calls (the delay costs), over all ranks
 	p2p    [][]chan []byte // [src][dst]
 	a2a    [][]chan []byte
 	token  []chan [3]uint64
@@ -63,6 +65,7 @@ func newChanNet(size int) *chanNet {
 func (c chanComm) Rank() int { return c.rank }
 func (c chanComm) Size() int { return c.net.size }
 func (c chanComm) Send(dest int, data []byte) error {
+	c.net.sends.Add(1)
 	c.net.p2p[c.rank][dest] <- bytes.Clone(data)
 	return nil
 }
@@ -85,6 +88,7 @@ func (c chanComm) SendToken(dest int, m [3]uint64) error {
 }
 func (c chanComm) RecvToken() ([3]uint64, error) { return <-c.net.token[c.rank], nil }
 func (c chanComm) SendAsync(dest int, data []byte) error {
+	c.net.asyncs.Add(1)
 	m := c.net.inbox[dest]
 	m.mu.Lock()
 	m.q = append(m.q, mail{c.rank, bytes.Clone(data)})
@@ -119,6 +123,8 @@ func inJob(t *testing.T, dir string, size int) *Result {
 type jobRun struct {
 	exchanges int
 	tokens    int
+	sends     int // the reductions' messages, over all ranks
+	asyncs    int // the delay costs' messages, over all ranks
 	path      string
 	part      string // rank 0's part phase: part, or part[trace read again]
 	reads     int    // ranks that read their trace a second time (pathKeysOf)
@@ -178,6 +184,7 @@ func inJobRun(t *testing.T, dir string, size int, opt Options, atRecords func())
 		}
 	}
 	run.exchanges, run.tokens, run.reads = int(net.a2as.Load())/size, int(net.tokens.Load()), int(reads.Load())
+	run.sends, run.asyncs = int(net.sends.Load()), int(net.asyncs.Load())
 	return res, run
 }
 
@@ -291,6 +298,30 @@ func TestInJobAgrees(t *testing.T) {
 				t.Errorf("%d messages, %d delay costs: want some", res.Messages, len(res.Delays))
 			}
 		})
+	}
+}
+
+// TestInJobCounts: what the analysis in the job sends, on a hand-made
+// chain of three ranks (0 sends to 1, then 1 to 2; each receive waits):
+// the exchanges (the records and their wait candidates, the delay costs'
+// waits, the critical path's 3 per level and 4), the reductions' tree
+// messages (P - 1 up a tree, as many down: the metadata, the path's
+// verdict, and the parts gathered at rank 0; the time origin, the rounds
+// and the last rank to finish travel with the metadata and the records,
+// since 2026-11-28) and the delay costs' messages (each rank with a wait
+// passes it on once: rank 2 to 1, then 1 to 0).
+func TestInJobCounts(t *testing.T) {
+	dir := writeJob(t, []trace.Event{call(fCommRank, 0, 100), send(fSend, 10000, 10100, 1)},
+		[]trace.Event{recv(fRecv, 0, 10200, 0), send(fSend, 30000, 30100, 2)},
+		[]trace.Event{recv(fRecv, 0, 30200, 1), call(fCommRank, 60000, 60100)})
+	res, run := inJobOpt(t, dir, 3, Options{})
+	levels, px := pathExchanges(t, run.path)
+	if res.Critical.Jumps != 2 || levels != 1 || px != 3*levels+4 {
+		t.Fatalf("path of %d jumps, %d levels, %d exchanges; want 2, 1, 7", res.Critical.Jumps, levels, px)
+	}
+	if run.exchanges != 2+1+px || run.sends != 5*(3-1) || run.asyncs != 2 || run.tokens != 0 {
+		t.Errorf("%d exchanges, %d tree messages, %d delay messages, %d tokens; want %d, %d, 2, 0",
+			run.exchanges, run.sends, run.asyncs, run.tokens, 2+1+px, 5*(3-1))
 	}
 }
 

@@ -225,9 +225,13 @@ func (b *boundedPass) Call(c *trace.Call) error {
 // bound: round k moves and matches the messages and collective instances
 // whose keys fall in it (roundOfFlow, roundOfColl), and the candidates
 // wait in files by call until every round is done.
-func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) (rankWaits, matchStats, error) {
+//
+// tail (lastEnd) goes to every rank at the end of the first round's
+// records; the ranks' tails come back, by rank.
+func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn func(string)) (rankWaits, matchStats, [][]byte, error) {
 	me, size := c.Rank(), c.Size()
 	var st matchStats
+	tails := make([][]byte, size)
 	var mine []cand // rounds == 1: the candidates of this rank's calls
 	var csp *jobSpill
 	chunk := func(call uint32) int { return int(uint64(call-1) * uint64(rounds) / max(p.ncalls, 1)) }
@@ -281,11 +285,24 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 				}
 			}
 		}
+		if k == 0 {
+			for d := range out {
+				out[d] = append(out[d], tail...)
+			}
+		}
 		in, err := c.Alltoallv(out)
 		if err != nil {
-			return rankWaits{}, st, err
+			return rankWaits{}, st, nil, err
 		}
 		out = nil
+		if k == 0 {
+			for s, b := range in {
+				if len(b) < len(tail) {
+					return rankWaits{}, st, nil, fmt.Errorf("rank %d's records: %d bytes, without their end", s, len(b))
+				}
+				in[s], tails[s] = b[:len(b)-len(tail)], b[len(b)-len(tail):]
+			}
+		}
 		var sends []sendRec
 		var recvs []recvRec
 		var colls []collRec
@@ -320,7 +337,7 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		}
 		cands = nil
 		if in, err = c.Alltoallv(back); err != nil {
-			return rankWaits{}, st, err
+			return rankWaits{}, st, nil, err
 		}
 		back = nil
 		for s, b := range in {
@@ -376,5 +393,5 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, warn func(string)) 
 		}
 	}
 	rw.sortJumps()
-	return rw, st, nil
+	return rw, st, tails, nil
 }

@@ -3,8 +3,10 @@
 /*
  * analyze.c: the MPI traffic of the analysis in the job (MPISCOPE_ANALYZE=1,
  * analyze.go), on ms_priv through PMPI_ directly, never recorded: the
- * all-to-all exchanges of records, the critical path's token and the
- * delay analysis' messages.
+ * all-to-all exchanges of records (in one step: each rank probes for the
+ * others' messages, no counts sent first), the reductions' trees, the
+ * critical path's token and the delay analysis' messages; every wait
+ * polls, then sleeps (ms_an_pause).
  */
 #include "api.h"
 #include "lifecycle.h"
@@ -13,107 +15,226 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MS_AN_TOKEN 95             /* the critical path's token and its end */
-#define MS_AN_CHUNK ((int64_t)1 << 26) /* bytes per destination and round */
+#include <time.h>
 
-/* ms_an_counts tells every rank how many bytes this one sends it, and
- * the rounds of MS_AN_CHUNK bytes the largest pair of the job needs (each
- * rank sends its largest count along: every count received is one sent,
- * so all ranks find the same largest), in one MPI_Alltoall. */
-int ms_an_counts(const int64_t *send, int64_t *recv, int64_t *rounds)
+#define MS_AN_TOKEN 95             /* the critical path's token and its end */
+#define MS_AN_XCHG 97              /* the exchanges' messages (ms_an_post, ms_an_take) */
+#define MS_AN_P2P 98               /* the trees' messages (ms_an_send, ms_an_probe_from) */
+#define MS_AN_PIECE ((int64_t)1 << 26) /* bytes per message: more go in pieces, the last shorter */
+
+/* ---- waiting for the others ----
+ *
+ * A rank of the analysis waits for the others at every exchange; on an
+ * oversubscribed node the ranks it waits for need its CPU. MPI's blocking
+ * calls poll (Open MPI yields between polls, MPICH spins), and that
+ * polling was most of the analysis' CPU at 8 ranks on 2 cores
+ * (2026-11-28: 60 of 100 ms per rank). So every wait here polls with the
+ * nonblocking call a few times, then sleeps between polls, 8 us at
+ * first, twice as long each time, at most MS_AN_SLEEP_MAX: a wait is
+ * overshot by at most its own length (and that bound). To measure
+ * (MPISCOPE_DEBUG_ANALYZE_WAIT): ms_an_block = 1 makes them the blocking
+ * calls, ms_an_sleep_max sets the bound (0: poll without sleeping). */
+
+#define MS_AN_POLLS 32
+#define MS_AN_SLEEP_MIN 8000L     /* ns */
+
+int ms_an_block;
+long ms_an_sleep_max = 1000000L; /* ns */
+
+typedef struct {
+	int polls;
+	long ns;
+} ms_an_waiter;
+
+static void ms_an_pause(ms_an_waiter *w)
 {
-	int size = 1;
-	PMPI_Comm_size(ms_priv, &size);
-	int64_t *s2 = malloc(4 * sizeof(int64_t) * (size_t)size);
-	if (s2 == NULL)
-		return MPI_ERR_NO_MEM;
-	int64_t *r2 = s2 + 2 * size, most = 0;
-	for (int i = 0; i < size; i++)
-		most = send[i] > most ? send[i] : most;
-	for (int i = 0; i < size; i++) {
-		s2[2 * i] = send[i];
-		s2[2 * i + 1] = most;
+	if (w->polls < MS_AN_POLLS || ms_an_sleep_max <= 0) {
+		w->polls++;
+		return;
 	}
-	int rc = PMPI_Alltoall(s2, 2, MPI_INT64_T, r2, 2, MPI_INT64_T, ms_priv);
-	most = 0;
-	for (int i = 0; rc == MPI_SUCCESS && i < size; i++) {
-		recv[i] = r2[2 * i];
-		most = r2[2 * i + 1] > most ? r2[2 * i + 1] : most;
+	w->ns = w->ns < MS_AN_SLEEP_MIN ? MS_AN_SLEEP_MIN : w->ns;
+	w->ns = w->ns > ms_an_sleep_max ? ms_an_sleep_max : w->ns;
+	struct timespec ts = {0, w->ns};
+	nanosleep(&ts, NULL);
+	w->ns *= 2;
+}
+
+/* ms_an_waitall completes n requests, one after the other (MPI_Waitall
+ * and MPI_Testall with MPICH's MPI_STATUSES_IGNORE make GCC warn of an
+ * array of size 0). */
+static int ms_an_waitall(int n, MPI_Request *r)
+{
+	ms_an_waiter w = {0, 0};
+	int rc = MPI_SUCCESS;
+	for (int i = 0; i < n && rc == MPI_SUCCESS;) {
+		if (ms_an_block) {
+			rc = PMPI_Wait(&r[i++], MPI_STATUS_IGNORE);
+			continue;
+		}
+		int done = 0;
+		rc = PMPI_Test(&r[i], &done, MPI_STATUS_IGNORE);
+		if (done)
+			i++;
+		else if (rc == MPI_SUCCESS)
+			ms_an_pause(&w);
 	}
-	*rounds = (most + MS_AN_CHUNK - 1) / MS_AN_CHUNK;
-	free(s2);
 	return rc;
 }
 
-/* ms_an_alltoallv sends scount[d] bytes at sbuf + soff[d] to each rank d
- * and receives rcount[s] bytes at rbuf + roff[s] from each rank s, in
- * rounds of at most MS_AN_CHUNK bytes per pair (int counts): all rounds,
- * as many as the largest pair of the job needs (ms_an_counts). */
-int ms_an_alltoallv(const char *sbuf, const int64_t *scount, const int64_t *soff, char *rbuf, const int64_t *rcount,
-		    const int64_t *roff, int64_t all)
+/* ms_an_mprobe waits for the next message from src with tag and takes it
+ * off the queue (m), telling its size. */
+static int ms_an_mprobe(int src, int tag, MPI_Message *m, int *len)
 {
-	int size = 1, rc = MPI_SUCCESS;
-	PMPI_Comm_size(ms_priv, &size);
-	if (all == 0)
-		return MPI_SUCCESS; /* nothing anywhere: every rank knows */
-	int *sc = malloc(4 * sizeof(int) * (size_t)size);
-	if (sc == NULL)
-		return MPI_ERR_NO_MEM;
-	int *sd = sc + size, *rcn = sd + size, *rd = rcn + size;
-	/* One round whose offsets fit an int: straight from and to the
-	 * caller's buffers, no copy. */
-	int64_t stot = 0, rtot = 0;
-	for (int i = 0; i < size; i++) {
-		stot = soff[i] + scount[i] > stot ? soff[i] + scount[i] : stot;
-		rtot = roff[i] + rcount[i] > rtot ? roff[i] + rcount[i] : rtot;
+	MPI_Status st;
+	int rc;
+	if (ms_an_block) {
+		rc = PMPI_Mprobe(src, tag, ms_priv, m, &st);
+	} else {
+		ms_an_waiter w = {0, 0};
+		int flag = 0;
+		while ((rc = PMPI_Improbe(src, tag, ms_priv, &flag, m, &st)) == MPI_SUCCESS && !flag)
+			ms_an_pause(&w);
 	}
-	if (all == 1 && stot <= INT32_MAX && rtot <= INT32_MAX) {
-		for (int i = 0; i < size; i++) {
-			sc[i] = (int)scount[i];
-			sd[i] = (int)soff[i];
-			rcn[i] = (int)rcount[i];
-			rd[i] = (int)roff[i];
-		}
-		rc = PMPI_Alltoallv((void *)sbuf, sc, sd, MPI_BYTE, rbuf, rcn, rd, MPI_BYTE, ms_priv);
-		free(sc);
+	if (rc != MPI_SUCCESS)
 		return rc;
-	}
-	/* Displacements are relative to each round's base pointers. */
-	for (int64_t k = 0; k < all && rc == MPI_SUCCESS; k++) {
-		int64_t from = k * MS_AN_CHUNK;
-		for (int i = 0; i < size; i++) {
-			int64_t s = scount[i] - from, r = rcount[i] - from;
-			sc[i] = (int)(s <= 0 ? 0 : s > MS_AN_CHUNK ? MS_AN_CHUNK : s);
-			rcn[i] = (int)(r <= 0 ? 0 : r > MS_AN_CHUNK ? MS_AN_CHUNK : r);
-		}
-		/* One call per round; the pieces sit at soff[i] + from, which
-		 * need not fit an int: pack them into a round buffer. */
-		int64_t st = 0, rt = 0;
-		for (int i = 0; i < size; i++) {
-			sd[i] = (int)st;
-			st += sc[i];
-			rd[i] = (int)rt;
-			rt += rcn[i];
-		}
-		char *sb = malloc(st > 0 ? (size_t)st : 1), *rb = malloc(rt > 0 ? (size_t)rt : 1);
-		if (sb == NULL || rb == NULL) {
-			free(sb);
-			free(rb);
-			free(sc);
+	return PMPI_Get_count(&st, MPI_BYTE, len);
+}
+
+/* ---- messages in pieces ----
+ *
+ * A message of n bytes goes as n / MS_AN_PIECE + 1 messages, all but the
+ * last MS_AN_PIECE long (int counts; the last may be empty), so that the
+ * receiver finds its length by probing alone. Between ms_an_post (or
+ * ms_an_probe_from, or ms_an_send) and ms_an_take, this rank's sends are
+ * in ms_an_sreq and the probed messages in ms_an_ins. */
+
+typedef struct {
+	MPI_Message m;
+	int src, len;
+} ms_an_in;
+
+static MPI_Request *ms_an_sreq;
+static int ms_an_nsreq, ms_an_csreq;
+static ms_an_in *ms_an_ins;
+static int ms_an_nin, ms_an_cin;
+
+static int ms_an_grow(void **p, int *cap, int need, size_t elt)
+{
+	if (need <= *cap)
+		return 1;
+	int c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, (size_t)c * elt);
+	if (q == NULL)
+		return 0;
+	*p = q;
+	*cap = c;
+	return 1;
+}
+
+static int ms_an_isend_pieces(const char *b, int64_t n, int dest, int tag)
+{
+	int64_t off = 0;
+	int piece, rc = MPI_SUCCESS;
+	do {
+		piece = (int)(n - off < MS_AN_PIECE ? n - off : MS_AN_PIECE);
+		if (!ms_an_grow((void **)&ms_an_sreq, &ms_an_csreq, ms_an_nsreq + 1, sizeof *ms_an_sreq))
 			return MPI_ERR_NO_MEM;
-		}
-		for (int i = 0; i < size; i++)
-			if (sc[i] > 0)
-				memcpy(sb + sd[i], sbuf + soff[i] + from, (size_t)sc[i]);
-		rc = PMPI_Alltoallv(sb, sc, sd, MPI_BYTE, rb, rcn, rd, MPI_BYTE, ms_priv);
-		for (int i = 0; rc == MPI_SUCCESS && i < size; i++)
-			if (rcn[i] > 0)
-				memcpy(rbuf + roff[i] + from, rb + rd[i], (size_t)rcn[i]);
-		free(sb);
-		free(rb);
-	}
-	free(sc);
+		rc = PMPI_Isend((void *)(b + off), piece, MPI_BYTE, dest, tag, ms_priv, &ms_an_sreq[ms_an_nsreq]);
+		if (rc == MPI_SUCCESS)
+			ms_an_nsreq++;
+		off += piece;
+	} while (rc == MPI_SUCCESS && piece == MS_AN_PIECE);
 	return rc;
+}
+
+static int ms_an_probe_pieces(int src, int tag, int64_t *n)
+{
+	int len, rc;
+	*n = 0;
+	do {
+		if (!ms_an_grow((void **)&ms_an_ins, &ms_an_cin, ms_an_nin + 1, sizeof *ms_an_ins))
+			return MPI_ERR_NO_MEM;
+		ms_an_in *e = &ms_an_ins[ms_an_nin];
+		if ((rc = ms_an_mprobe(src, tag, &e->m, &len)) != MPI_SUCCESS)
+			return rc;
+		e->src = src;
+		e->len = len;
+		ms_an_nin++;
+		*n += len;
+	} while (len == MS_AN_PIECE);
+	return MPI_SUCCESS;
+}
+
+/* ms_an_post is this rank's part of an exchange in one step (no counts
+ * sent before): it sends scount[d] bytes at sbuf + soff[d] to every
+ * other rank d and waits for every other rank's message, whose sizes it
+ * puts in rcount (rcount[me] = 0); ms_an_take then receives them. sbuf
+ * is read until ms_an_take returns (the caller pins it). */
+int ms_an_post(const char *sbuf, const int64_t *scount, const int64_t *soff, int64_t *rcount)
+{
+	int size = 1, me = 0, rc = MPI_SUCCESS;
+	PMPI_Comm_size(ms_priv, &size);
+	PMPI_Comm_rank(ms_priv, &me);
+	ms_an_nsreq = ms_an_nin = 0;
+	for (int i = 1; i < size && rc == MPI_SUCCESS; i++) {
+		int d = (me + i) % size;
+		rc = ms_an_isend_pieces(sbuf + soff[d], scount[d], d, MS_AN_XCHG);
+	}
+	rcount[me] = 0;
+	for (int i = 1; i < size && rc == MPI_SUCCESS; i++) {
+		int s = (me - i + size) % size;
+		rc = ms_an_probe_pieces(s, MS_AN_XCHG, &rcount[s]);
+	}
+	return rc;
+}
+
+/* ms_an_take receives the messages found since ms_an_post (or
+ * ms_an_probe_from), rank s's at rbuf + roff[s] (roff NULL: one after the
+ * other from rbuf), and completes this rank's sends. */
+int ms_an_take(char *rbuf, const int64_t *roff)
+{
+	int n = ms_an_nin + ms_an_nsreq, rc = MPI_SUCCESS;
+	MPI_Request *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+	if (r == NULL)
+		return MPI_ERR_NO_MEM;
+	int64_t off = 0;
+	for (int k = 0; k < ms_an_nin; k++) {
+		ms_an_in *e = &ms_an_ins[k];
+		if (roff != NULL && (k == 0 || e->src != ms_an_ins[k - 1].src))
+			off = roff[e->src];
+		int x = PMPI_Imrecv(rbuf + off, e->len, MPI_BYTE, &e->m, &r[k]);
+		if (x != MPI_SUCCESS)
+			r[k] = MPI_REQUEST_NULL;
+		if (rc == MPI_SUCCESS)
+			rc = x;
+		off += e->len;
+	}
+	memcpy(r + ms_an_nin, ms_an_sreq, (size_t)ms_an_nsreq * sizeof *r);
+	int x = ms_an_waitall(n, r);
+	free(r);
+	ms_an_nsreq = ms_an_nin = 0;
+	return rc == MPI_SUCCESS ? x : rc;
+}
+
+/* ms_an_send sends n bytes at b to dest (the trees of InJob's reductions)
+ * and waits for its pieces to be sent. */
+int ms_an_send(const void *b, int64_t n, int dest)
+{
+	ms_an_nsreq = 0;
+	int rc = ms_an_isend_pieces(b, n, dest, MS_AN_P2P);
+	int x = ms_an_waitall(ms_an_nsreq, ms_an_sreq);
+	ms_an_nsreq = 0;
+	return rc == MPI_SUCCESS ? x : rc;
+}
+
+/* ms_an_probe_from waits for ms_an_send's message from src and tells its
+ * size; ms_an_take(buf, NULL) receives it. */
+int ms_an_probe_from(int src, int64_t *n)
+{
+	ms_an_nin = 0;
+	return ms_an_probe_pieces(src, MS_AN_P2P, n);
 }
 
 int ms_an_token_send(int dest, const uint64_t *m)
@@ -123,7 +244,11 @@ int ms_an_token_send(int dest, const uint64_t *m)
 
 int ms_an_token_recv(uint64_t *m)
 {
-	return PMPI_Recv(m, 3, MPI_UINT64_T, MPI_ANY_SOURCE, MS_AN_TOKEN, ms_priv, MPI_STATUS_IGNORE);
+	if (ms_an_block)
+		return PMPI_Recv(m, 3, MPI_UINT64_T, MPI_ANY_SOURCE, MS_AN_TOKEN, ms_priv, MPI_STATUS_IGNORE);
+	MPI_Request r;
+	int rc = PMPI_Irecv(m, 3, MPI_UINT64_T, MPI_ANY_SOURCE, MS_AN_TOKEN, ms_priv, &r);
+	return rc == MPI_SUCCESS ? ms_an_waitall(1, &r) : rc;
 }
 
 /* ---- the delay analysis' messages: sends that do not wait, received
@@ -184,7 +309,15 @@ int ms_an_isend(int dest, const void *b, int n)
 int ms_an_probe(int *src, int *n)
 {
 	MPI_Status st;
-	int rc = PMPI_Probe(MPI_ANY_SOURCE, MS_AN_DELAY, ms_priv, &st);
+	int rc;
+	if (ms_an_block) {
+		rc = PMPI_Probe(MPI_ANY_SOURCE, MS_AN_DELAY, ms_priv, &st);
+	} else {
+		ms_an_waiter w = {0, 0};
+		int flag = 0;
+		while ((rc = PMPI_Iprobe(MPI_ANY_SOURCE, MS_AN_DELAY, ms_priv, &flag, &st)) == MPI_SUCCESS && !flag)
+			ms_an_pause(&w);
+	}
 	if (rc != MPI_SUCCESS)
 		return rc;
 	*src = st.MPI_SOURCE;
@@ -201,7 +334,7 @@ int ms_an_waitsends(void)
 {
 	int rc = MPI_SUCCESS;
 	for (int i = 0; i < ms_an_npend; i++) {
-		int r = PMPI_Wait(&ms_an_pend[i].req, MPI_STATUS_IGNORE);
+		int r = ms_an_waitall(1, &ms_an_pend[i].req);
 		if (rc == MPI_SUCCESS)
 			rc = r;
 		free(ms_an_pend[i].buf);

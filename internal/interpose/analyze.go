@@ -4,9 +4,12 @@ package interpose
 
 /*
 #include <stdint.h>
-int ms_an_counts(const int64_t *send, int64_t *recv, int64_t *rounds);
-int ms_an_alltoallv(const char *sbuf, const int64_t *scount, const int64_t *soff, char *rbuf, const int64_t *rcount,
-		    const int64_t *roff, int64_t all);
+extern int ms_an_block;
+extern long ms_an_sleep_max;
+int ms_an_post(const char *sbuf, const int64_t *scount, const int64_t *soff, int64_t *rcount);
+int ms_an_take(char *rbuf, const int64_t *roff);
+int ms_an_send(const void *b, int64_t n, int dest);
+int ms_an_probe_from(int src, int64_t *n);
 int ms_an_token_send(int dest, const uint64_t *m);
 int ms_an_token_recv(uint64_t *m);
 int ms_an_isend(int dest, const void *b, int n);
@@ -22,6 +25,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,21 +66,34 @@ func analyzeFinalize() *profile.Analysis {
 		path = ""
 	}
 	timing := os.Getenv("MPISCOPE_DEBUG_TIMING") == "1"
+	// How the ranks wait for each other (analyze.c, ms_an_pause): polls
+	// and sleeps; to measure against, MPISCOPE_DEBUG_ANALYZE_WAIT=block
+	// (MPI's blocking calls) or =N (sleeps of at most N us; 0: polls
+	// only).
+	C.ms_an_block, C.ms_an_sleep_max = 0, 1000000
+	if v := os.Getenv("MPISCOPE_DEBUG_ANALYZE_WAIT"); v == "block" {
+		C.ms_an_block = 1
+	} else if us, err := strconv.Atoi(v); err == nil && us >= 0 && us <= 100000 {
+		C.ms_an_sleep_max = C.long(us) * 1000
+	} else if v != "" {
+		warn(fmt.Sprintf("MPISCOPE_DEBUG_ANALYZE_WAIT=%q: want block or a number of microseconds (0 to 100000); the default (at most 1000 us)", v))
+	}
 	var t0 time.Time
 	var before int64
 	var phases []string
 	opt := analyze.Options{Source: ownSites(), Memory: state.cfg.AnalyzeMem}
-	var cpu0 time.Duration
+	var cpu0 float64
 	if timing {
-		// Each phase's wall time and the process's CPU time in it (ms):
-		// on an oversubscribed node the two differ by the time waiting
-		// for a CPU.
-		last, lastCPU := time.Now(), processCPU()
+		// Each phase's wall and CPU time (ms): the CPU of all the
+		// process's threads (getrusage), which tells the rank's own work
+		// from its waiting for the others (blocked, or polling: Open MPI
+		// yields the CPU while it polls, MPICH spins).
+		last, lastCPU := time.Now(), cpuMs()
 		cpu0 = lastCPU
 		opt.Phase = func(name string) {
-			now, cpu := time.Now(), processCPU()
-			phases = append(phases, fmt.Sprintf("%s=%.3f/%.3f", name, float64(now.Sub(last).Microseconds())/1e3, float64((cpu-lastCPU).Microseconds())/1e3))
-			last, lastCPU = now, cpu
+			now, c := time.Now(), cpuMs()
+			phases = append(phases, fmt.Sprintf("%s=%.3f/%.3f", name, float64(now.Sub(last).Microseconds())/1e3, c-lastCPU))
+			last, lastCPU = now, c
 		}
 		before = vmHWM()
 		// The peak from here on is the analysis' (Linux 4.0 and later).
@@ -87,8 +104,8 @@ func analyzeFinalize() *profile.Analysis {
 	if timing {
 		// For the benchmarks (bench/cmd/runbench/analyzejob.go): rank 0's
 		// time ends with the gathered result, the job's analysis.
-		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d cpu_ms=%.3f %s\n", state.rank,
-			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), float64((processCPU()-cpu0).Microseconds())/1e3, strings.Join(phases, " "))
+		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d %s cpu_ms=%.3f\n", state.rank,
+			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), strings.Join(phases, " "), cpuMs()-cpu0)
 	}
 	if err != nil {
 		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))
@@ -129,19 +146,35 @@ func ownSites() func(r *trace.Rank, pc uint64) (trace.Source, bool) {
 // anComm is analyze.Comm over ms_priv.
 type anComm struct{ privComm }
 
+// Alltoallv is one step (analyze.c, ms_an_post): every rank sends its
+// messages and probes for the others', whose sizes it learns from them;
+// no counts go first.
 func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
-	n := len(out)
+	n, me := len(out), state.rank
 	scount, soff := make([]int64, n), make([]int64, n)
 	rcount, roff := make([]int64, n), make([]int64, n)
 	var st int64
 	for i, b := range out {
-		scount[i], soff[i] = int64(len(b)), st
-		st += int64(len(b))
+		if i != me {
+			scount[i], soff[i] = int64(len(b)), st
+			st += int64(len(b))
+		}
 	}
-	var rounds C.int64_t
-	if rc := C.ms_an_counts((*C.int64_t)(unsafe.Pointer(&scount[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0])), &rounds); rc != 0 {
+	sbuf := make([]byte, st+1)
+	for i, b := range out {
+		if i != me {
+			copy(sbuf[soff[i]:], b)
+		}
+	}
+	// The sends read sbuf until ms_an_take returns.
+	var pin runtime.Pinner
+	pin.Pin(&sbuf[0])
+	defer pin.Unpin()
+	if rc := C.ms_an_post((*C.char)(unsafe.Pointer(&sbuf[0])), (*C.int64_t)(unsafe.Pointer(&scount[0])),
+		(*C.int64_t)(unsafe.Pointer(&soff[0])), (*C.int64_t)(unsafe.Pointer(&rcount[0]))); rc != 0 {
 		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
+	rcount[me] = int64(len(out[me]))
 	var rt int64
 	for i, c := range rcount {
 		if c < 0 {
@@ -150,14 +183,9 @@ func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
 		roff[i] = rt
 		rt += c
 	}
-	sbuf := make([]byte, st+1)
-	for i, b := range out {
-		copy(sbuf[soff[i]:], b)
-	}
 	rbuf := make([]byte, rt+1)
-	if rc := C.ms_an_alltoallv((*C.char)(unsafe.Pointer(&sbuf[0])), (*C.int64_t)(unsafe.Pointer(&scount[0])),
-		(*C.int64_t)(unsafe.Pointer(&soff[0])), (*C.char)(unsafe.Pointer(&rbuf[0])),
-		(*C.int64_t)(unsafe.Pointer(&rcount[0])), (*C.int64_t)(unsafe.Pointer(&roff[0])), rounds); rc != 0 {
+	copy(rbuf[roff[me]:], out[me])
+	if rc := C.ms_an_take((*C.char)(unsafe.Pointer(&rbuf[0])), (*C.int64_t)(unsafe.Pointer(&roff[0]))); rc != 0 {
 		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
 	in := make([][]byte, n)
@@ -165,6 +193,32 @@ func (anComm) Alltoallv(out [][]byte) ([][]byte, error) {
 		in[i] = rbuf[roff[i] : roff[i]+rcount[i] : roff[i]+rcount[i]]
 	}
 	return in, nil
+}
+
+// Send and Recv carry InJob's reductions up and down their trees
+// (analyze.c: one message, whose size the receiver probes; waiting as the
+// exchanges do).
+func (anComm) Send(dest int, data []byte) error {
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	if rc := C.ms_an_send(p, C.int64_t(len(data)), C.int(dest)); rc != 0 {
+		return fmt.Errorf("MPI error %d", int(rc))
+	}
+	return nil
+}
+
+func (anComm) Recv(src int) ([]byte, error) {
+	var n C.int64_t
+	if rc := C.ms_an_probe_from(C.int(src), &n); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	b := make([]byte, int64(n)+1)
+	if rc := C.ms_an_take((*C.char)(unsafe.Pointer(&b[0])), nil); rc != 0 {
+		return nil, fmt.Errorf("MPI error %d", int(rc))
+	}
+	return b[:n], nil
 }
 
 func (anComm) SendToken(dest int, m [3]uint64) error {
@@ -215,14 +269,14 @@ func (anComm) WaitSends() error {
 	return nil
 }
 
-// processCPU is the process's CPU time so far (user and system; 0 when
-// getrusage fails).
-func processCPU() time.Duration {
+// cpuMs is this process's CPU time so far (user and system, all
+// threads; ms).
+func cpuMs() float64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
 }
 
 // vmHWM is this process's peak resident set size (KiB; 0 unknown).

@@ -13,8 +13,8 @@ import (
 
 // analyzeJobRe reads each rank's line of MPISCOPE_DEBUG_TIMING=1 about the
 // analysis in the job (internal/interpose/analyze.go); cpu_ms (the
-// process's CPU time in it) since 2026-11-28.
-var analyzeJobRe = regexp.MustCompile(`analysis timing: rank=(\d+) ms=([0-9.]+) hwm_before_kb=(\d+) hwm_kb=(\d+)(?: cpu_ms=([0-9.]+))? ?([^\n]*)`)
+// process's CPU time in it) since 2026-11-28, before or after the phases.
+var analyzeJobRe = regexp.MustCompile(`analysis timing: rank=(\d+) ms=([0-9.]+) hwm_before_kb=(\d+) hwm_kb=(\d+)(?: cpu_ms=([0-9.]+))? ?([^\n]*?)(?: cpu_ms=([0-9.]+))?\n`)
 
 // analyzeJob: the analysis in the job (MPISCOPE_ANALYZE=1) at 2 to 32
 // ranks, oversubscribed: its time on rank 0 (from the start of the
@@ -90,8 +90,8 @@ func (b *bench) analyzeJob() error {
 						peak = max(peak, kb/1024)
 						if m[1] == "0" {
 							ms, _ = strconv.ParseFloat(m[2], 64)
-							if m[5] != "" {
-								cms, _ = strconv.ParseFloat(m[5], 64)
+							if c := m[5] + m[7]; c != "" { // before or after the phases
+								cms, _ = strconv.ParseFloat(c, 64)
 							}
 							if mem == "128M" {
 								phases = m[6]
