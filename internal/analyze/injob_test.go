@@ -304,7 +304,7 @@ func TestInJobAgrees(t *testing.T) {
 // TestInJobCounts: what the analysis in the job sends, on a hand-made
 // chain of three ranks (0 sends to 1, then 1 to 2; each receive waits):
 // the exchanges (the records and their wait candidates, the delay costs'
-// waits, the critical path's 3 per level and 4), the reductions' tree
+// waits, the critical path's one per level and 3), the reductions' tree
 // messages (P - 1 up a tree, as many down: the metadata, the path's
 // verdict, and the parts gathered at rank 0; the time origin, the rounds
 // and the last rank to finish travel with the metadata and the records,
@@ -316,8 +316,8 @@ func TestInJobCounts(t *testing.T) {
 		[]trace.Event{recv(fRecv, 0, 30200, 1), call(fCommRank, 60000, 60100)})
 	res, run := inJobOpt(t, dir, 3, Options{})
 	levels, px := pathExchanges(t, run.path)
-	if res.Critical.Jumps != 2 || levels != 1 || px != 3*levels+4 {
-		t.Fatalf("path of %d jumps, %d levels, %d exchanges; want 2, 1, 7", res.Critical.Jumps, levels, px)
+	if res.Critical.Jumps != 2 || levels != 1 || px != 4 {
+		t.Fatalf("path of %d jumps, %d levels, %d exchanges; want 2, 1, 4", res.Critical.Jumps, levels, px)
 	}
 	if run.exchanges != 2+1+px || run.sends != 5*(3-1) || run.asyncs != 2 || run.tokens != 0 {
 		t.Errorf("%d exchanges, %d tree messages, %d delay messages, %d tokens; want %d, %d, 2, 0",
