@@ -110,13 +110,26 @@ func entrySrc(t *testing.T, src, name string) string {
 	return src[i : i+j+3]
 }
 
+// wantEntries checks that each named entry of src holds every string given.
+func wantEntries(t *testing.T, src string, want map[string][]string) {
+	t.Helper()
+	for name, ws := range want {
+		got := entrySrc(t, src, name)
+		for _, w := range ws {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s lacks %q:\n%s", name, w, got)
+			}
+		}
+	}
+}
+
 // TestFortranCompletionOpenMPI: Open MPI's entries write requests and
 // statuses back only when the C function succeeded (MPI_Test and
 // MPI_Testall: and set its flag), MPI_Startall's requests always, and its
 // MPI_Request_get_status answers MPI_STATUS_IGNORE without a call (fDones).
 func TestFortranCompletionOpenMPI(t *testing.T) {
 	src := string(fplan(t, "openmpi-4.1.4", "fortran-openmpi-4.1.4.fsymbols").GenerateFortran("test"))
-	for name, want := range map[string][]string{
+	wantEntries(t, src, map[string][]string{
 		"mpi_wait_":     {"\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f0 = PMPI_Request_c2f(ms_h0);\n\t\tif (ms_sp1 != MPI_STATUS_IGNORE)\n\t\t\tPMPI_Status_c2f(&ms_s1, (MPI_Fint *)f1);\n\t}\n"},
 		"mpi_test_f08_": {"\tif (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f1) {\n\t\t*(MPI_Fint *)f0 = PMPI_Request_c2f(ms_h0);"},
 		"mpi_testall_":  {"\tif (ms_rc == MPI_SUCCESS && *(MPI_Fint *)f2) {\n\t\tfor (int ms_i = 0; ms_i < ms_n; ms_i++)\n\t\t\t((MPI_Fint *)f1)[ms_i] = PMPI_Request_c2f(ms_r1[ms_i]);"},
@@ -130,14 +143,7 @@ func TestFortranCompletionOpenMPI(t *testing.T) {
 		"mpi_request_get_status_": {"\tif (f2 == MS_F_STATUS_IGNORE) {\n\t\tms_thread *ms_t = ms_enter();\n\t\tuint64_t ms_t0 = ms_now();\n\t\tpmpi_request_get_status_(f0, f1, f2, f3);",
 			"__builtin_return_address(0));\n\tif (ms_sp2 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s2, (MPI_Fint *)f2);"},
 		"mpi_request_get_status_f08_": {"\tif (f2 == MS_F08_STATUS_IGNORE) {"},
-	} {
-		got := entrySrc(t, src, name)
-		for _, w := range want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s lacks %q:\n%s", name, w, got)
-			}
-		}
-	}
+	})
 }
 
 // TestFortranOutputsOpenMPI: Open MPI's entries of the calls that complete
@@ -148,7 +154,7 @@ func TestFortranCompletionOpenMPI(t *testing.T) {
 // not written back; LOGICAL flags are the C function's (fDone.outOK).
 func TestFortranOutputsOpenMPI(t *testing.T) {
 	src := string(fplan(t, "openmpi-4.1.4", "fortran-openmpi-4.1.4.fsymbols").GenerateFortran("test"))
-	for name, want := range map[string][]string{
+	wantEntries(t, src, map[string][]string{
 		"mpi_comm_dup_":             {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f1 = PMPI_Comm_c2f(ms_h1);\n\t}\n\tif (f2)"},
 		"mpi_isend_f08_":            {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\t*(MPI_Fint *)f6 = PMPI_Request_c2f(ms_h6);\n\t}\n\tif (f7)"},
 		"mpi_sendrecv_":             {"__builtin_return_address(0));\n\tif (ms_rc == MPI_SUCCESS) {\n\t\tif (ms_sp11 != MPI_STATUS_IGNORE)\n\t\t\tPMPI_Status_c2f(&ms_s11, (MPI_Fint *)f11);\n\t}\n\tif (f12)"},
@@ -163,14 +169,7 @@ func TestFortranOutputsOpenMPI(t *testing.T) {
 		"mpi_cancel_":       {"ms_slow_MPI_Cancel(&ms_h0, __builtin_return_address(0));\n\tif (f1)"},
 		"mpi_iprobe_":       {"(int *)f3, ms_sp4, __builtin_return_address(0));"},
 		"mpi_initialized_":  {"ms_slow_MPI_Initialized((int *)f0, __builtin_return_address(0));\n\tif (f1)"},
-	} {
-		got := entrySrc(t, src, name)
-		for _, w := range want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s lacks %q:\n%s", name, w, got)
-			}
-		}
-	}
+	})
 }
 
 // TestFortranOutputsMPICH: MPICH's mpif.h/use mpi entries of the calls
@@ -183,7 +182,7 @@ func TestFortranOutputsMPICH(t *testing.T) {
 	flagOK := func(i int) string {
 		return fmt.Sprintf("\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f%d = (MPI_Fint)(ms_fl%d != 0);\n", i, i)
 	}
-	for name, want := range map[string][]string{
+	wantEntries(t, src, map[string][]string{
 		"mpi_iprobe_": {"\tint ms_fl3 = 0;\n", "MPI_Comm_f2c(*(MPI_Fint *)f2), &ms_fl3, ms_sp4,",
 			"__builtin_return_address(0));\n\tif (ms_sp4 != MPI_STATUS_IGNORE)\n\t\tPMPI_Status_c2f(&ms_s4, (MPI_Fint *)f4);\n" + flagOK(3)},
 		"mpi_improbe_":            {"&ms_fl3, &ms_h4, ms_sp5,", "__builtin_return_address(0));\n\t*(MPI_Fint *)f4 = MPI_Message_c2f(ms_h4);\n", flagOK(3)},
@@ -200,14 +199,7 @@ func TestFortranOutputsMPICH(t *testing.T) {
 		"mpi_cancel_":             {"ms_slow_MPI_Cancel(&ms_h0, __builtin_return_address(0));\n\tif (f1)"},
 		"mpi_iprobe_f08_":         {"MPI_Comm_f2c(*(MPI_Fint *)f2), (int *)f3, ms_sp4,"},
 		"mpi_initialized_f08_":    {"ms_slow_MPI_Initialized((int *)f0, __builtin_return_address(0));\n\tif (f1)"},
-	} {
-		got := entrySrc(t, src, name)
-		for _, w := range want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s lacks %q:\n%s", name, w, got)
-			}
-		}
-	}
+	})
 	// The flag is all that waits for success.
 	for _, name := range []string{"mpi_improbe_", "mpi_mrecv_", "mpi_isend_", "mpi_sendrecv_replace_"} {
 		if got := entrySrc(t, src, name); strings.Contains(got, "if (ms_rc == MPI_SUCCESS) {") {
@@ -223,7 +215,7 @@ func TestFortranOutputsMPICH(t *testing.T) {
 // pass the C index and indices on as they are (fDones).
 func TestFortranCompletionMPICH(t *testing.T) {
 	src := string(fplan(t, "mpich-4.0.2", "fortran-mpich-4.0.2.fsymbols").GenerateFortran("test"))
-	for name, want := range map[string][]string{
+	wantEntries(t, src, map[string][]string{
 		"mpi_waitany_": {"ms_slow_MPI_Waitany((int)*(MPI_Fint *)f0, ms_r1, &ms_x2, ms_sp3,",
 			"\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f2 = (MPI_Fint)(ms_x2 + 1);\n"},
 		"mpi_testany_":            {"&ms_x2, &ms_fl3, ms_sp4,", "\tif (ms_rc == MPI_SUCCESS)\n\t\t*(MPI_Fint *)f3 = (MPI_Fint)(ms_fl3 != 0);\n"},
@@ -233,14 +225,7 @@ func TestFortranCompletionMPICH(t *testing.T) {
 		"mpi_waitsome_":           {"\tfor (int ms_i = 0; ms_i < *(MPI_Fint *)f2; ms_i++)\n\t\t((MPI_Fint *)f3)[ms_i] += 1;\n"},
 		"mpi_waitany_f08_":        {"ms_slow_MPI_Waitany((int)*(MPI_Fint *)f0, ms_r1, (int *)f2, ms_sp3,"},
 		"mpi_test_f08_":           {"ms_slow_MPI_Test(&ms_h0, (int *)f1, ms_sp2,"},
-	} {
-		got := entrySrc(t, src, name)
-		for _, w := range want {
-			if !strings.Contains(got, w) {
-				t.Errorf("%s lacks %q:\n%s", name, w, got)
-			}
-		}
-	}
+	})
 	// Nothing is written back only on success, nor answered without a call.
 	for _, name := range []string{"mpi_wait_", "mpi_waitall_f08_", "mpi_request_get_status_f08_"} {
 		if got := entrySrc(t, src, name); strings.Contains(got, "if (ms_rc == MPI_SUCCESS) {") || strings.Contains(got, "STATUS_IGNORE) {\n\t\tms_thread") {
