@@ -25,8 +25,9 @@ type Comm interface {
 	// Alltoallv sends out[d] to each rank d and returns what each rank
 	// sent to this one.
 	Alltoallv(out [][]byte) ([][]byte, error)
-	// SendToken and RecvToken carry the critical path's backward replay:
-	// three words to one rank, and the next such message from any rank.
+	// SendToken and RecvToken carry the critical path's backward replay
+	// when pointer doubling cannot be used (tokenReplay): three words to
+	// one rank, and the next such message from any rank.
 	SendToken(dest int, m [3]uint64) error
 	RecvToken() ([3]uint64, error)
 	// SendAsync, RecvAny and WaitSends carry the delay analysis: a
@@ -50,10 +51,12 @@ type Comm interface {
 //     one shard of the offline matching, and matches it with the same
 //     code; the wait candidates go back to the ranks of their calls (a
 //     second MPI_Alltoallv), which group them into wait states;
-//  3. the critical path is a token passed backwards from the last rank to
-//     finish to the partners of its waits, one rank at a time;
-//  4. each rank's part (its wait states, its share of the path, its waits
-//     for the delay analysis) is gathered up the binomial tree to rank 0,
+//  3. the critical path by pointer doubling over the ranks' jumps, in
+//     about log2 of the path's jumps exchanges (pathjob.go), the token
+//     passed backwards one jump at a time only where ties require it;
+//  4. the delay costs flow between the ranks of the waits (delayjob.go);
+//     each rank's part (its wait states, its share of the path, its delay
+//     costs) is gathered up the binomial tree to rank 0,
 //     which assembles the result as offline does, from the same parts in
 //     the same order: the two agree exactly.
 //
