@@ -431,6 +431,27 @@ static inline void ms_tcpls_close(ms_tbuf *tb, uint32_t at, uint32_t off, unsign
 	tb->total += cnt;
 }
 
+/* ms_tcpls_recv writes a receive's entry e of a completions record at p
+ * and returns the end of it: the entry alone when its source, tag and
+ * bytes are those of the record's previous receive entry (*rpeer, *rtag,
+ * *rbytes), else with bit 63 set and the three after it, which become the
+ * previous ones. Shared by ms_tcpls_fast and ms_trace_cpls's loop. */
+static inline __attribute__((always_inline)) char *ms_tcpls_recv(char *p, uint64_t e, int32_t rp, int32_t rt, int64_t rb,
+								 int32_t *rpeer, int32_t *rtag, int64_t *rbytes)
+{
+	if (rp != *rpeer || rt != *rtag || rb != *rbytes) {
+		e |= 1ull << 63;
+		*rpeer = rp, *rtag = rt, *rbytes = rb;
+		__builtin_memcpy(p, &e, 8);
+		__builtin_memcpy(p + 8, &rp, 4);
+		__builtin_memcpy(p + 12, &rt, 4);
+		__builtin_memcpy(p + 16, &rb, 8);
+		return p + 24;
+	}
+	__builtin_memcpy(p, &e, 8);
+	return p + 8;
+}
+
 /* ms_tcpls_fast is ms_trace_cpls for the common call (2026-11-28): MPI_Waitall or
  * MPI_Testall (requests 0..n-1, all saved) whose record fits the buffer
  * whole (n largest entries), every request found done with the role its
@@ -482,21 +503,9 @@ static inline __attribute__((always_inline)) int ms_tcpls_fast(ms_tbuf *tb, unsi
 			p += 8;
 			continue;
 		}
-		uint64_t x = hk | (uint64_t)MS_TF_LOCAL << 56;
 		int32_t rp = s->MPI_SOURCE >= 0 ? s->MPI_SOURCE : -1, rt = s->MPI_TAG;
 		int64_t rb = rp >= 0 ? ms_status_bytes(s) : 0;
-		if (rp != rpeer || rt != rtag || rb != rbytes) {
-			x |= 1ull << 63;
-			rpeer = rp, rtag = rt, rbytes = rb;
-			__builtin_memcpy(p, &x, 8);
-			__builtin_memcpy(p + 8, &rp, 4);
-			__builtin_memcpy(p + 12, &rt, 4);
-			__builtin_memcpy(p + 16, &rb, 8);
-			p += 24;
-			continue;
-		}
-		__builtin_memcpy(p, &x, 8);
-		p += 8;
+		p = ms_tcpls_recv(p, hk | (uint64_t)MS_TF_LOCAL << 56, rp, rt, rb, &rpeer, &rtag, &rbytes);
 	}
 	/* An integer handle (MPICH) is sign-extended from 32 bits: it fits. */
 	if (sizeof(MPI_Request) >= sizeof(uint64_t) && (hor >> 55) != 0)
@@ -582,14 +591,8 @@ static inline __attribute__((always_inline)) void ms_trace_cpls(ms_tbuf *tb, uns
 		}
 		uint64_t e = ((uint64_t)h & MS_TCPLS_REQ) | (uint64_t)f << 56;
 		cnt++;
-		if (recv && (rp != rpeer || rt != rtag || rb != rbytes)) {
-			e |= 1ull << 63;
-			rpeer = rp, rtag = rt, rbytes = rb;
-			__builtin_memcpy(p, &e, 8);
-			__builtin_memcpy(p + 8, &rp, 4);
-			__builtin_memcpy(p + 12, &rt, 4);
-			__builtin_memcpy(p + 16, &rb, 8);
-			p += 24;
+		if (recv) {
+			p = ms_tcpls_recv(p, e, rp, rt, rb, &rpeer, &rtag, &rbytes);
 			continue;
 		}
 		__builtin_memcpy(p, &e, 8);
