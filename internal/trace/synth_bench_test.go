@@ -133,3 +133,19 @@ func BenchmarkConvertOTF2Parallel(b *testing.B) {
 	}
 	rate(b, n, cpu0)
 }
+
+// BenchmarkDecodeParts decodes as the walk reads: events blocks in parts
+// of 1,024 events.
+func BenchmarkDecodeParts(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		for _, r := range j.Ranks {
+			if err := r.scanParts(1024, func(int, []Event, bool) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	rate(b, n, cpu0)
+}
