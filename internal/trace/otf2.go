@@ -576,7 +576,12 @@ func (o *OTF2Writer) msgComm(m *Msg) (uint32, uint32, bool) {
 		return 0, 0, false
 	}
 	id, ok := o.commID(m.Comm)
-	p := m.Comm.Local(m.Peer)
+	p := m.Peer
+	if w := m.Comm.World; p >= len(w) || w[p] != p {
+		// Not where comm rank and world rank are equal (MPI_COMM_WORLD
+		// and its prefixes: no map lookup there).
+		p = m.Comm.Local(m.Peer)
+	}
 	if !ok || p < 0 {
 		return 0, 0, false
 	}
