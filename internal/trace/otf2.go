@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,18 +79,20 @@ const (
 
 // cu appends an OTF2 compressed unsigned integer: the number of significant
 // bytes, then those bytes little-endian; all ones (undefined) is 0xff.
+// The value's 8 bytes are stored at once past the count (in the slice's
+// spare capacity) and the slice cut after its significant ones.
 func cu(b []byte, v uint64, undef uint64) []byte {
 	if v == undef {
 		return append(b, 0xff)
 	}
-	n := 0
-	for x := v; x != 0; x >>= 8 {
-		n++
+	n := (bits.Len64(v) + 7) >> 3
+	l := len(b)
+	if cap(b)-l < 9 {
+		b = append(b, make([]byte, 9)...)
 	}
-	b = append(b, byte(n))
-	for i := 0; i < n; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
+	b = b[:l+1+n]
+	b[l] = byte(n)
+	binary.LittleEndian.PutUint64(b[l+1:l+9], v)
 	return b
 }
 
@@ -465,6 +468,16 @@ func (o *OTF2Writer) region(name string, role, paradigm byte) uint32 {
 	return c.reg
 }
 
+// fnRegion is o.region of an MPI function, its role (fnRole) found only
+// when the name is not cached.
+func (o *OTF2Writer) fnRegion(fn, class string) uint32 {
+	c := o.cached(fn)
+	if !c.hasReg {
+		c.reg, c.hasReg = o.region1(fn, fnRole(fn, class), otf2ParadigmMPI), true
+	}
+	return c.reg
+}
+
 func (o *OTF2Writer) region1(name string, role, paradigm byte) uint32 {
 	if o.root != nil {
 		if id, ok := o.lreg[name]; ok {
@@ -638,7 +651,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 		return err
 	}
 	t0, t1 := ts(c.T0), ts(c.T1)
-	reg := o.region(c.Fn, fnRole(c.Fn, c.Class), otf2ParadigmMPI)
+	reg := o.fnRegion(c.Fn, c.Class)
 	// Entered in the calling context of its callsite and path
 	// (callctx.go); readers without calling contexts see an Enter of the
 	// region.

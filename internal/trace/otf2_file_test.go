@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 )
@@ -113,5 +114,46 @@ func TestOTF2FileChunks(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCU: cu appends what the format asks (the number of significant
+// bytes, then those bytes little-endian; 0xff for undefined) after any
+// bytes, whatever the slice's spare capacity (none, 1 to 9 bytes, more),
+// and leaves the bytes before alone.
+func TestCU(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	want := func(v uint64) []byte {
+		var b []byte
+		for x := v; x != 0; x >>= 8 {
+			b = append(b, byte(x))
+		}
+		return append([]byte{byte(len(b))}, b...)
+	}
+	vals := []uint64{0, 1, 0xff, 0x100, 1<<32 - 2, 1 << 32, 1<<64 - 2}
+	for n := 1; n <= 64; n++ {
+		vals = append(vals, rng.Uint64()>>(64-n)|1<<(n-1))
+	}
+	for _, v := range vals {
+		for spare := 0; spare <= 12; spare++ {
+			pre := []byte{0xaa, 0xbb, 0xcc}
+			b := make([]byte, len(pre), len(pre)+spare)
+			copy(b, pre)
+			got := cu64(b, v)
+			if w := append(slices.Clone(pre), want(v)...); !bytes.Equal(got, w) {
+				t.Fatalf("cu64(%#x), %d spare bytes: % x, want % x", v, spare, got, w)
+			}
+			if v < 1<<32-1 {
+				if got := cu32(b, uint32(v)); !bytes.Equal(got, append(slices.Clone(pre), want(v)...)) {
+					t.Fatalf("cu32(%#x): % x", v, got)
+				}
+			}
+		}
+	}
+	if got := cu32(nil, otf2Undef32); !bytes.Equal(got, []byte{0xff}) {
+		t.Errorf("cu32(undefined): % x", got)
+	}
+	if got := cu64([]byte{1}, otf2Undef64); !bytes.Equal(got, []byte{1, 0xff}) {
+		t.Errorf("cu64(undefined): % x", got)
 	}
 }
