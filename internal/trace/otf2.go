@@ -468,14 +468,18 @@ func (o *OTF2Writer) region(name string, role, paradigm byte) uint32 {
 	return c.reg
 }
 
-// fnRegion is o.region of an MPI function, its role (fnRole) found only
-// when the name is not cached.
-func (o *OTF2Writer) fnRegion(fn, class string) uint32 {
+// fnRegion is o.region and o.collOp of an MPI function from one search
+// of the cache, its role (fnRole) found only when the name is not cached.
+func (o *OTF2Writer) fnRegion(fn, class string) (reg uint32, op byte, isOp bool) {
 	c := o.cached(fn)
 	if !c.hasReg {
 		c.reg, c.hasReg = o.region1(fn, fnRole(fn, class), otf2ParadigmMPI), true
 	}
-	return c.reg
+	if !c.hasOp {
+		c.op, c.isOp = o.collOp1(fn)
+		c.hasOp = true
+	}
+	return c.reg, c.op, c.isOp
 }
 
 func (o *OTF2Writer) region1(name string, role, paradigm byte) uint32 {
@@ -651,7 +655,7 @@ func (o *OTF2Writer) Call(c *Call) error {
 		return err
 	}
 	t0, t1 := ts(c.T0), ts(c.T1)
-	reg := o.fnRegion(c.Fn, c.Class)
+	reg, op, isColl := o.fnRegion(c.Fn, c.Class)
 	// Entered in the calling context of its callsite and path
 	// (callctx.go); readers without calling contexts see an Enter of the
 	// region.
@@ -661,7 +665,6 @@ func (o *OTF2Writer) Call(c *Call) error {
 	} else {
 		o.ev(l, otf2Enter, t0, false, cu32(o.d[:0], reg))
 	}
-	op, isColl := o.collOp(c.Fn)
 	isColl = isColl && c.Coll && c.CollReq == 0 && c.Comm != nil && !c.Comm.Inter
 	if isColl {
 		o.ev(l, otf2CollBegin, t0, true, nil)
