@@ -38,14 +38,21 @@ import (
 //     R_i(x) to S_i(x): the place of S_i(x) on the path (a terminal
 //     reached sooner gets a larger place; the smallest is its own) and
 //     the time the path arrives there (the ready time of the jump before
-//     it), the end of the segment the path spends on its rank. The end
-//     rank knows when its last jump's S_i is the terminal: the path is
-//     then at most 2^i jumps long and this level's marks reach its start.
-//     Each message carries that flag, so every rank knows whether another
-//     level follows without a reduction.
+//     it), the end of the segment the path spends on its rank. Level i
+//     runs only when the path has a jump at place 2^i - 1 (for i = 0 the
+//     end rank's last jump), marked by then; that jump's rank sees
+//     whether its S_i is the terminal: the path then has fewer than
+//     2^(i+1) jumps (T <= 2^i - 1 + 2^i), so after this level every
+//     jump is marked (places below 2^(i+1)) and the start has its exact
+//     place T from the mark at T - 2^i (below 2^i, as T >= 2^i). Each
+//     message carries a flag, set by that rank when the S_i is a jump, so
+//     every rank knows whether another level follows without a
+//     reduction. (Before 2026-11-28 the end rank set the flag from its own
+//     S_i, a level later: one exchange more whenever T is not a power of
+//     two.)
 //
-// A path of T jumps takes ceil(log2 T) + 3 exchanges (one when T is 0),
-// whatever the length of the other chains.
+// A path of T >= 1 jumps takes floor(log2 T) + 1 levels, floor(log2 T) +
+// 3 exchanges (one when T is 0), whatever the length of the other chains.
 //
 // The replay also keeps a cursor per rank (a jump once passed is never
 // taken again), which the successors above know only for a jump to the
@@ -66,7 +73,7 @@ type pnode struct {
 
 // pathStats is what the path's exchanges cost one rank.
 type pathStats struct {
-	levels    int   // doubling levels the path needed (2^levels covers its jumps)
+	levels    int   // the path's last doubling level L (2^L <= its jumps < 2^(L+1))
 	exchanges int   // Alltoallv calls
 	sent      int64 // bytes this rank sent in them (to other ranks)
 	tokens    bool  // replayed by the token instead
@@ -90,7 +97,7 @@ func pathCost(jumps int) (levels, exchanges int) {
 	if jumps == 0 {
 		return 0, 1
 	}
-	levels = bits.Len(uint(jumps - 1))
+	levels = bits.Len(uint(jumps)) - 1
 	return levels, levels + 3
 }
 
@@ -291,7 +298,14 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 			}
 			mks[q.r] = le.AppendUint64(le.AppendUint64(le.AppendUint32(mks[q.r], uint32(q.k)), uint64(m.pos+half)), math.Float64bits(ready[m.k]))
 		}
-		flag := me == endRank && active(succ[end])
+		// Another level follows when the path's jump at place 2^i - 1
+		// (marked by now) has a jump 2^i steps on.
+		flag := false
+		for x := range marks {
+			if m := &marks[x]; m.pos == half-1 && active(succ[m.k]) {
+				flag = true
+			}
+		}
 		for d := range size {
 			b := append(out[d][:0], flagByte(flag))
 			b = le.AppendUint32(le.AppendUint32(le.AppendUint32(b, uint32(len(ups[d])/pathUpdate)), uint32(len(inb[d])/pathIn)), uint32(len(mks[d])/pathMark))

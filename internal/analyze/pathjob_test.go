@@ -9,14 +9,18 @@ import (
 // TestPathExchanges: a path of T jumps built by hand over p ranks (the
 // ranks it visits drawn at random, each jump's partner the next one's
 // rank), beside a chain of 5000 jumps on one rank that the path never
-// reaches, takes exactly ceil(log2 T) + 3 exchanges (1 for T = 0)
+// reaches, takes exactly floor(log2 T) + 3 exchanges (1 for T = 0)
 // whatever the other chain's length: the doubling stops when the path is
 // marked. The segments, start rank and jumps are the offline replay's.
 func TestPathExchanges(t *testing.T) {
-	// T -> exchanges: the two that find the successors, then one per
-	// doubling level, 2^level covering T, and the level that reaches
-	// the path's start.
-	want := map[int]int{0: 1, 1: 3, 2: 4, 3: 5, 4: 5, 5: 6, 8: 6, 9: 7, 1024: 13, 1025: 14}
+	// T -> exchanges: the two that find the successors, then levels 0 to
+	// L = floor(log2 T), the last level the one whose jump at place
+	// 2^L - 1 has the path's start 2^L steps on (T < 2^(L+1)): 2 + L + 1.
+	// T = 0: the end rank has no jump, the first exchange says so. So 1:
+	// 3; 2, 3: 4; 4 to 7: 5; 8 to 15: 6; 1024 to 2047: 13; 2048: 14
+	// (ceil(log2 T) + 3 before 2026-11-28: 5 for T = 3, 6 for T = 5, 7
+	// for 9, 14 for 1025).
+	want := map[int]int{0: 1, 1: 3, 2: 4, 3: 4, 4: 5, 5: 5, 7: 5, 8: 6, 9: 6, 15: 6, 16: 7, 1024: 13, 1025: 13, 2047: 13, 2048: 14}
 	const other = 5000
 	for _, size := range []int{1, 2, 3, 7} {
 		for T, wx := range want {
