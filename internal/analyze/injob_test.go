@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -556,5 +558,85 @@ func TestJobPlanWithinBound(t *testing.T) {
 				t.Errorf("bound %d, %d events: %d rounds, log %v: %d bytes planned", bound, events, rounds, log, used)
 			}
 		}
+	}
+}
+
+// BenchmarkInJob runs the analysis in the job on goroutines (chanComm:
+// the exchanges cost a copy, so this is the ranks' own work) over a
+// synthetic job of 8 ranks and about 400,000 events (trace.WriteSynth,
+// written once per machine), or over the traced run in
+// $MPISCOPE_BENCH_INJOB (the job's directory, which holds trace/). It
+// reports the process' CPU per event and in each of rank 0's phases (from
+// one phase's end on rank 0 to the next: the ranks reach them at about the
+// same time, each exchange waiting for all), and rank 0's exchanges and
+// KiB sent in the critical path.
+func BenchmarkInJob(b *testing.B) {
+	dir := os.Getenv("MPISCOPE_BENCH_INJOB")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "mpiscope-bench-injob-8x4e5")
+		if _, err := os.Stat(filepath.Join(dir, "ok")); err != nil {
+			os.RemoveAll(dir)
+			if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 8, Events: 400_000, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "ok"), nil, 0o666)
+		}
+	}
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := len(j.Ranks)
+	var events uint64
+	for _, r := range j.Ranks {
+		events += r.Events
+	}
+	phases := map[string]time.Duration{}
+	var levels, exchanges, kb int
+	var order []string
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		net := newChanNet(size)
+		var wg sync.WaitGroup
+		errs := make([]error, size)
+		last := cpuTime()
+		for r := range size {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var o Options
+				if r == 0 {
+					o.Phase = func(name string) {
+						if k := strings.IndexByte(name, '['); k > 0 {
+							if name[:k] == "path" {
+								fmt.Sscanf(name, "path[levels=%d,exchanges=%d,kb=%d", &levels, &exchanges, &kb)
+							}
+							name = name[:k]
+						}
+						now := cpuTime()
+						if _, ok := phases[name]; !ok {
+							order = append(order, name)
+						}
+						phases[name] += now - last
+						last = now
+					}
+				}
+				_, errs[r] = InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), o)
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if err != nil {
+				b.Fatalf("rank %d: %v", r, err)
+			}
+		}
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events)/float64(b.N), "cpu-ns/event")
+	b.ReportMetric(float64(exchanges), "path-exchanges")
+	b.ReportMetric(float64(kb), "path-KiB-sent-by-rank-0")
+	for _, name := range order {
+		b.ReportMetric(float64(phases[name].Nanoseconds())/float64(events)/float64(b.N), name+"-ns/event")
 	}
 }
