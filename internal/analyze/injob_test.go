@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -566,10 +567,10 @@ func TestJobPlanWithinBound(t *testing.T) {
 // synthetic job of 8 ranks and about 400,000 events (trace.WriteSynth,
 // written once per machine), or over the traced run in
 // $MPISCOPE_BENCH_INJOB (the job's directory, which holds trace/). It
-// reports the process' CPU per event and in each of rank 0's phases (from
-// one phase's end on rank 0 to the next: the ranks reach them at about the
-// same time, each exchange waiting for all), and rank 0's exchanges and
-// KiB sent in the critical path.
+// reports the process' CPU and heap allocations per event in each of rank
+// 0's phases (from one phase's end on rank 0 to the next: the ranks reach
+// them at about the same time, each exchange waiting for all), and rank
+// 0's exchanges and KiB sent in the critical path.
 func BenchmarkInJob(b *testing.B) {
 	dir := os.Getenv("MPISCOPE_BENCH_INJOB")
 	if dir == "" {
@@ -592,6 +593,7 @@ func BenchmarkInJob(b *testing.B) {
 		events += r.Events
 	}
 	phases := map[string]time.Duration{}
+	allocs := map[string]uint64{}
 	var levels, exchanges, kb int
 	var order []string
 	b.ResetTimer()
@@ -600,7 +602,7 @@ func BenchmarkInJob(b *testing.B) {
 		net := newChanNet(size)
 		var wg sync.WaitGroup
 		errs := make([]error, size)
-		last := cpuTime()
+		last, lastA := cpuTime(), heapAllocs()
 		for r := range size {
 			wg.Add(1)
 			go func() {
@@ -614,12 +616,13 @@ func BenchmarkInJob(b *testing.B) {
 							}
 							name = name[:k]
 						}
-						now := cpuTime()
+						now, a := cpuTime(), heapAllocs()
 						if _, ok := phases[name]; !ok {
 							order = append(order, name)
 						}
 						phases[name] += now - last
-						last = now
+						allocs[name] += a - lastA
+						last, lastA = now, a
 					}
 				}
 				_, errs[r] = InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), o)
@@ -638,5 +641,13 @@ func BenchmarkInJob(b *testing.B) {
 	b.ReportMetric(float64(kb), "path-KiB-sent-by-rank-0")
 	for _, name := range order {
 		b.ReportMetric(float64(phases[name].Nanoseconds())/float64(events)/float64(b.N), name+"-ns/event")
+		b.ReportMetric(float64(allocs[name])/float64(events)/float64(b.N), name+"-B-alloc/event")
 	}
+}
+
+// heapAllocs is the bytes allocated on the heap so far.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -353,21 +353,31 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 		clear(sendParts)
 		clear(recvParts)
 		clear(collParts)
-		back := candsOut(cands, size)
+		// In memory, the candidates of this rank's own calls skip the
+		// exchange, as its own records do.
+		var own []cand
+		back := candsOut(cands, size, me, csp == nil, &own)
 		cands = nil
 		if in, err = c.Alltoallv(back); err != nil {
 			return rankWaits{}, st, nil, err
 		}
 		back = nil
 		if csp == nil {
-			n := len(mine)
-			for _, b := range in {
-				n += len(b) / xCand
+			n := len(mine) + len(own)
+			for s, b := range in {
+				if s != me {
+					n += len(b) / xCand
+				}
 			}
 			mine = slices.Grow(mine, n-len(mine))
 		}
 		for s, b := range in {
 			if csp == nil {
+				if s == me {
+					mine = append(mine, own...)
+					own = nil
+					continue
+				}
 				if mine, err = appendJobCands(mine, b, int32(me)); err != nil {
 					warn(fmt.Sprintf("rank %d: wait candidates from rank %d: %v (left out)", me, s, err))
 				}
@@ -562,20 +572,28 @@ func putCand(w []byte, c *cand) {
 }
 
 // candsOut encodes the candidates for the ranks of their calls: each
-// rank's message of its exact size, written in place.
-func candsOut(cands []cand, size int) [][]byte {
+// rank's message of its exact size, written in place; with keep, those
+// of this rank's (me) calls go to *own instead, in their order.
+func candsOut(cands []cand, size, me int, keep bool, own *[]cand) [][]byte {
 	n := make([]int, size)
 	for i := range cands {
 		n[cands[i].idx]++
 	}
 	back := make([][]byte, size)
 	for d := range back {
-		if n[d] > 0 {
+		if n[d] > 0 && (d != me || !keep) {
 			back[d] = make([]byte, 0, n[d]*xCand)
 		}
 	}
+	if keep && n[me] > 0 {
+		*own = make([]cand, 0, n[me])
+	}
 	for i := range cands {
 		d := cands[i].idx
+		if keep && int(d) == me {
+			*own = append(*own, cands[i])
+			continue
+		}
 		m := len(back[d])
 		back[d] = back[d][:m+xCand]
 		putCand(back[d][m:], &cands[i])
