@@ -267,6 +267,9 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 	var rr []recvRec
 	var rc []collRec
 	sendParts, recvParts, collParts := make([][]sendRec, size), make([][]recvRec, size), make([][]collRec, size)
+	// Over rounds, each rank's lists are decoded into the room of the
+	// round before.
+	keepS, keepR, keepC := make([][]sendRec, size), make([][]recvRec, size), make([][]collRec, size)
 	for k := 0; k < rounds; k++ {
 		switch {
 		case sp != nil:
@@ -331,12 +334,17 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 				ownS, ownR, ownC = nil, nil, nil
 				continue
 			}
-			if sendParts[s], recvParts[s], collParts[s], err = decodeBlocks(b, int32(s)); err != nil {
+			if sendParts[s], recvParts[s], collParts[s], err = decodeBlocks(b, int32(s), keepS[s], keepR[s], keepC[s]); err != nil {
 				warn(fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
 			}
 			in[s] = nil
 		}
 		in = nil
+		if rounds > 1 { // matchParts lets go of the lists
+			copy(keepS, sendParts)
+			copy(keepR, recvParts)
+			copy(keepC, collParts)
+		}
 		var cands []cand
 		var rst matchStats
 		func() {
@@ -516,14 +524,15 @@ func blockCounts(b []byte) (ns, nr, nc int, err error) {
 	return ns, nr, nc, nil
 }
 
-// decodeBlocks decodes b's blocks, the records of rank idx, into lists of
-// their exact sizes (one allocation each, no record appended).
-func decodeBlocks(b []byte, idx int32) ([]sendRec, []recvRec, []collRec, error) {
+// decodeBlocks decodes b's blocks, the records of rank idx, into the
+// lists given (their room reused, else one allocation each of the exact
+// size; no record appended).
+func decodeBlocks(b []byte, idx int32, sends []sendRec, recvs []recvRec, colls []collRec) ([]sendRec, []recvRec, []collRec, error) {
 	ns, nr, nc, err := blockCounts(b)
 	if err != nil {
-		return nil, nil, nil, err
+		return sends[:0], recvs[:0], colls[:0], err
 	}
-	sends, recvs, colls := make([]sendRec, ns), make([]recvRec, nr), make([]collRec, nc)
+	sends, recvs, colls = resize(sends, ns), resize(recvs, nr), resize(colls, nc)
 	le := binary.LittleEndian
 	f := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
 	var is, ir, ic int
@@ -551,6 +560,14 @@ func decodeBlocks(b []byte, idx int32) ([]sendRec, []recvRec, []collRec, error) 
 		b, ic = b[c*xColl:], ic+c
 	}
 	return sends, recvs, colls, nil
+}
+
+// resize is a of length n, in a's room when it has enough.
+func resize[T any](a []T, n int) []T {
+	if cap(a) >= n {
+		return a[:n]
+	}
+	return make([]T, n)
 }
 
 // A wait candidate in the job's exchange back to the rank of its call
