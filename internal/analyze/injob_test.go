@@ -567,10 +567,10 @@ func TestJobPlanWithinBound(t *testing.T) {
 // synthetic job of 8 ranks and about 400,000 events (trace.WriteSynth,
 // written once per machine), or over the traced run in
 // $MPISCOPE_BENCH_INJOB (the job's directory, which holds trace/). It
-// reports the process' CPU and heap allocations per event in each of rank
-// 0's phases (from one phase's end on rank 0 to the next: the ranks reach
-// them at about the same time, each exchange waiting for all), and rank
-// 0's exchanges and KiB sent in the critical path.
+// reports the process' CPU and heap allocations per event, in all and in
+// each phase (the ranks meet at a barrier at each phase's end: the CPU
+// between two is that phase's over all ranks), and the critical path's
+// exchanges and KiB sent by all ranks.
 func BenchmarkInJob(b *testing.B) {
 	dir := os.Getenv("MPISCOPE_BENCH_INJOB")
 	if dir == "" {
@@ -594,7 +594,7 @@ func BenchmarkInJob(b *testing.B) {
 	}
 	phases := map[string]time.Duration{}
 	allocs := map[string]uint64{}
-	var levels, exchanges, kb int
+	var exchanges, kb int
 	var order []string
 	b.ResetTimer()
 	cpu0 := cpuTime()
@@ -603,29 +603,42 @@ func BenchmarkInJob(b *testing.B) {
 		var wg sync.WaitGroup
 		errs := make([]error, size)
 		last, lastA := cpuTime(), heapAllocs()
+		// Every rank's phase ends meet at a barrier, whose last arrival
+		// charges the phase: its CPU and allocations over all ranks.
+		var mu sync.Mutex
+		cond := sync.NewCond(&mu)
+		arrived, gen := 0, 0
+		phase := func(name string) {
+			mu.Lock()
+			defer mu.Unlock()
+			var l, x, k int
+			if _, err := fmt.Sscanf(name, "path[levels=%d,exchanges=%d,kb=%d", &l, &x, &k); err == nil {
+				exchanges, kb = x, kb+k
+			}
+			if arrived++; arrived < size {
+				for g := gen; g == gen; {
+					cond.Wait()
+				}
+				return
+			}
+			if k := strings.IndexByte(name, '['); k > 0 {
+				name = name[:k]
+			}
+			now, a := cpuTime(), heapAllocs()
+			if _, ok := phases[name]; !ok {
+				order = append(order, name)
+			}
+			phases[name] += now - last
+			allocs[name] += a - lastA
+			last, lastA = now, a
+			arrived, gen = 0, gen+1
+			cond.Broadcast()
+		}
 		for r := range size {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				var o Options
-				if r == 0 {
-					o.Phase = func(name string) {
-						if k := strings.IndexByte(name, '['); k > 0 {
-							if name[:k] == "path" {
-								fmt.Sscanf(name, "path[levels=%d,exchanges=%d,kb=%d", &levels, &exchanges, &kb)
-							}
-							name = name[:k]
-						}
-						now, a := cpuTime(), heapAllocs()
-						if _, ok := phases[name]; !ok {
-							order = append(order, name)
-						}
-						phases[name] += now - last
-						allocs[name] += a - lastA
-						last, lastA = now, a
-					}
-				}
-				_, errs[r] = InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), o)
+				_, errs[r] = InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), Options{Phase: phase})
 			}()
 		}
 		wg.Wait()
@@ -638,7 +651,7 @@ func BenchmarkInJob(b *testing.B) {
 	cpu := cpuTime() - cpu0
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events)/float64(b.N), "cpu-ns/event")
 	b.ReportMetric(float64(exchanges), "path-exchanges")
-	b.ReportMetric(float64(kb), "path-KiB-sent-by-rank-0")
+	b.ReportMetric(float64(kb)/float64(b.N), "path-KiB-sent")
 	for _, name := range order {
 		b.ReportMetric(float64(phases[name].Nanoseconds())/float64(events)/float64(b.N), name+"-ns/event")
 		b.ReportMetric(float64(allocs[name])/float64(events)/float64(b.N), name+"-B-alloc/event")
