@@ -664,3 +664,41 @@ func heapAllocs() uint64 {
 	metrics.Read(s)
 	return s[0].Value.Uint64()
 }
+
+// TestMergeColls: the ranks' collective parts merged are their
+// concatenation sorted stably by instance (matchParts' order), for ranks
+// with runs of equal and interleaved keys; a rank out of order is
+// refused.
+func TestMergeColls(t *testing.T) {
+	rng := newMix(7)
+	for _, size := range []int{1, 2, 3, 8, 33} {
+		parts := make([][]collRec, size)
+		var all []collRec
+		for s := range parts {
+			n := int(rng.next() % 200)
+			if s == 1 {
+				n = 0
+			}
+			comm, seq := int32(0), uint32(0)
+			for i := range n {
+				switch rng.next() % 4 {
+				case 0:
+					comm++
+					seq = uint32(rng.next() % 3)
+				case 1, 2:
+					seq += uint32(rng.next() % 3)
+				}
+				parts[s] = append(parts[s], collRec{comm: comm, seq: seq, idx: int32(s), call: uint32(i)})
+			}
+			all = append(all, parts[s]...)
+		}
+		slices.SortStableFunc(all, func(a, b collRec) int { return cmpU(collKey(&a), collKey(&b)) })
+		got, ok := mergeColls(parts)
+		if !ok || !slices.Equal(got, all) {
+			t.Fatalf("%d ranks: merged %d parts (ok %v), not the %d sorted", size, len(got), ok, len(all))
+		}
+	}
+	if _, ok := mergeColls([][]collRec{{{seq: 2}, {seq: 1}}}); ok {
+		t.Errorf("a rank's parts out of order merged")
+	}
+}
