@@ -701,4 +701,11 @@ func TestMergeColls(t *testing.T) {
 	if _, ok := mergeColls([][]collRec{{{seq: 2}, {seq: 1}}}); ok {
 		t.Errorf("a rank's parts out of order merged")
 	}
+	// Two communicators interleaved, each in order: put in order.
+	a := []collRec{{comm: 1, seq: 0}, {comm: 0, seq: 0}, {comm: 1, seq: 1}, {comm: 0, seq: 1, call: 1}, {comm: 0, seq: 1, call: 2}}
+	b := []collRec{{comm: 0, seq: 1, idx: 1}, {comm: 1, seq: 1, idx: 1}}
+	want := []collRec{a[1], a[3], a[4], b[0], a[0], a[2], b[1]}
+	if got, ok := mergeColls([][]collRec{slices.Clone(a), b}); !ok || !slices.Equal(got, want) {
+		t.Errorf("interleaved communicators merged into %v (ok %v), want %v", got, ok, want)
+	}
 }

@@ -649,15 +649,19 @@ func collKey(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.s
 // concatenation gives, in n log(ranks) comparisons of keys (its sort,
 // where an instance's parts crowd its buckets, compared records through a
 // function that took their address: an allocation each, half the match
-// phase's CPU on scale.c at 8 ranks, 2026-11-28). ok is false when a
-// rank's parts are not in order (then they are left to matchParts).
+// phase's CPU on scale.c at 8 ranks, 2026-11-28). A rank's parts come
+// in the order of its calls, each communicator's in order of sequence
+// number: over a few communicators they are put in order by
+// communicator first (stably). ok is false when a rank's parts are not
+// in order even so (then they are left to matchParts).
 func mergeColls(parts [][]collRec) (merged []collRec, ok bool) {
 	n := 0
-	for _, p := range parts {
-		for i := 1; i < len(p); i++ {
-			if collKey(&p[i]) < collKey(&p[i-1]) {
+	for s, p := range parts {
+		if !collsSorted(p) {
+			if p = byComm(p); p == nil {
 				return nil, false
 			}
+			parts[s] = p
 		}
 		n += len(p)
 	}
@@ -718,4 +722,40 @@ func mergeColls(parts [][]collRec) (merged []collRec, ok bool) {
 		down(0)
 	}
 	return merged, true
+}
+
+func collsSorted(p []collRec) bool {
+	for i := 1; i < len(p); i++ {
+		if collKey(&p[i]) < collKey(&p[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// byComm is p stably by communicator, in order if each communicator's
+// parts are (nil otherwise, or over more than 8 communicators).
+func byComm(p []collRec) []collRec {
+	var comms []int32
+	for i := range p {
+		if !slices.Contains(comms, p[i].comm) {
+			if len(comms) == 8 {
+				return nil
+			}
+			comms = append(comms, p[i].comm)
+		}
+	}
+	slices.SortFunc(comms, func(a, b int32) int { return cmpU(uint64(uint32(a)), uint64(uint32(b))) })
+	out := make([]collRec, 0, len(p))
+	for _, c := range comms {
+		for i := range p {
+			if p[i].comm == c {
+				out = append(out, p[i])
+			}
+		}
+	}
+	if !collsSorted(out) {
+		return nil
+	}
+	return out
 }
