@@ -246,7 +246,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 	tails := make([][]byte, size)
 	var mine []cand // rounds == 1: the candidates of this rank's calls
 	var csp *jobSpill
-	chunk := func(call uint32) int { return int(uint64(call-1) * uint64(rounds) / max(p.ncalls, 1)) }
+	// A call's range of the candidates' files (a call number out of range,
+	// from bad bytes, goes to the last, not out of bounds).
+	chunk := func(call uint32) int {
+		return int(min(uint64(call-1)*uint64(rounds)/max(p.ncalls, 1), uint64(rounds-1)))
+	}
 	if rounds > 1 {
 		var err error
 		if csp, err = newJobSpill(rounds); err != nil {
