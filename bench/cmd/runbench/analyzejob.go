@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/mpiscope/mpiscope/profile"
 )
@@ -61,6 +63,7 @@ func counts(name, s string) ([]int, error) {
 // with the analysis at each bound of its records.
 type ajRuns struct {
 	traced, both, an, cpu, an4, hwm, hwm4 []float64
+	tracedCPU, anCPU                      []float64 // the traced run's CPU (mpirun and the ranks), the analysis' over the ranks
 	phases                                string
 	events                                float64 // traced events per rank (the analysis' count over the ranks)
 	stencil                               []stencilLine
@@ -71,12 +74,14 @@ type ajRuns struct {
 func (b *bench) ajRun(np int, mems []string, prog string, args ...string) (*ajRuns, error) {
 	a := &ajRuns{}
 	base := map[string]string{"OMPI_MCA_mpi_yield_when_idle": "1", "MPISCOPE_TRACE": "1", "MPISCOPE_REPORT": "0"}
+	c0 := childrenCPU()
 	r, err := b.mpirun(np, b.lib, base, append([]string{prog}, args...)...)
 	if err != nil {
 		return nil, err
 	}
 	os.RemoveAll(r.Job)
 	a.traced = append(a.traced, r.Wall.Seconds())
+	a.tracedCPU = append(a.tracedCPU, childrenCPU()-c0)
 	if filepath.Base(prog) == "stencil" {
 		s, err := parseStencil(r.Stdout)
 		if err != nil {
@@ -102,11 +107,13 @@ func (b *bench) ajRun(np int, mems []string, prog string, args ...string) (*ajRu
 			a.events = float64(p.Analysis.Events) / float64(np)
 		}
 		os.RemoveAll(r.Job)
-		ms, cms, peak, n := 0.0, math.NaN(), 0.0, 0
+		ms, cms, peak, n, all := 0.0, math.NaN(), 0.0, 0, 0.0
 		for _, m := range analyzeJobRe.FindAllStringSubmatch(r.Stderr, -1) {
 			n++
 			kb, _ := strconv.ParseFloat(m[4], 64)
 			peak = max(peak, kb/1024)
+			c, _ := strconv.ParseFloat(m[5]+m[7], 64)
+			all += c / 1e3
 			if m[1] == "0" {
 				ms, _ = strconv.ParseFloat(m[2], 64)
 				if c := m[5] + m[7]; c != "" { // before or after the phases
@@ -125,6 +132,7 @@ func (b *bench) ajRun(np int, mems []string, prog string, args ...string) (*ajRu
 			a.an = append(a.an, ms/1e3)
 			if !math.IsNaN(cms) { // a build before 2026-11-28 does not print it
 				a.cpu = append(a.cpu, cms/1e3)
+				a.anCPU = append(a.anCPU, all)
 			}
 			a.hwm = append(a.hwm, peak)
 		} else {
@@ -135,20 +143,35 @@ func (b *bench) ajRun(np int, mems []string, prog string, args ...string) (*ajRu
 	return a, nil
 }
 
+// childrenCPU is the user and system time of this process's children
+// that have been waited for, in seconds: around an mpirun, its own and
+// its ranks' (mpirun waits for them).
+func childrenCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return math.NaN()
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
 // cells are the columns every table of the section shares: traced,
-// traced + analysis, analysis, share, CPU, phases, peak RSS (128M).
+// traced + analysis, analysis, share, CPU, the CPU share, phases, peak
+// RSS (128M).
 func (a *ajRuns) cells() string {
 	t, an := summarize(a.traced).Med, summarize(a.an).Med
-	cpuS := "-"
+	cpuS, share := "-", "- | - | -"
 	if len(a.cpu) > 0 {
+		tc, ac := summarize(a.tracedCPU).Med, summarize(a.anCPU).Med
 		cpuS = fmt.Sprintf("%.3f", summarize(a.cpu).Med)
+		share = fmt.Sprintf("%.2f | %.3f | %.1f %%", tc, ac, 100*ac/tc)
 	}
-	return fmt.Sprintf("%.2f | %.2f | %.3f | %.1f %% | %s | %s | %.1f", t, summarize(a.both).Med, an, 100*an/t, cpuS, a.phases, summarize(a.hwm).Med)
+	return fmt.Sprintf("%.2f | %.2f | %.3f | %.1f %% | %s | %s | %s | %.1f", t, summarize(a.both).Med, an, 100*an/t, cpuS, share, a.phases, summarize(a.hwm).Med)
 }
 
 func (a *ajRuns) raw(extra map[string]any) map[string]any {
 	m := map[string]any{"traced_s": a.traced, "traced_analysis_s": a.both, "analysis_s": a.an, "analysis_cpu_s": a.cpu,
-		"analysis_4m_s": a.an4, "peak_rss_mib": a.hwm, "peak_rss_4m_mib": a.hwm4, "events_per_rank": a.events}
+		"analysis_4m_s": a.an4, "peak_rss_mib": a.hwm, "peak_rss_4m_mib": a.hwm4, "events_per_rank": a.events,
+		"traced_cpu_s": a.tracedCPU, "analysis_cpu_all_ranks_s": a.anCPU}
 	for k, v := range extra {
 		m[k] = v
 	}
@@ -237,7 +260,10 @@ func (b *bench) analyzeJob() error {
 		"`traced` is the mpirun wall time of the traced run (MPISCOPE_TRACE=1), "+
 		"`traced + analysis` the same with MPISCOPE_ANALYZE=1; `analysis` is rank 0's time in the analysis (MPISCOPE_DEBUG_TIMING=1: "+
 		"reading its trace, the exchanges, the critical path, the delay costs, the gathered result), and its share of `traced`; "+
-		"`CPU` its process's CPU time in it (getrusage; the rest is waiting for a CPU or for the other ranks). `events per rank`: "+
+		"`rank 0's CPU` its process's CPU time in it (getrusage; the rest is waiting for a CPU or for the other ranks). "+
+		"`traced CPU`: the traced run's CPU time, mpirun's and its ranks' (getrusage of the children, around the run); `analysis CPU`: the "+
+		"analysis' CPU time summed over the ranks (each rank's cpu_ms), and its share of `traced CPU`: the share in CPU, which other jobs' "+
+		"load moves less than the wall times (the traced run's CPU includes the ranks' polling while they wait). `events per rank`: "+
 		"the traced events the analysis read, over the ranks. "+
 		"Peak RSS: each rank's VmHWM during the analysis (reset when it starts), the largest over the ranks, with the default bound "+
 		"(MPISCOPE_ANALYZE_MEM=128M, one round here). One run each "+
@@ -248,7 +274,7 @@ func (b *bench) analyzeJob() error {
 	b.res.md("%s", mpichNote)
 	b.res.md("**scale.c** with %s iterations (a ring MPI_Sendrecv, two MPI_Allreduce, two cheap calls: about 5 traced events per rank and iteration); "+
 		"the 4M columns: the analysis with MPISCOPE_ANALYZE_MEM=4M (the records exchanged and matched in rounds), at the first length only.\n\n", b.opt.analyzeIters)
-	b.res.md("| ranks | iterations | events per rank | traced (s) | traced + analysis (s) | analysis (s) | share of traced | CPU (s) | rank 0's phases (ms, wall/CPU) | peak RSS per rank, 128M (MiB) | peak RSS per rank, 4M (MiB) | analysis with 4M (s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.res.md("| ranks | iterations | events per rank | traced (s) | traced + analysis (s) | analysis (s) | share of traced | rank 0's CPU (s) | traced CPU (s) | analysis CPU (s) | CPU share | rank 0's phases (ms, wall/CPU) | peak RSS per rank, 128M (MiB) | peak RSS per rank, 4M (MiB) | analysis with 4M (s) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range scaleRows {
 		b.res.md("%s", r)
 	}
@@ -256,7 +282,7 @@ func (b *bench) analyzeJob() error {
 		"per neighbour (2 to 4), one MPI_Waitall, the Jacobi update of the block, and every 10 iterations an MPI_Allreduce of the residual. "+
 		"`compute`: the update's thread CPU time per iteration, the largest over the ranks (stencil.c's STENCIL line); `iteration`: the loop's "+
 		"wall time per iteration on rank 0 (oversubscribed: every rank's computation shares the %d CPUs).\n\n", b.opt.stencilIters, runtime.NumCPU())
-	b.res.md("| ranks | grid | side | iterations | compute (us CPU) | iteration (us) | events per rank | traced (s) | traced + analysis (s) | analysis (s) | share of traced | CPU (s) | rank 0's phases (ms, wall/CPU) | peak RSS per rank, 128M (MiB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.res.md("| ranks | grid | side | iterations | compute (us CPU) | iteration (us) | events per rank | traced (s) | traced + analysis (s) | analysis (s) | share of traced | rank 0's CPU (s) | traced CPU (s) | analysis CPU (s) | CPU share | rank 0's phases (ms, wall/CPU) | peak RSS per rank, 128M (MiB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range stencilRows {
 		b.res.md("%s", r)
 	}
