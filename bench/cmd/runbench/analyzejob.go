@@ -69,7 +69,7 @@ type ajRuns struct {
 	stencil                               []stencilLine
 }
 
-// run runs prog with args on np ranks: traced alone, then with the
+// ajRun runs prog with args on np ranks: traced alone, then with the
 // analysis at each bound of mems ("128M" first).
 func (b *bench) ajRun(np int, mems []string, prog string, args ...string) (*ajRuns, error) {
 	a := &ajRuns{}
