@@ -6,7 +6,7 @@
  * the global grid (Laplace's equation, the global top edge held at 1).
  * Per iteration every rank
  *   - exchanges its block's edges with its neighbours (no message to
- *     MPI_PROC_NULL: 2 to 4 neighbours): one MPI_Irecv and one MPI_Isend
+ *     MPI_PROC_NULL: 1 to 4 neighbours): one MPI_Irecv and one MPI_Isend
  *     per neighbour, rows sent in place, columns packed, one MPI_Waitall;
  *   - computes the Jacobi update of its block (5-point stencil) and the
  *     sum of the squared changes;

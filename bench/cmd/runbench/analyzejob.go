@@ -279,7 +279,7 @@ func (b *bench) analyzeJob() error {
 		b.res.md("%s", r)
 	}
 	b.res.md("\n**stencil.c**, a side x side block per rank on a px x py grid of ranks (MPI_Dims_create), %s iterations: per iteration an MPI_Irecv and an MPI_Isend "+
-		"per neighbour (2 to 4), one MPI_Waitall, the Jacobi update of the block, and every 10 iterations an MPI_Allreduce of the residual. "+
+		"per neighbour (1 to 4; 4n + 1 traced events per rank and iteration with n neighbours, the posts included), one MPI_Waitall, the Jacobi update of the block, and every 10 iterations an MPI_Allreduce of the residual. "+
 		"`compute`: the update's thread CPU time per iteration, the largest over the ranks (stencil.c's STENCIL line); `iteration`: the loop's "+
 		"wall time per iteration on rank 0 (oversubscribed: every rank's computation shares the %d CPUs).\n\n", b.opt.stencilIters, runtime.NumCPU())
 	b.res.md("| ranks | grid | side | iterations | compute (us CPU) | iteration (us) | events per rank | traced (s) | traced + analysis (s) | analysis (s) | share of traced | rank 0's CPU (s) | traced CPU (s) | analysis CPU (s) | CPU share | rank 0's phases (ms, wall/CPU) | peak RSS per rank, 128M (MiB) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
