@@ -152,8 +152,9 @@ typedef struct ms_tdef {
 /* MS_TMEMO entries: the first half for nonblocking posts, indexed by the
  * peer's low bits; the second for the other calls that read no status
  * (MPI_Send, a deferred receive, MPI_Allreduce, MPI_Comm_rank...),
- * indexed by the peer and the function, whose short record then needs no
- * canonical peer, hash or compare either (2026-11-28). */
+ * indexed by the peer and the direction (or the function), whose short
+ * record then needs no canonical peer, hash or compare either
+ * (2026-11-28). */
 #define MS_TMEMO 8
 typedef struct ms_tmemo {
 	uint64_t pc; /* 0: empty */
@@ -617,7 +618,12 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		const int post = (flags & MS_TF_REQ) != 0;
 		const int memo = st == NULL;
 		const unsigned mpeer = (unsigned)(flags & MS_TF_SEND ? speer : flags & MS_TF_RECV ? rpeer : 0);
-		ms_tmemo *mm = &tb->memo[post ? mpeer & (MS_TMEMO / 2 - 1) : MS_TMEMO / 2 + ((mpeer + fn) & (MS_TMEMO / 2 - 1))];
+		/* The other calls' half: a send to peer p at 2p, a receive
+		 * from it at 2p + 1 (a ping-pong's pair never shares an entry;
+		 * with MPICH's function ids, MPI_Send's and MPI_Recv's low bits
+		 * are equal), a call without a peer by its function. */
+		const unsigned mo = flags & MS_TF_RECV ? 2 * mpeer + 1 : flags & MS_TF_SEND ? 2 * mpeer : fn;
+		ms_tmemo *mm = &tb->memo[post ? mpeer & (MS_TMEMO / 2 - 1) : MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1))];
 		const uint32_t fnf = fn | (unsigned)flags << 16;
 		if (memo && mm->pc == k && mm->fnf == fnf && mm->cm == cm &&
 		    (!(flags & (MS_TF_SEND | MS_TF_COLL)) || (mm->bytes == bytes && mm->stag == stag)) &&
