@@ -259,9 +259,10 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
  * callgrind, bench/progs/tracecost.c). */
 void ms_tdef_write(ms_tbuf *tb)
 {
-	unsigned fn = tb->dfn - 1;
+	unsigned fn = (tb->dfn & ~MS_TDEF_ANY) - 1;
+	const int any = (tb->dfn & MS_TDEF_ANY) != 0;
 	tb->dfn = 0;
-	if (__builtin_expect(tb->d.flags == MS_TF_RECV, 1)) {
+	if (__builtin_expect(!any, 1)) {
 		ms_trace_put(tb, fn, tb->d.pc, tb->d.t0, tb->d.t1, tb->d.bytes, tb->d.cm, tb->d.ok, MS_TF_RECV, -1, -1,
 			     tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
 		return;
@@ -298,7 +299,61 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 	if (*st == MPI_STATUS_IGNORE || *st == MPI_STATUSES_IGNORE)
 		*st = tb->st;
 	tb->nsave = n;
+	tb->npre = 0;
 	return n;
+}
+
+/* ms_trace_saveall is ms_trace_save for MPI_Waitall and MPI_Testall
+ * (2026-11-28). When the caller passes MPI_STATUSES_IGNORE and every
+ * request has the role its post noted, a send or a collective, none
+ * marked by MPI_Cancel (MS_TR_CANCEL), no completion will read its
+ * status: the call gets no statuses to fill
+ * (Open MPI spent about 12 instructions per request filling the lent
+ * ones) and the completions record's entries are made now, from the
+ * roles, into tb->pent; ms_trace_done copies them into the record if the
+ * call completes them all. The entries are those ms_tcpls_fast writes.
+ * Else (a receive, a one-sided or MPI-IO operation, an unknown role, a
+ * handle beyond 56 bits, statuses asked for) it is ms_trace_save. */
+int ms_trace_saveall(const MPI_Request *reqs, int n, MPI_Status **st)
+{
+	ms_tbuf *tb = ms_tb();
+	if (tb == NULL || n <= 0 || n > MS_TSAVE || reqs == NULL)
+		return 0;
+	if (*st == MPI_STATUSES_IGNORE) {
+		const uintptr_t null = (uintptr_t)MPI_REQUEST_NULL;
+		/* e below: its bits outside a send's or a collective's role. */
+		const uint64_t other = ~((uint64_t)(MS_TF_SEND | MS_TF_COLL) << MS_TROLE_SHIFT);
+		uint64_t *pe = tb->pent, hor = 0;
+		unsigned cnt = 0;
+		for (int k = 0; k < n; k++) {
+			uintptr_t h = (uintptr_t)reqs[k];
+			if (h == null)
+				continue;
+			uint64_t key = ms_trole_key(h);
+			/* The table's word with the key taken out: the role
+			 * alone (role << 56) when it was noted for this handle. */
+			uint64_t e = MS_LOAD(ms_trole[ms_trole_slot(key)]) ^ key;
+			/* One test for the handle and the role: noted for this
+			 * handle, a send, a collective or both, nothing else
+			 * (a receive, MPI-IO, one-sided, MS_TR_CANCEL); and a
+			 * role at all. */
+			if ((e & other) != 0 || e == 0)
+				goto lend;
+			hor |= (uint64_t)h;
+			/* The entry: the handle (in 56 bits) and its flags,
+			 * which are its role. */
+			pe[cnt++] = (sizeof(MPI_Request) >= sizeof(uint64_t) ? (uint64_t)h : (uint64_t)h & MS_TCPLS_REQ) | e;
+		}
+		/* A pointer handle must fit the record's 56 sign-extended bits
+		 * (an integer one, sign-extended from 32, does). */
+		if (sizeof(MPI_Request) >= sizeof(uint64_t) && (hor >> 55) != 0)
+			goto lend;
+		tb->npre = cnt + 1;
+		tb->nsave = 0;
+		return n;
+	}
+lend:
+	return ms_trace_save(reqs, n, st);
 }
 
 /* ms_tcancelled tells whether a completed request's status says it was
@@ -487,7 +542,9 @@ static inline __attribute__((always_inline)) int ms_tcpls_fast(ms_tbuf *tb, unsi
 		 * above. */
 		uint64_t e = MS_LOAD(ms_trole[ms_trole_slot(key)]) ^ key;
 		unsigned role = (unsigned)(e >> MS_TROLE_SHIFT);
-		if ((e << (64 - MS_TROLE_SHIFT)) != 0 || role == 0 || role == MS_TR_IO)
+		/* Role 0 (none), MPI-IO, or marked by MPI_Cancel (at least
+		 * MS_TR_IO, both): the general loop. */
+		if ((e << (64 - MS_TROLE_SHIFT)) != 0 || role - 1u >= MS_TR_IO - 1u)
 			return 0;
 		const MPI_Status *s = &st[k];
 		if ((role & (MS_TF_SEND | MS_TF_RECV)) && ms_tcancelled(s))
@@ -601,6 +658,30 @@ static inline __attribute__((always_inline)) void ms_trace_cpls(ms_tbuf *tb, uns
 	ms_tcpls_close(tb, at, (uint32_t)(p - tb->cur_ev), cnt, fn, now);
 }
 
+/* ms_tcpls_pre writes the completions record whose entries
+ * ms_trace_saveall made (tb->pent, cnt of them), split where
+ * ms_trace_cpls's loop splits it: an entry begins at most at cap +
+ * MS_TMAX - MS_TCPLS_ENTRY_MAX, and the rest goes on in a new record in the
+ * next buffer. The same bytes as that loop's. */
+static void ms_tcpls_pre(ms_tbuf *tb, unsigned fn, uint64_t now, unsigned cnt)
+{
+	ms_troom(tb);
+	const uint32_t lim = tb->cap + (uint32_t)MS_TMAX - MS_TCPLS_ENTRY_MAX;
+	for (unsigned k = 0; k < cnt;) {
+		uint32_t at = tb->n;
+		unsigned fit = at + MS_TCPLS_HEAD <= lim ? (lim - at - MS_TCPLS_HEAD) / 8 + 1 : 0;
+		if (fit == 0) {
+			ms_trace_swap(tb);
+			continue;
+		}
+		if (fit > cnt - k)
+			fit = cnt - k;
+		memcpy(tb->cur_ev + at + MS_TCPLS_HEAD, tb->pent + k, (size_t)fit * 8);
+		ms_tcpls_close(tb, at, at + MS_TCPLS_HEAD + fit * 8, fit, fn, now);
+		k += fit;
+	}
+}
+
 /* ms_trace_done records what a completion call of several requests
  * finished (one request: ms_trace_done1, trace.h). */
 void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st)
@@ -610,6 +691,15 @@ void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, co
 		return;
 	switch (kind) {
 	case MS_TC_ALL:
+		if (tb->npre) {
+			/* The entries made before the call (ms_trace_saveall):
+			 * every request completed, none cancelled. */
+			unsigned cnt = tb->npre - 1;
+			tb->npre = 0;
+			if (cnt)
+				ms_tcpls_pre(tb, fn, t1, cnt);
+			return;
+		}
 		ms_trace_cpls(tb, fn, t1, n, NULL, st);
 		break;
 	case MS_TC_ANY:

@@ -129,7 +129,10 @@ typedef struct ms_thand {
 	uint64_t n; /* events */
 } ms_thand;
 
-/* A deferred event: ms_trace_call's arguments (ms_trace_defer). */
+/* A deferred event: ms_trace_call's arguments (ms_trace_defer). Its
+ * flags, speer and stag are stored only with MS_TDEF_ANY in tb->dfn (a
+ * receive's are MS_TF_RECV, -1, -1). */
+#define MS_TDEF_ANY 0x80000000u
 typedef struct ms_tdef {
 	void *pc;
 	uint64_t t0, t1;
@@ -146,7 +149,13 @@ typedef struct ms_tdef {
  * the peer's low bits (the neighbours of a halo exchange apart); an entry
  * is emptied when its slot takes another shape (ms_tput) and when the
  * dictionary starts again (a new buffer). */
-#define MS_TMEMO 4
+/* MS_TMEMO entries: the first half for nonblocking posts, indexed by the
+ * peer's low bits; the second for the other calls that read no status
+ * (MPI_Send, a deferred receive, MPI_Allreduce, MPI_Comm_rank...),
+ * indexed by the peer and the direction (or the function), whose short
+ * record then needs no canonical peer, hash or compare either
+ * (2026-11-28). */
+#define MS_TMEMO 8
 typedef struct ms_tmemo {
 	uint64_t pc; /* 0: empty */
 	const ms_comm *cm;
@@ -176,7 +185,7 @@ typedef struct ms_tbuf {
 	uint32_t fgen;
 	uint32_t dgen; /* dictionary generation: one per buffer filled */
 	int cur;
-	uint32_t dfn; /* the deferred event's function + 1 (0: none; ms_trace_defer) */
+	uint32_t dfn; /* the deferred event's function + 1 (0: none; ms_trace_defer), | MS_TDEF_ANY unless a plain receive */
 	uint64_t total; /* events recorded by this thread */
 	uint64_t pt; /* the last post's end (ms_tpost) */
 	ms_tmemo memo[MS_TMEMO];
@@ -202,6 +211,11 @@ typedef struct ms_tbuf {
 	const ms_comm *mcm[MS_TMSGS];
 	/* Completion calls: requests before the call, lent statuses. */
 	int nsave;
+	/* MPI_Waitall/MPI_Testall with MPI_STATUSES_IGNORE whose requests'
+	 * completions need no status (ms_trace_saveall): npre + 1 entries
+	 * of its completions record made before the call (0: none). */
+	unsigned npre;
+	uint64_t pent[MS_TSAVE];
 	uintptr_t save[MS_TSAVE];
 	MPI_Status st[MS_TSAVE];
 } ms_tbuf;
@@ -223,6 +237,9 @@ extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
  * tells. */
 #define MS_TR_RMA 32
 #define MS_TR_IO 64
+/* A role's bit set by MPI_Cancel (ms_trole_cancel): the request may
+ * complete cancelled, so its completion reads its status (a send's too). */
+#define MS_TR_CANCEL 128
 
 /* Windows and files of traced one-sided and I/O calls: a window's or
  * file's local id (in creation order), its communicator, and (a window)
@@ -258,6 +275,7 @@ MS_HIDDEN ms_tbuf *ms_trace_slow(ms_thread *t);
 MS_HIDDEN void ms_tdef_write(ms_tbuf *tb);
 MS_HIDDEN int64_t ms_trace_get_count(const MPI_Status *st);
 MS_HIDDEN int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st);
+MS_HIDDEN int ms_trace_saveall(const MPI_Request *reqs, int n, MPI_Status **st);
 MS_HIDDEN void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st);
 MS_HIDDEN void ms_trace_done(unsigned fn, uint64_t t1, int kind, int n, const int *idx, const int *indices, const int *flag, const MPI_Status *st);
 MS_HIDDEN void ms_trace_mark(int kind, unsigned id);
@@ -308,21 +326,51 @@ MS_INLINE unsigned ms_trole_slot(uint64_t k)
 	return (unsigned)(k * 0x9E3779B97F4A7C15ull >> (64 - MS_TROLE_BITS));
 }
 
+/* MS_TROLE_FITS(k): handle key k leaves the role's bits free. An integer
+ * handle's key always does; so does a pointer on x86-64, whose user-space
+ * addresses are below 2^56 (2^47 with 4-level paging): the test folds
+ * away there (3 instructions per post, 2026-11-28). */
+#if defined(__x86_64__)
+#define MS_TROLE_FITS(k) (sizeof(MPI_Request) == sizeof(void *) || (k) >> MS_TROLE_SHIFT == 0)
+#else
+#define MS_TROLE_FITS(k) ((k) >> MS_TROLE_SHIFT == 0)
+#endif
+
 MS_INLINE void ms_trole_note(uintptr_t h, unsigned role)
 {
 	uint64_t k = ms_trole_key(h);
-	if (k >> MS_TROLE_SHIFT == 0)
+	if (MS_TROLE_FITS(k))
 		MS_STORE(ms_trole[ms_trole_slot(k)], k | (uint64_t)role << MS_TROLE_SHIFT);
 }
 
-/* ms_trole_get returns the role noted for handle h, 0 when unknown. */
+/* ms_trole_get returns the role noted for handle h, 0 when unknown
+ * (without MS_TR_CANCEL: the completion reads the status's flag). */
 MS_INLINE unsigned ms_trole_get(uintptr_t h)
 {
 	uint64_t k = ms_trole_key(h);
 	uint64_t e = MS_LOAD(ms_trole[ms_trole_slot(k)]);
 	if ((e & ((1ull << MS_TROLE_SHIFT) - 1)) != k)
 		return 0;
-	return (unsigned)(e >> MS_TROLE_SHIFT);
+	return (unsigned)(e >> MS_TROLE_SHIFT) & ~(unsigned)MS_TR_CANCEL;
+}
+
+/* ms_trole_cancel marks the role of request *r, which MPI_Cancel is
+ * about to cancel (MS_TR_CANCEL; any gate state, a rare call): a
+ * MPI_Waitall or MPI_Testall of sends without statuses
+ * (ms_trace_saveall) then lends them, so that the completion still reads
+ * the status's cancelled flag. A handle not in the table has no role and
+ * gets a status anyway. A compare-and-swap, so that a post racing for the
+ * slot keeps its note. */
+MS_INLINE void ms_trole_cancel(const MPI_Request *r)
+{
+	if (r == NULL || *r == MPI_REQUEST_NULL)
+		return;
+	uint64_t k = ms_trole_key((uintptr_t)*r);
+	uint64_t *p = &ms_trole[ms_trole_slot(k)];
+	uint64_t e = MS_LOAD(*p);
+	if ((e & ((1ull << MS_TROLE_SHIFT) - 1)) == k && (e >> MS_TROLE_SHIFT) != 0)
+		__atomic_compare_exchange_n(p, &e, e | (uint64_t)MS_TR_CANCEL << MS_TROLE_SHIFT, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
 }
 
 MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
@@ -551,9 +599,11 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		return;
 	}
 	/* The request, read once: the role note's store may alias *req, which
-	 * would have it read again. */
-	const uint64_t rq = (flags & MS_TF_REQ) && req ? (uint64_t)(uintptr_t)*req : 0;
-	if ((flags & MS_TF_REQ) && req)
+	 * would have it read again. A nonblocking post that succeeded wrote
+	 * it: req is not NULL (only the deferred receive passes NULL, and its
+	 * flags have no MS_TF_REQ). */
+	const uint64_t rq = (flags & MS_TF_REQ) ? (uint64_t)(uintptr_t)*req : 0;
+	if (flags & MS_TF_REQ)
 		ms_trole_note((uintptr_t)rq, (unsigned)flags & MS_TF_ALLMSG);
 	uint64_t dt = t1 - t0;
 	if (__builtin_expect(dt < MS_TSHORT_DT, 1)) {
@@ -561,16 +611,28 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		 * use folds away (a plain call hashes its call site and
 		 * function word alone). */
 		uint64_t k = (uint64_t)(uintptr_t)pc;
-		/* A nonblocking post (no status) repeating the arguments of
-		 * one in the memo: its slot (ms_tmemo). */
-		const int memo = (flags & MS_TF_REQ) && st == NULL;
-		ms_tmemo *mm = &tb->memo[(unsigned)(flags & MS_TF_SEND ? speer : flags & MS_TF_RECV ? rpeer : 0) & (MS_TMEMO - 1)];
+		/* A call that reads no status repeating the arguments of one
+		 * in the memo: its slot (ms_tmemo). A nonblocking post extends
+		 * its posts record; another call (MPI_Send, a deferred
+		 * receive, a collective) stores its short record. */
+		const int post = (flags & MS_TF_REQ) != 0;
+		const int memo = st == NULL;
+		const unsigned mpeer = (unsigned)(flags & MS_TF_SEND ? speer : flags & MS_TF_RECV ? rpeer : 0);
+		/* The other calls' half: a send to peer p at 2p, a receive
+		 * from it at 2p + 1 (a ping-pong's pair never shares an entry;
+		 * with MPICH's function ids, MPI_Send's and MPI_Recv's low bits
+		 * are equal), a call without a peer by its function. */
+		const unsigned mo = flags & MS_TF_RECV ? 2 * mpeer + 1 : flags & MS_TF_SEND ? 2 * mpeer : fn;
+		ms_tmemo *mm = &tb->memo[post ? mpeer & (MS_TMEMO / 2 - 1) : MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1))];
 		const uint32_t fnf = fn | (unsigned)flags << 16;
 		if (memo && mm->pc == k && mm->fnf == fnf && mm->cm == cm &&
 		    (!(flags & (MS_TF_SEND | MS_TF_COLL)) || (mm->bytes == bytes && mm->stag == stag)) &&
 		    (!(flags & MS_TF_SEND) || mm->speer == speer) &&
 		    (!(flags & MS_TF_RECV) || (mm->rpeer == rpeer && mm->rtag == rtag && mm->rbytes == rbytes))) {
-			ms_tpost(tb, mm, t0, t1, dt, rq);
+			if (post)
+				ms_tpost(tb, mm, t0, t1, dt, rq);
+			else
+				ms_tshort(tb, mm->slot, t0, dt, 0, 0);
 			return;
 		}
 		ms_tmsg m = ms_tcanon(cm, flags, bytes, speer, stag, rpeer, rtag, rbytes, st);
@@ -610,8 +672,26 @@ MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, 
 		rtag = st->MPI_TAG;
 		rbytes = ms_status_bytes(st);
 	}
-	tb->d = (ms_tdef){pc, t0, t1, bytes, rbytes, cm, ok, flags, speer, stag, rpeer, rtag};
-	tb->dfn = fn + 1;
+	tb->d.pc = pc;
+	tb->d.t0 = t0;
+	tb->d.t1 = t1;
+	tb->d.bytes = bytes;
+	tb->d.rbytes = rbytes;
+	tb->d.cm = cm;
+	tb->d.ok = ok;
+	tb->d.rpeer = rpeer;
+	tb->d.rtag = rtag;
+	if (flags == MS_TF_RECV) {
+		/* A plain receive (flags a constant): its flags and sending
+		 * fields go without saying (ms_tdef_write), three stores
+		 * fewer before the thread's next call. */
+		tb->dfn = fn + 1;
+		return;
+	}
+	tb->d.flags = flags;
+	tb->d.speer = speer;
+	tb->d.stag = stag;
+	tb->dfn = (fn + 1) | MS_TDEF_ANY;
 }
 
 /* A completion call of one request (MPI_Wait, MPI_Test) keeps the request

@@ -128,6 +128,7 @@ func checkSem(name string, s *Sem, pr *mpih.Proto) error {
 		{"startall count", s.StartAllCount, isInt},
 		{"startall requests", s.StartAllReqs, func(t string) bool { return strings.HasPrefix(t, "MPI_Request") }},
 		{"reqfree", s.ReqFree, func(t string) bool { return t == "MPI_Request *" }},
+		{"cancel", s.ReqCancel, func(t string) bool { return t == "MPI_Request *" }},
 		{"completion requests", s.CplReqs, func(t string) bool { return strings.HasPrefix(t, "MPI_Request") }},
 		{"completion count", s.CplCount, isInt},
 		{"completion index", s.CplIndex, func(t string) bool { return t == "int *" }},
@@ -396,6 +397,12 @@ func genWrapper(b *bytes.Buffer, f *Func) {
 		w("\treturn ms_on_%s(%s);\n}\n\n", pr.Name, args(pr))
 		return
 	}
+	if f.Sem.ReqCancel >= 0 {
+		// MPI_Cancel marks its request's role whatever the gate says
+		// (ms_trole_cancel): a completion traced later must read its
+		// status.
+		w("\tms_trole_cancel(a%d);\n", f.Sem.ReqCancel)
+	}
 	w("\tconst uint32_t ms_g = MS_LOAD(ms_gate);\n")
 	w("\tif (__builtin_expect(ms_g & (MS_G_OFF | MS_G_PATH), 0)) {\n")
 	w("\t\tif (ms_g & MS_G_OFF)\n\t\t\treturn %s;\n", call)
@@ -434,6 +441,11 @@ func genBodyCall(b *bytes.Buffer, f *Func, fast bool, call string) {
 	if s.ReqFree >= 0 {
 		w("\tms_preq_free(*%s);\n", a(s.ReqFree))
 	}
+	if s.ReqCancel >= 0 {
+		// The Fortran entries reach MPI_Cancel here (MPI_Cancel itself
+		// marks the request before its gate test).
+		w("\tms_trole_cancel(%s);\n", a(s.ReqCancel))
+	}
 	// A receive from MPI_ANY_SOURCE needs a status to tell the source
 	// (a traced receive always does): lend one when the caller passed
 	// MPI_STATUS_IGNORE.
@@ -454,7 +466,13 @@ func genBodyCall(b *bytes.Buffer, f *Func, fast bool, call string) {
 	case traceOne:
 		w("\tuintptr_t ms_th = 0;\n\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\tms_th = ms_trace_save1(ms_t, %s, &%s);\n", pr.Name, a(s.CplReqs), a(s.Status))
 	case traceCpl:
-		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\tms_tn = ms_trace_save(%s, %s, &%s);\n", pr.Name, a(s.CplReqs), cplN, a(s.Status))
+		// MPI_Waitall, MPI_Testall: statuses lent only when a completion
+		// reads one (ms_trace_saveall, trace.c).
+		save := "ms_trace_save"
+		if s.Cpl == CplAll {
+			save = "ms_trace_saveall"
+		}
+		w("\tint ms_tn = 0;\n\tif (__builtin_expect(MS_TRACING(MS_FN_%s), 0))\n\t\tms_tn = %s(%s, %s, &%s);\n", pr.Name, save, a(s.CplReqs), cplN, a(s.Status))
 	}
 
 	// One-sided and MPI-IO calls: their window or file (traceobj.go).

@@ -57,6 +57,7 @@ type Sem struct {
 	NewComm, FreeComm, TypeFree        int
 	Start, StartAllCount, StartAllReqs int
 	ReqFree                            int
+	ReqCancel                          int // MPI_Cancel's request: its role is marked (ms_trole_cancel)
 
 	// Completion of requests (Wait/Test families), for traces: Cpl is the
 	// kind (CplOne, CplAll, CplAny, CplSome), CplReqs the request (array),
@@ -78,7 +79,7 @@ func newSem() Sem {
 	return Sem{Count: -1, Type: -1, Counts: -1, Types: -1, InPlace: -1, AltCount: -1, AltType: -1,
 		AltCounts: -1, AltTypes: -1, SendPeer: -1, RecvPeer: -1, Tag: -1, RecvTag: -1, Comm: -1, Status: -1, Req: -1,
 		RecvCount: -1, RecvType: -1, NewComm: -1, FreeComm: -1, TypeFree: -1, Start: -1,
-		StartAllCount: -1, StartAllReqs: -1, ReqFree: -1,
+		StartAllCount: -1, StartAllReqs: -1, ReqFree: -1, ReqCancel: -1,
 		CplReqs: -1, CplCount: -1, CplIndex: -1, CplIndices: -1, CplFlag: -1}
 }
 
@@ -100,7 +101,7 @@ func (s *Sem) HasBytes() bool {
 //	send=N recv=N         peer argument of the send or receive part
 //	rcount=N rtype=N      receive part of Sendrecv-like calls
 //	tag=N comm=N status=N req=N persist newcomm=N freecomm=N typefree=N
-//	start=N startall=C:R reqfree=N
+//	start=N startall=C:R reqfree=N cancel=N
 //
 // Functions derived automatically (see Lookup): X_c from X (large counts),
 // MPI_I<coll> from the blocking collective, <coll>_init (persistent
@@ -140,6 +141,7 @@ var semTable = map[string]string{
 	"MPI_Start":        "request start=0",
 	"MPI_Startall":     "request startall=0:1",
 	"MPI_Request_free": "request reqfree=0",
+	"MPI_Cancel":       "request cancel=0",
 
 	// Completion of requests.
 	"MPI_Wait":     "wait cpl=one creqs=0 status=1",
@@ -208,7 +210,7 @@ var classPrefixes = []struct {
 	{"MPI_Get_elements", TypeC}, {"MPI_Get_count", TypeC}, {"MPI_Address", TypeC}, {"MPI_Aint_", TypeC},
 	{"MPI_Register_datarep", IO},
 	{"MPI_Cart", Topo}, {"MPI_Graph", Topo}, {"MPI_Dist_graph", Topo}, {"MPI_Topo_test", Topo}, {"MPI_Dims_create", Topo},
-	{"MPI_Cancel", Request}, {"MPI_Test_cancelled", Request},
+	{"MPI_Test_cancelled", Request},
 	{"MPI_Wait", Wait}, {"MPI_Test", Wait}, {"MPI_Request_get_status", Wait},
 	{"MPI_Parrived", P2P}, {"MPI_Pready", P2P},
 	{"MPI_Session_", Session}, {"MPI_Grequest_", External}, {"MPI_Status_set_", External},
@@ -349,6 +351,8 @@ func parseSem(spec string) (Sem, error) {
 			s.StartAllCount, s.StartAllReqs, err = pair(v)
 		case "reqfree":
 			s.ReqFree = n
+		case "cancel":
+			s.ReqCancel = n
 		case "cpl":
 			kinds := map[string]int{"one": CplOne, "all": CplAll, "any": CplAny, "some": CplSome}
 			if s.Cpl = kinds[v]; s.Cpl == 0 {

@@ -10,8 +10,15 @@
  *  - MPI_Irecv (tag 3) of one double, matched, and MPI_Irecv (tag 99),
  *    never sent, cancelled, then MPI_Isend (tag 3) and one MPI_Waitall of
  *    the three: the fast loop meets the cancelled receive.
- * Per rank: 2N sends and 2N receives of 8 bytes completed (N each
- * persistent), N receives cancelled, 2N MPI_Waitall.
+ *  - two MPI_Irecv (tag 4), then two MPI_Isend (tag 4) completed by
+ *    MPI_Testall, called until it says done, with MPI_REQUEST_NULL
+ *    between them and MPI_STATUSES_IGNORE: sends only, so the call gets
+ *    no statuses and the record's entries are made before the call
+ *    (ms_trace_saveall, 2026-11-28); then one MPI_Waitall of the two
+ *    receives.
+ * Per rank: 5N sends and 5N receives of 8 bytes completed (N each
+ * persistent), N receives cancelled, 3N MPI_Waitall and N MPI_Testall
+ * that completed its requests: 4N completions records of 11N entries.
  */
 #include <mpi.h>
 
@@ -39,6 +46,15 @@ int main(int argc, char **argv)
 		MPI_Cancel(&r[1]);
 		MPI_Isend(&out, 1, MPI_DOUBLE, peer, 3, MPI_COMM_WORLD, &r[2]);
 		MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+		MPI_Request q[2], s[3];
+		MPI_Irecv(&in[0], 1, MPI_DOUBLE, peer, 4, MPI_COMM_WORLD, &q[0]);
+		MPI_Irecv(&in[1], 1, MPI_DOUBLE, peer, 4, MPI_COMM_WORLD, &q[1]);
+		MPI_Isend(&out, 1, MPI_DOUBLE, peer, 4, MPI_COMM_WORLD, &s[0]);
+		s[1] = MPI_REQUEST_NULL;
+		MPI_Isend(&out, 1, MPI_DOUBLE, peer, 4, MPI_COMM_WORLD, &s[2]);
+		for (int done = 0; !done;)
+			MPI_Testall(3, s, &done, MPI_STATUSES_IGNORE);
+		MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
 	}
 	MPI_Request_free(&p[0]);
 	MPI_Request_free(&p[1]);
