@@ -225,7 +225,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			opt.Progress(d)
 		}
 	}
-	w := trace.NewWalker(job, trace.WalkOptions{NoClock: opt.NoClock, Progress: progress})
+	w := trace.NewWalker(job, trace.WalkOptions{NoClock: opt.NoClock, Progress: progress, NoSources: true})
 	res := &Result{Dir: job.Dir, Warnings: append([]string{}, job.Warnings...), Missing: NotRecorded, Rows: []Row{}}
 	if len(job.Ranks) > 0 {
 		res.Size = job.Ranks[0].Header.Size
