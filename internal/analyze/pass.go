@@ -129,7 +129,8 @@ type rankPass struct {
 	sends     [][]sendRec
 	recvs     [][]recvRec
 	colls     [][]collRec
-	collSeq   map[int]uint32
+	collSeq   map[int]uint32 // blocking collectives so far by GComm.ID, of IDs from len(collSeqs) on
+	collSeqs  []uint32       // the same of IDs below maxCollSeqs (no map update per collective)
 	ncalls    uint64
 	first     float64
 	last      float64
@@ -144,6 +145,10 @@ type rankPass struct {
 	rma       rmaState          // one-sided calls (rma.go)
 	buf       []byte
 }
+
+// maxCollSeqs bounds the communicator IDs whose collectives a pass counts
+// in a list (rankPass.collSeqs).
+const maxCollSeqs = 1 << 12
 
 // spillBatch is the records of a shard a pass holds before writing them
 // to the spill.
@@ -375,8 +380,17 @@ func (p *rankPass) Call(c *trace.Call) error {
 		p.rma.call(p, c, call, k)
 	}
 	if c.Coll && c.CollReq == 0 && c.Comm != nil {
-		seq := p.collSeq[c.Comm.ID]
-		p.collSeq[c.Comm.ID] = seq + 1
+		var seq uint32
+		if id := c.Comm.ID; uint(id) < maxCollSeqs {
+			if id >= len(p.collSeqs) {
+				p.collSeqs = append(p.collSeqs, make([]uint32, id+1-len(p.collSeqs))...)
+			}
+			seq = p.collSeqs[id]
+			p.collSeqs[id] = seq + 1
+		} else {
+			seq = p.collSeq[id]
+			p.collSeq[id] = seq + 1
+		}
 		root := int32(-1)
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
 			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's

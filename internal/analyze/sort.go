@@ -5,7 +5,7 @@ import "slices"
 // sortByKey sorts a by key, stably: a counting pass on the key's top bits
 // (below the largest key) into buckets of about 8 records (one copy of a),
 // then each bucket sorted by insertion, or by a stable comparison sort
-// when keys crowd into it; dense keys (below twice the records' count)
+// when keys crowd into it; dense keys (below 4 times the records' count)
 // get a bucket each and no sort after the counting pass. For the evenly spread keys here (hashed flow
 // ids, call numbers) it does far fewer moves of the 56-byte records than
 // a comparison sort.
@@ -50,9 +50,9 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 		bits++
 	}
 	// Dense keys (a rank's call numbers): a bucket per key when there
-	// are fewer than twice as many keys as records (at most 4 counts a
-	// record); the buckets then need no sort.
-	if maxKey < 2*uint64(n) {
+	// are fewer than four times as many keys as records (at most 8
+	// counts a record); the buckets then need no sort.
+	if maxKey < 4*uint64(n) {
 		for maxKey >= 1<<bits {
 			bits++
 		}
@@ -71,6 +71,16 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 		count[b] += count[b-1]
 	}
 	out := make([]T, n)
+	if shift == 0 { // one key a bucket: count[b] is where the next of b goes
+		for _, a := range parts {
+			for i := range a {
+				b := key(&a[i])
+				out[count[b]] = a[i]
+				count[b]++
+			}
+		}
+		return out
+	}
 	pos := slices.Clone(count[:len(count)-1])
 	for _, a := range parts {
 		for i := range a {
@@ -78,9 +88,6 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 			out[pos[b]] = a[i]
 			pos[b]++
 		}
-	}
-	if shift == 0 {
-		return out // one key a bucket
 	}
 	for b := 0; b+1 < len(count); b++ {
 		s := out[count[b]:count[b+1]]
