@@ -125,3 +125,25 @@ func TestPostTableCache(t *testing.T) {
 		t.Fatalf("%d handles left in the map after all were taken", len(pt.m))
 	}
 }
+
+// TestFnvMix: the unrolled FNV-1a step (2026-11-28) against FNV-1a byte
+// by byte, low byte first: flow ids are in converted traces.
+func TestFnvMix(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for i := 0; i < 1000; i++ {
+		h, v := rng.Uint64(), rng.Uint64()
+		if i == 0 {
+			h, v = 14695981039346656037, 0xff00ff00ff00ff00
+		}
+		want := h
+		for b := 0; b < 8; b++ {
+			want = (want ^ v>>(8*b)&0xff) * fnvPrime
+		}
+		if got := fnvMix(h, v); got != want {
+			t.Fatalf("fnvMix(%#x, %#x) = %#x, want %#x", h, v, got, want)
+		}
+	}
+	if got := flowID(chanKey{1, 0, 0, 5}, 1); got != 0xd7fedb42576af951 {
+		t.Errorf("flowID of (1, 0, 0, 5) #1: %#x", got)
+	}
+}

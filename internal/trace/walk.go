@@ -300,14 +300,17 @@ func flowID(k chanKey, seq uint64) uint64 { return flowSeq(flowHash(k), seq) }
 
 const fnvPrime = 1099511628211
 
-// fnvMix runs FNV-1a over the 8 bytes of v, low byte first.
+// fnvMix runs FNV-1a over the 8 bytes of v, low byte first (unrolled:
+// once per message end).
 func fnvMix(h, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h ^= v & 0xff
-		h *= fnvPrime
-		v >>= 8
-	}
-	return h
+	h = (h ^ v&0xff) * fnvPrime
+	h = (h ^ v>>8&0xff) * fnvPrime
+	h = (h ^ v>>16&0xff) * fnvPrime
+	h = (h ^ v>>24&0xff) * fnvPrime
+	h = (h ^ v>>32&0xff) * fnvPrime
+	h = (h ^ v>>40&0xff) * fnvPrime
+	h = (h ^ v>>48&0xff) * fnvPrime
+	return (h ^ v>>56) * fnvPrime
 }
 
 // flowHash is flowID's hash of the channel alone: computed once per
