@@ -147,3 +147,47 @@ func TestFnvMix(t *testing.T) {
 		t.Errorf("flowID of (1, 0, 0, 5) #1: %#x", got)
 	}
 }
+
+// TestMsgPosted: a completed nonblocking message carries the entry of the
+// call that posted it (Msg.Posted, 2026-11-28), on a synthetic job whose
+// receives and sends are posted a call before their MPI_Waitall.
+func TestMsgPosted(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteSynth(dir, SynthSpec{Ranks: 3, Events: 3000, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWalker(j, WalkOptions{})
+	posted := map[[2]uint64]float64{} // (rank, request id) -> posting call's entry
+	var sends, recvs int
+	if err := w.Walk(callVisitor(func(c *Call) error {
+		r := uint64(c.Rank)
+		for _, m := range []*Msg{c.Send, c.RecvPost} {
+			if m != nil && m.Req != 0 {
+				posted[[2]uint64{r, m.Req}] = c.T0
+			}
+		}
+		for i, done := range [][]Msg{c.SendDone, c.RecvDone} {
+			for _, m := range done {
+				want, ok := posted[[2]uint64{r, m.Req}]
+				if !ok || m.Posted != want || m.Posted == 0 {
+					t.Fatalf("rank %d, %s request %d completed in %s: posted at %v, want %v (found %v)", c.Rank, [2]string{"send", "receive"}[i], m.Req, c.Fn, m.Posted, want, ok)
+				}
+				if i == 0 {
+					sends++
+				} else {
+					recvs++
+				}
+			}
+		}
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if sends == 0 || recvs == 0 {
+		t.Fatalf("%d sends and %d receives completed, want some of each", sends, recvs)
+	}
+}

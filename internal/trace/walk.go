@@ -104,7 +104,10 @@ type Msg struct {
 	Comm  *GComm
 	Req   uint64 // per-rank request id of a nonblocking operation, 0 blocking
 	Flow  uint64 // the same at both ends of one message
-	pi    uint64 // a pending receive's post index (recvOrder)
+	// Posted is a nonblocking operation's post (or persistent start):
+	// the entry of the call that posted it, in job time (0 blocking).
+	Posted float64
+	pi     uint64 // a pending receive's post index (recvOrder)
 }
 
 // CollOp is a nonblocking or persistent collective operation, from its
@@ -607,11 +610,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		m.pi = ord.post(k)
 	}
 	pt := postTable{m: map[uint64]*[]*post{}}
+	// The call passed to the visitor and its blocking messages, reused.
+	var cb Call
 	// reqMsg gives a nonblocking operation's message its request id; a
 	// receive is registered with the matching order.
 	reqMsg := func(m *Msg, send bool) {
 		nextReq++
-		m.Req = nextReq
+		m.Req, m.Posted = nextReq, cb.T0 // cb: the call posting it
 		if !send {
 			recvPost(m)
 		}
@@ -635,8 +640,6 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var took []*post
 	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
-	// The call passed to the visitor and its blocking messages, reused.
-	var cb Call
 	var sendBuf, recvBuf Msg
 	var pool posts
 	srcs := map[uint64]*Source{}
