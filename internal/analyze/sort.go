@@ -1,6 +1,9 @@
 package analyze
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // sortByKey sorts a by key, stably: a counting pass on the key's top bits
 // (below the largest key) into buckets of about 8 records (one copy of a),
@@ -44,18 +47,33 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 		}
 		return a
 	}
+	// Dense keys (a rank's call numbers): a bucket per key when there
+	// are fewer than four times as many keys as records (4-byte counts:
+	// at most 16 bytes a record); the buckets then need no sort.
+	if maxKey < 4*uint64(n) && n < math.MaxInt32 {
+		count := make([]int32, maxKey+2)
+		for _, a := range parts {
+			for i := range a {
+				count[key(&a[i])+1]++
+			}
+		}
+		for b := 1; b < len(count); b++ {
+			count[b] += count[b-1]
+		}
+		out := make([]T, n)
+		for _, a := range parts { // count[k] is where the next of key k goes
+			for i := range a {
+				k := key(&a[i])
+				out[count[k]] = a[i]
+				count[k]++
+			}
+		}
+		return out
+	}
 	// Buckets: the key's top bits, about n/8 of them.
 	bits := 0
 	for (1 << bits) < n/8 {
 		bits++
-	}
-	// Dense keys (a rank's call numbers): a bucket per key when there
-	// are fewer than four times as many keys as records (at most 8
-	// counts a record); the buckets then need no sort.
-	if maxKey < 4*uint64(n) {
-		for maxKey >= 1<<bits {
-			bits++
-		}
 	}
 	shift := 0
 	for maxKey>>shift >= 1<<bits {
@@ -71,16 +89,6 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 		count[b] += count[b-1]
 	}
 	out := make([]T, n)
-	if shift == 0 { // one key a bucket: count[b] is where the next of b goes
-		for _, a := range parts {
-			for i := range a {
-				b := key(&a[i])
-				out[count[b]] = a[i]
-				count[b]++
-			}
-		}
-		return out
-	}
 	pos := slices.Clone(count[:len(count)-1])
 	for _, a := range parts {
 		for i := range a {
