@@ -164,9 +164,15 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	for i := range byEnd {
 		byEnd[i] = int32(i)
 	}
-	sort.SliceStable(byEnd, func(a, b int) bool {
-		x, y := &own[byEnd[a]], &own[byEnd[b]]
-		return turnBefore(y.Ready, me, y.k, x.Ready, me, x.k)
+	slices.SortStableFunc(byEnd, func(a, b int32) int {
+		x, y := &own[a], &own[b]
+		switch {
+		case turnBefore(y.Ready, me, y.k, x.Ready, me, x.k):
+			return -1
+		case turnBefore(x.Ready, me, x.k, y.Ready, me, y.k):
+			return 1
+		}
+		return 0
 	})
 	// The geometry of each received wait, in processing order.
 	var feeds []int32
@@ -278,16 +284,32 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	}
 	// 3. The rest of each received wait, charged to this rank's calls.
 	var costs []Delay
-	at := map[int32]int{}
+	// Each key's row (its place + 1; 0: none yet), a map only for keys
+	// out of range.
+	atKey := make([]int, len(keys))
+	var atOther map[int32]int
 	for i := range recv {
 		d := &recv[i]
 		if keys == nil || d.wait+d.passed <= 0 || d.rest <= 0 {
 			continue
 		}
-		x, ok := at[d.pkey]
+		var x int
+		var ok bool
+		if d.pkey >= 0 && int(d.pkey) < len(keys) {
+			x, ok = atKey[d.pkey]-1, atKey[d.pkey] > 0
+		} else {
+			x, ok = atOther[d.pkey]
+		}
 		if !ok {
 			x = len(costs)
-			at[d.pkey] = x
+			if d.pkey >= 0 && int(d.pkey) < len(keys) {
+				atKey[d.pkey] = x + 1
+			} else {
+				if atOther == nil {
+					atOther = map[int32]int{}
+				}
+				atOther[d.pkey] = x
+			}
 			c := Delay{Rank: me}
 			if d.pkey >= 0 && int(d.pkey) < len(keys) {
 				c.Func, c.Callsite, c.Caller = keys[d.pkey].Func, keys[d.pkey].Site, keys[d.pkey].Caller

@@ -144,42 +144,82 @@ func TestDelayChain(t *testing.T) {
 // files, beside the log of each rank's calls): exactly `mpiscope
 // analyze`'s result, every message matched, each rank's trace read once.
 func TestInJobP2P(t *testing.T) {
+	mpitest.Families(t, func(t *testing.T, f mpitest.Family) { p2pInJob(t, f, nil) })
+}
+
+// TestInJobPieces: TestInJobP2P with the exchanges' messages cut into
+// pieces of 4096 bytes and of 49 (MPISCOPE_DEBUG_ANALYZE_PIECE; 64 MiB
+// otherwise): at 49 every message of wait candidates (49 bytes each) is
+// a whole number of pieces and ends with an empty one. The result is
+// exactly `mpiscope analyze`'s, every message matched, and every rank
+// sent more pieces than messages.
+func TestInJobPieces(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
-		dir := t.TempDir()
-		prog := mpitest.Compile(t, f.MPICC, "p2p.c", dir)
-		job := filepath.Join(dir, "job")
-		res := f.Exec(t, mpitest.Run{NP: 4, Env: map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1",
-			"MPISCOPE_TRACE": "1", "MPISCOPE_ANALYZE_MEM": "256K", "MPISCOPE_DEBUG_TIMING": "1"}, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
-		if res.Err != nil {
-			t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
-		}
-		p, _, err := profile.Load(job)
-		if err != nil || p.Analysis == nil {
-			t.Fatalf("no analysis (%v)\n%s", err, res.Stderr)
-		}
-		var out, errs bytes.Buffer
-		if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
-			t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
-		}
-		var off analyze.Result
-		if err := json.Unmarshal(out.Bytes(), &off); err != nil {
-			t.Fatal(err)
-		}
-		sameAnalysis(t, p.Analysis, &off)
-		if n := strings.Count(res.Stderr, "analysis timing: rank="); n != 4 {
-			t.Errorf("%d ranks printed their analysis timing, want 4:\n%s", n, res.Stderr)
-		}
-		// Each rank read its trace once: the path's calls from the log
-		// its walk kept (30 KiB here, beside the records' rounds).
-		if n := strings.Count(res.Stderr, " part="); n != 4 || strings.Contains(res.Stderr, "read again") {
-			t.Errorf("%d ranks took the path's calls from their log, want 4:\n%s", n, res.Stderr)
-		}
-		// Per rank: 1000 + 100 + 50 + 5 + 20 + 6 messages received (the
-		// left neighbour's and MPI_ANY_SOURCE's).
-		if p.Analysis.Unmatched != 0 || p.Analysis.Messages != 4*(1000+100+50+5+20+6) {
-			t.Errorf("%d messages matched, %d ends unmatched; want %d, 0", p.Analysis.Messages, p.Analysis.Unmatched, 4*(1000+100+50+5+20+6))
+		for _, piece := range []int{4096, 49} {
+			t.Run(fmt.Sprint(piece), func(t *testing.T) {
+				stderr := p2pInJob(t, f, map[string]string{"MPISCOPE_DEBUG_ANALYZE_PIECE": fmt.Sprint(piece)})
+				n := 0
+				for _, l := range strings.Split(stderr, "\n") {
+					var rank, p, msgs, pieces int
+					if _, err := fmt.Sscanf(l, "mpiscope: analysis pieces: rank=%d piece=%d msgs=%d pieces=%d", &rank, &p, &msgs, &pieces); err != nil {
+						continue
+					}
+					n++
+					if p != piece || msgs == 0 || pieces <= msgs {
+						t.Errorf("rank %d: pieces of %d bytes, %d messages in %d pieces; want %d bytes, more pieces than messages", rank, p, msgs, pieces, piece)
+					}
+				}
+				if n != 4 {
+					t.Errorf("%d ranks printed their pieces, want 4:\n%s", n, stderr)
+				}
+			})
 		}
 	})
+}
+
+// p2pInJob is TestInJobP2P's run and checks with env added; it returns
+// the job's standard error.
+func p2pInJob(t *testing.T, f mpitest.Family, env map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	prog := mpitest.Compile(t, f.MPICC, "p2p.c", dir)
+	job := filepath.Join(dir, "job")
+	e := map[string]string{"MPISCOPE_OUT": job, "MPISCOPE_SUMMARY": "0", "MPISCOPE_ANALYZE": "1",
+		"MPISCOPE_TRACE": "1", "MPISCOPE_ANALYZE_MEM": "256K", "MPISCOPE_DEBUG_TIMING": "1"}
+	for k, v := range env {
+		e[k] = v
+	}
+	res := f.Exec(t, mpitest.Run{NP: 4, Env: e, Preload: f.Lib(), Args: []string{prog}, Dir: dir})
+	if res.Err != nil {
+		t.Fatalf("mpirun: %v\n%s\n%s", res.Err, res.Stdout, res.Stderr)
+	}
+	p, _, err := profile.Load(job)
+	if err != nil || p.Analysis == nil {
+		t.Fatalf("no analysis (%v)\n%s", err, res.Stderr)
+	}
+	var out, errs bytes.Buffer
+	if rc := cli.Run([]string{"analyze", "-format", "json", job}, &out, &errs); rc != 0 {
+		t.Fatalf("mpiscope analyze: exit %d\n%s", rc, errs.String())
+	}
+	var off analyze.Result
+	if err := json.Unmarshal(out.Bytes(), &off); err != nil {
+		t.Fatal(err)
+	}
+	sameAnalysis(t, p.Analysis, &off)
+	if n := strings.Count(res.Stderr, "analysis timing: rank="); n != 4 {
+		t.Errorf("%d ranks printed their analysis timing, want 4:\n%s", n, res.Stderr)
+	}
+	// Each rank read its trace once: the path's calls from the log
+	// its walk kept (30 KiB here, beside the records' rounds).
+	if n := strings.Count(res.Stderr, " part="); n != 4 || strings.Contains(res.Stderr, "read again") {
+		t.Errorf("%d ranks took the path's calls from their log, want 4:\n%s", n, res.Stderr)
+	}
+	// Per rank: 1000 + 100 + 50 + 5 + 20 + 6 messages received (the
+	// left neighbour's and MPI_ANY_SOURCE's).
+	if p.Analysis.Unmatched != 0 || p.Analysis.Messages != 4*(1000+100+50+5+20+6) {
+		t.Errorf("%d messages matched, %d ends unmatched; want %d, 0", p.Analysis.Messages, p.Analysis.Unmatched, 4*(1000+100+50+5+20+6))
+	}
+	return res.Stderr
 }
 
 // TestInJobNoTrace: MPISCOPE_ANALYZE=1 without a trace warns once and the

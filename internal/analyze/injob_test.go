@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -556,5 +559,153 @@ func TestJobPlanWithinBound(t *testing.T) {
 				t.Errorf("bound %d, %d events: %d rounds, log %v: %d bytes planned", bound, events, rounds, log, used)
 			}
 		}
+	}
+}
+
+// BenchmarkInJob runs the analysis in the job on goroutines (chanComm:
+// the exchanges cost a copy, so this is the ranks' own work) over a
+// synthetic job of 8 ranks and about 400,000 events (trace.WriteSynth,
+// written once per machine), or over the traced run in
+// $MPISCOPE_BENCH_INJOB (the job's directory, which holds trace/). It
+// reports the process' CPU and heap allocations per event, in all and in
+// each phase (the ranks meet at a barrier at each phase's end: the CPU
+// between two is that phase's over all ranks), and the critical path's
+// exchanges and KiB sent by all ranks.
+func BenchmarkInJob(b *testing.B) {
+	dir := os.Getenv("MPISCOPE_BENCH_INJOB")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "mpiscope-bench-injob-8x4e5")
+		if _, err := os.Stat(filepath.Join(dir, "ok")); err != nil {
+			os.RemoveAll(dir)
+			if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 8, Events: 400_000, Seed: 1}); err != nil {
+				b.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, "ok"), nil, 0o666)
+		}
+	}
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := len(j.Ranks)
+	var events uint64
+	for _, r := range j.Ranks {
+		events += r.Events
+	}
+	phases := map[string]time.Duration{}
+	allocs := map[string]uint64{}
+	var exchanges, kb int
+	var order []string
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		net := newChanNet(size)
+		var wg sync.WaitGroup
+		errs := make([]error, size)
+		last, lastA := cpuTime(), heapAllocs()
+		// Every rank's phase ends meet at a barrier, whose last arrival
+		// charges the phase: its CPU and allocations over all ranks.
+		var mu sync.Mutex
+		cond := sync.NewCond(&mu)
+		arrived, gen := 0, 0
+		phase := func(name string) {
+			mu.Lock()
+			defer mu.Unlock()
+			var l, x, k int
+			if _, err := fmt.Sscanf(name, "path[levels=%d,exchanges=%d,kb=%d", &l, &x, &k); err == nil {
+				exchanges, kb = x, kb+k
+			}
+			if arrived++; arrived < size {
+				for g := gen; g == gen; {
+					cond.Wait()
+				}
+				return
+			}
+			if k := strings.IndexByte(name, '['); k > 0 {
+				name = name[:k]
+			}
+			now, a := cpuTime(), heapAllocs()
+			if _, ok := phases[name]; !ok {
+				order = append(order, name)
+			}
+			phases[name] += now - last
+			allocs[name] += a - lastA
+			last, lastA = now, a
+			arrived, gen = 0, gen+1
+			cond.Broadcast()
+		}
+		for r := range size {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[r] = InJobFile(chanComm{r, net}, dir, trace.RankPath(dir, r), Options{Phase: phase})
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if err != nil {
+				b.Fatalf("rank %d: %v", r, err)
+			}
+		}
+	}
+	cpu := cpuTime() - cpu0
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(events)/float64(b.N), "cpu-ns/event")
+	b.ReportMetric(float64(exchanges), "path-exchanges")
+	b.ReportMetric(float64(kb)/float64(b.N), "path-KiB-sent")
+	for _, name := range order {
+		b.ReportMetric(float64(phases[name].Nanoseconds())/float64(events)/float64(b.N), name+"-ns/event")
+		b.ReportMetric(float64(allocs[name])/float64(events)/float64(b.N), name+"-B-alloc/event")
+	}
+}
+
+// heapAllocs is the bytes allocated on the heap so far.
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestMergeColls: the ranks' collective parts merged are their
+// concatenation sorted stably by instance (matchParts' order), for ranks
+// with runs of equal and interleaved keys; a rank out of order is
+// refused.
+func TestMergeColls(t *testing.T) {
+	rng := newMix(7)
+	for _, size := range []int{1, 2, 3, 8, 33} {
+		parts := make([][]collRec, size)
+		var all []collRec
+		for s := range parts {
+			n := int(rng.next() % 200)
+			if s == 1 {
+				n = 0
+			}
+			comm, seq := int32(0), uint32(0)
+			for i := range n {
+				switch rng.next() % 4 {
+				case 0:
+					comm++
+					seq = uint32(rng.next() % 3)
+				case 1, 2:
+					seq += uint32(rng.next() % 3)
+				}
+				parts[s] = append(parts[s], collRec{comm: comm, seq: seq, idx: int32(s), call: uint32(i)})
+			}
+			all = append(all, parts[s]...)
+		}
+		slices.SortStableFunc(all, func(a, b collRec) int { return cmpU(collKey(&a), collKey(&b)) })
+		got, ok := mergeColls(parts)
+		if !ok || !slices.Equal(got, all) {
+			t.Fatalf("%d ranks: merged %d parts (ok %v), not the %d sorted", size, len(got), ok, len(all))
+		}
+	}
+	if _, ok := mergeColls([][]collRec{{{seq: 2}, {seq: 1}}}); ok {
+		t.Errorf("a rank's parts out of order merged")
+	}
+	// Two communicators interleaved, each in order: put in order.
+	a := []collRec{{comm: 1, seq: 0}, {comm: 0, seq: 0}, {comm: 1, seq: 1}, {comm: 0, seq: 1, call: 1}, {comm: 0, seq: 1, call: 2}}
+	b := []collRec{{comm: 0, seq: 1, idx: 1}, {comm: 1, seq: 1, idx: 1}}
+	want := []collRec{a[1], a[3], a[4], b[0], a[0], a[2], b[1]}
+	if got, ok := mergeColls([][]collRec{slices.Clone(a), b}); !ok || !slices.Equal(got, want) {
+		t.Errorf("interleaved communicators merged into %v (ok %v), want %v", got, ok, want)
 	}
 }

@@ -3,8 +3,10 @@ package analyze
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -95,7 +97,12 @@ type jobSpill struct {
 	files  []*os.File
 	rounds int
 	err    error
-	frame  [][]byte // per round, the records of one destination being framed
+	frame  [][]byte // per round, the wait candidates being framed
+	// put's records of one destination by round, and its block
+	rs  [][]sendRec
+	rr  [][]recvRec
+	rc  [][]collRec
+	buf []byte
 }
 
 func newJobSpill(rounds int) (*jobSpill, error) {
@@ -112,27 +119,32 @@ func (sp *jobSpill) fail(err error) {
 	}
 }
 
-// put writes the pass's records to their rounds' files and empties them.
+// put writes the pass's records to their rounds' files, one block per
+// destination and round, and empties them.
 func (sp *jobSpill) put(p *rankPass) {
+	if sp.rs == nil {
+		sp.rs, sp.rr, sp.rc = make([][]sendRec, sp.rounds), make([][]recvRec, sp.rounds), make([][]collRec, sp.rounds)
+	}
 	for d := range p.sends {
 		for i := range p.sends[d] {
 			k := roundOfFlow(p.sends[d][i].flow, sp.rounds)
-			sp.frame[k] = encodeRecs(sp.frame[k], p.sends[d][i:i+1], nil, nil)
+			sp.rs[k] = append(sp.rs[k], p.sends[d][i])
 		}
 		for i := range p.recvs[d] {
 			k := roundOfFlow(p.recvs[d][i].flow, sp.rounds)
-			sp.frame[k] = encodeRecs(sp.frame[k], nil, p.recvs[d][i:i+1], nil)
+			sp.rr[k] = append(sp.rr[k], p.recvs[d][i])
 		}
 		for i := range p.colls[d] {
 			c := &p.colls[d][i]
 			k := roundOfColl(c.comm, c.seq, sp.rounds)
-			sp.frame[k] = encodeRecs(sp.frame[k], nil, nil, p.colls[d][i:i+1])
+			sp.rc[k] = append(sp.rc[k], *c)
 		}
-		for k, b := range sp.frame {
-			if len(b) > 0 {
+		for k := range sp.rounds {
+			if b := appendBlock(sp.buf[:0], sp.rs[k], sp.rr[k], sp.rc[k]); len(b) > 0 {
 				sp.write(k, d, b)
-				sp.frame[k] = b[:0]
+				sp.buf = b[:0]
 			}
+			sp.rs[k], sp.rr[k], sp.rc[k] = sp.rs[k][:0], sp.rr[k][:0], sp.rc[k][:0]
 		}
 		p.sends[d], p.recvs[d], p.colls[d] = p.sends[d][:0], p.recvs[d][:0], p.colls[d][:0]
 	}
@@ -234,7 +246,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 	tails := make([][]byte, size)
 	var mine []cand // rounds == 1: the candidates of this rank's calls
 	var csp *jobSpill
-	chunk := func(call uint32) int { return int(uint64(call-1) * uint64(rounds) / max(p.ncalls, 1)) }
+	// A call's range of the candidates' files (a call number out of range,
+	// from bad bytes, goes to the last, not out of bounds).
+	chunk := func(call uint32) int {
+		return int(min(uint64(call-1)*uint64(rounds)/max(p.ncalls, 1), uint64(rounds-1)))
+	}
 	if rounds > 1 {
 		var err error
 		if csp, err = newJobSpill(rounds); err != nil {
@@ -244,45 +260,53 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 			defer csp.close()
 		}
 	}
-	var out [][]byte
+	out := make([][]byte, size)
 	// In one round, the records this rank owns itself (its receives, its
 	// share of the collectives) skip the exchange: kept as they are, they
 	// take the place their bytes would have had.
 	var ownS []sendRec
 	var ownR []recvRec
 	var ownC []collRec
+	var rs []sendRec // no spill files: round k's records of one destination
+	var rr []recvRec
+	var rc []collRec
+	sendParts, recvParts, collParts := make([][]sendRec, size), make([][]recvRec, size), make([][]collRec, size)
+	// Over rounds, each rank's lists are decoded into the room of the
+	// round before.
+	keepS, keepR, keepC := make([][]sendRec, size), make([][]recvRec, size), make([][]collRec, size)
 	for k := 0; k < rounds; k++ {
 		switch {
 		case sp != nil:
 			out = sp.read(k, size)
 		case rounds == 1:
-			out = make([][]byte, size)
 			for d := range out {
 				if d == me {
 					ownS, ownR, ownC = p.sends[d], p.recvs[d], p.colls[d]
 				} else {
-					out[d] = encodeRecs(nil, p.sends[d], p.recvs[d], p.colls[d])
+					out[d] = appendBlock(make([]byte, 0, xHeader+(len(p.sends[d])+len(p.recvs[d]))*xMsg+len(p.colls[d])*xColl+len(tail)),
+						p.sends[d], p.recvs[d], p.colls[d])
 				}
 				p.sends[d], p.recvs[d], p.colls[d] = nil, nil, nil
 			}
 		default: // no spill files could be made: round k's records from memory
-			out = make([][]byte, size)
 			for d := range out {
+				rs, rr, rc = rs[:0], rr[:0], rc[:0]
 				for i := range p.sends[d] {
 					if roundOfFlow(p.sends[d][i].flow, rounds) == k {
-						out[d] = encodeRecs(out[d], p.sends[d][i:i+1], nil, nil)
+						rs = append(rs, p.sends[d][i])
 					}
 				}
 				for i := range p.recvs[d] {
 					if roundOfFlow(p.recvs[d][i].flow, rounds) == k {
-						out[d] = encodeRecs(out[d], nil, p.recvs[d][i:i+1], nil)
+						rr = append(rr, p.recvs[d][i])
 					}
 				}
 				for i := range p.colls[d] {
 					if x := &p.colls[d][i]; roundOfColl(x.comm, x.seq, rounds) == k {
-						out[d] = encodeRecs(out[d], nil, nil, p.colls[d][i:i+1])
+						rc = append(rc, *x)
 					}
 				}
+				out[d] = appendBlock(out[d][:0], rs, rr, rc)
 			}
 		}
 		if k == 0 {
@@ -294,7 +318,9 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 		if err != nil {
 			return rankWaits{}, st, nil, err
 		}
-		out = nil
+		if sp != nil || rounds == 1 {
+			clear(out)
+		}
 		if k == 0 {
 			for s, b := range in {
 				if len(b) < len(tail) {
@@ -303,21 +329,26 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 				in[s], tails[s] = b[:len(b)-len(tail)], b[len(b)-len(tail):]
 			}
 		}
-		var sends []sendRec
-		var recvs []recvRec
-		var colls []collRec
+		// Each rank's records decoded into lists of their own, matched as
+		// parts (matchParts: no concatenation).
 		for s, b := range in {
+			sendParts[s], recvParts[s], collParts[s] = nil, nil, nil
 			if s == me && sp == nil && rounds == 1 {
-				sends, recvs, colls = append(sends, ownS...), append(recvs, ownR...), append(colls, ownC...)
+				sendParts[s], recvParts[s], collParts[s] = ownS, ownR, ownC
 				ownS, ownR, ownC = nil, nil, nil
 				continue
 			}
-			if sends, recvs, colls, err = decodeSpill(b, sends, recvs, colls); err != nil {
+			if sendParts[s], recvParts[s], collParts[s], err = decodeBlocks(b, int32(s), keepS[s], keepR[s], keepC[s]); err != nil {
 				warn(fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
 			}
 			in[s] = nil
 		}
 		in = nil
+		if rounds > 1 { // matchParts lets go of the lists
+			copy(keepS, sendParts)
+			copy(keepR, recvParts)
+			copy(keepC, collParts)
+		}
 		var cands []cand
 		var rst matchStats
 		func() {
@@ -326,35 +357,56 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 					warn(fmt.Sprintf("rank %d: the analysis failed in matching (%v): its results are incomplete", me, e))
 				}
 			}()
-			cands, rst = matchRecs(sends, recvs, colls, func(w int) (int, bool) { return w, w >= 0 && w < size })
+			var co candOut
+			cp := collParts
+			if m, ok := mergeColls(collParts); ok {
+				cp = [][]collRec{m}
+			}
+			rst = matchParts(sendParts, recvParts, cp, func(w int) (int, bool) { return w, w >= 0 && w < size }, &co)
+			cands = co.flat
 		}()
 		st.add(rst)
-		sends, recvs, colls = nil, nil, nil
-		back := make([][]byte, size)
-		for i := range cands {
-			d := int(cands[i].idx)
-			back[d] = appendCand(back[d], &cands[i])
-		}
+		clear(sendParts)
+		clear(recvParts)
+		clear(collParts)
+		// In memory, the candidates of this rank's own calls skip the
+		// exchange, as its own records do.
+		var own []cand
+		back := candsOut(cands, size, me, csp == nil, &own)
 		cands = nil
 		if in, err = c.Alltoallv(back); err != nil {
 			return rankWaits{}, st, nil, err
 		}
 		back = nil
+		if csp == nil {
+			n := len(mine) + len(own)
+			for s, b := range in {
+				if s != me {
+					n += len(b) / xCand
+				}
+			}
+			mine = slices.Grow(mine, n-len(mine))
+		}
 		for s, b := range in {
 			if csp == nil {
-				if mine, err = decodeCands(b, mine); err != nil {
+				if s == me {
+					mine = append(mine, own...)
+					own = nil
+					continue
+				}
+				if mine, err = appendJobCands(mine, b, int32(me)); err != nil {
 					warn(fmt.Sprintf("rank %d: wait candidates from rank %d: %v (left out)", me, s, err))
 				}
 				continue
 			}
-			if len(b)%candLen != 0 {
+			if len(b)%xCand != 0 {
 				warn(fmt.Sprintf("rank %d: wait candidates from rank %d: %d bytes: not whole records (left out)", me, s, len(b)))
 				continue
 			}
 			// By call range: each call's candidates in one file.
-			for ; len(b) > 0; b = b[candLen:] {
-				k := chunk(binary.LittleEndian.Uint32(b[8:]))
-				csp.frame[k] = append(csp.frame[k], b[:candLen]...)
+			for ; len(b) > 0; b = b[xCand:] {
+				k := chunk(binary.LittleEndian.Uint32(b[4:]))
+				csp.frame[k] = append(csp.frame[k], b[:xCand]...)
 			}
 			for k, f := range csp.frame {
 				if len(f) > 0 {
@@ -382,7 +434,7 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 		group(mine)
 	} else {
 		for k := 0; k < rounds; k++ {
-			cs, err := decodeCands(csp.read(k, 1)[0], nil)
+			cs, err := appendJobCands(nil, csp.read(k, 1)[0], int32(me))
 			if err != nil {
 				warn(fmt.Sprintf("rank %d: wait candidates: %v (left out)", me, err))
 			}
@@ -394,4 +446,320 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 	}
 	rw.sortJumps()
 	return rw, st, tails, nil
+}
+
+// The records in the job's exchange (since 2026-11-28; before, the
+// offline spill files' format: a tag byte per record, the sender's rank in
+// each, appended field by field and decoded into growing lists): blocks,
+// each a header of the counts of sends, receives and collective parts
+// (uint32 each) and then the records of each kind at fixed widths,
+// little-endian, written straight into a buffer of the block's size. The
+// sender's rank is the message's source, so no record carries it. A
+// message is one block (several when its records come from spill files,
+// one per batch written); one without records is empty.
+const (
+	xHeader = 4 * 3
+	xMsg    = 8 + 8*3 + 4 + 4 + 1 // flow, the three times, key, call, blocking
+	xColl   = 4*5 + 1 + 8*2       // comm, seq, key, call, root, kind and side, t0, t1
+)
+
+// appendBlock appends the records as one block to b (nothing when there
+// are none).
+func appendBlock(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) []byte {
+	ns, nr, nc := len(sends), len(recvs), len(colls)
+	if ns+nr+nc == 0 {
+		return b
+	}
+	n := len(b)
+	size := xHeader + (ns+nr)*xMsg + nc*xColl
+	b = slices.Grow(b, size)[:n+size]
+	w := b[n:]
+	le := binary.LittleEndian
+	le.PutUint32(w, uint32(ns))
+	le.PutUint32(w[4:], uint32(nr))
+	le.PutUint32(w[8:], uint32(nc))
+	w = w[xHeader:]
+	for i := range sends {
+		r := &sends[i]
+		putMsg(w[:xMsg], r.flow, r.enter, r.bt0, r.bt1, r.key, r.call, r.blocking)
+		w = w[xMsg:]
+	}
+	for i := range recvs {
+		r := &recvs[i]
+		putMsg(w[:xMsg], r.flow, r.post, r.wt0, r.wt1, r.key, r.call, r.blocking)
+		w = w[xMsg:]
+	}
+	for i := range colls {
+		r := &colls[i]
+		w := w[i*xColl : (i+1)*xColl]
+		le.PutUint32(w, uint32(r.comm))
+		le.PutUint32(w[4:], r.seq)
+		le.PutUint32(w[8:], uint32(r.key))
+		le.PutUint32(w[12:], r.call)
+		le.PutUint32(w[16:], uint32(r.root))
+		w[20] = byte(r.kind) | r.side<<4
+		le.PutUint64(w[21:], math.Float64bits(r.t0))
+		le.PutUint64(w[29:], math.Float64bits(r.t1))
+	}
+	return b
+}
+
+func putMsg(w []byte, flow uint64, t1, t2, t3 float64, key int32, call uint32, blocking bool) {
+	le := binary.LittleEndian
+	le.PutUint64(w, flow)
+	le.PutUint64(w[8:], math.Float64bits(t1))
+	le.PutUint64(w[16:], math.Float64bits(t2))
+	le.PutUint64(w[24:], math.Float64bits(t3))
+	le.PutUint32(w[32:], uint32(key))
+	le.PutUint32(w[36:], call)
+	w[40] = flagByte(blocking)
+}
+
+// blockCounts checks b's blocks and returns their records of each kind.
+func blockCounts(b []byte) (ns, nr, nc int, err error) {
+	le := binary.LittleEndian
+	for off := 0; off < len(b); {
+		if len(b)-off < xHeader {
+			return 0, 0, 0, fmt.Errorf("a block's header cut short at byte %d of %d", off, len(b))
+		}
+		s, r, c := uint64(le.Uint32(b[off:])), uint64(le.Uint32(b[off+4:])), uint64(le.Uint32(b[off+8:]))
+		size := xHeader + (s+r)*xMsg + c*xColl
+		if size > uint64(len(b)-off) {
+			return 0, 0, 0, fmt.Errorf("a block of %d, %d and %d records at byte %d of %d: cut short", s, r, c, off, len(b))
+		}
+		ns, nr, nc, off = ns+int(s), nr+int(r), nc+int(c), off+int(size)
+	}
+	return ns, nr, nc, nil
+}
+
+// decodeBlocks decodes b's blocks, the records of rank idx, into the
+// lists given (their room reused, else one allocation each of the exact
+// size; no record appended).
+func decodeBlocks(b []byte, idx int32, sends []sendRec, recvs []recvRec, colls []collRec) ([]sendRec, []recvRec, []collRec, error) {
+	ns, nr, nc, err := blockCounts(b)
+	if err != nil {
+		return sends[:0], recvs[:0], colls[:0], err
+	}
+	sends, recvs, colls = resize(sends, ns), resize(recvs, nr), resize(colls, nc)
+	le := binary.LittleEndian
+	f := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
+	var is, ir, ic int
+	for len(b) > 0 {
+		s, r, c := int(le.Uint32(b)), int(le.Uint32(b[4:])), int(le.Uint32(b[8:]))
+		b = b[xHeader:]
+		for x := range sends[is : is+s] {
+			w := b[x*xMsg : (x+1)*xMsg]
+			sends[is+x] = sendRec{flow: le.Uint64(w), enter: f(w[8:]), bt0: f(w[16:]), bt1: f(w[24:]), idx: idx,
+				key: int32(le.Uint32(w[32:])), call: le.Uint32(w[36:]), blocking: w[40] != 0}
+		}
+		b, is = b[s*xMsg:], is+s
+		for x := range recvs[ir : ir+r] {
+			w := b[x*xMsg : (x+1)*xMsg]
+			recvs[ir+x] = recvRec{flow: le.Uint64(w), post: f(w[8:]), wt0: f(w[16:]), wt1: f(w[24:]), idx: idx,
+				key: int32(le.Uint32(w[32:])), call: le.Uint32(w[36:]), blocking: w[40] != 0}
+		}
+		b, ir = b[r*xMsg:], ir+r
+		for x := range colls[ic : ic+c] {
+			w := b[x*xColl : (x+1)*xColl]
+			colls[ic+x] = collRec{comm: int32(le.Uint32(w)), seq: le.Uint32(w[4:]), idx: idx, key: int32(le.Uint32(w[8:])),
+				call: le.Uint32(w[12:]), root: int32(le.Uint32(w[16:])), kind: collKind(w[20] & 0xf), side: w[20] >> 4,
+				t0: f(w[21:]), t1: f(w[29:])}
+		}
+		b, ic = b[c*xColl:], ic+c
+	}
+	return sends, recvs, colls, nil
+}
+
+// resize is a of length n, in a's room when it has enough.
+func resize[T any](a []T, n int) []T {
+	if cap(a) >= n {
+		return a[:n]
+	}
+	return make([]T, n)
+}
+
+// A wait candidate in the job's exchange back to the rank of its call
+// (which is its idx: not sent): key, call, pattern, partner, the
+// partner's key, the four times.
+const xCand = 4 + 4 + 1 + 4 + 4 + 8*4
+
+func putCand(w []byte, c *cand) {
+	le := binary.LittleEndian
+	le.PutUint32(w, uint32(c.key))
+	le.PutUint32(w[4:], c.call)
+	w[8] = byte(c.pattern)
+	le.PutUint32(w[9:], uint32(c.partner))
+	le.PutUint32(w[13:], uint32(c.pkey))
+	le.PutUint64(w[17:], math.Float64bits(c.t0))
+	le.PutUint64(w[25:], math.Float64bits(c.t1))
+	le.PutUint64(w[33:], math.Float64bits(c.waitReady))
+	le.PutUint64(w[41:], math.Float64bits(c.jumpReady))
+}
+
+// candsOut encodes the candidates for the ranks of their calls: each
+// rank's message of its exact size, written in place; with keep, those
+// of this rank's (me) calls go to *own instead, in their order.
+func candsOut(cands []cand, size, me int, keep bool, own *[]cand) [][]byte {
+	n := make([]int, size)
+	for i := range cands {
+		n[cands[i].idx]++
+	}
+	back := make([][]byte, size)
+	for d := range back {
+		if n[d] > 0 && (d != me || !keep) {
+			back[d] = make([]byte, 0, n[d]*xCand)
+		}
+	}
+	if keep && n[me] > 0 {
+		*own = make([]cand, 0, n[me])
+	}
+	for i := range cands {
+		d := cands[i].idx
+		if keep && int(d) == me {
+			*own = append(*own, cands[i])
+			continue
+		}
+		m := len(back[d])
+		back[d] = back[d][:m+xCand]
+		putCand(back[d][m:], &cands[i])
+	}
+	return back
+}
+
+// appendJobCands decodes b's candidates, of this rank's (idx) calls, onto
+// out (grown once).
+func appendJobCands(out []cand, b []byte, idx int32) ([]cand, error) {
+	if len(b)%xCand != 0 {
+		return out, fmt.Errorf("%d bytes: not whole records", len(b))
+	}
+	le := binary.LittleEndian
+	f := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
+	m := len(out)
+	out = slices.Grow(out, len(b)/xCand)[:m+len(b)/xCand]
+	for x := range out[m:] {
+		w := b[x*xCand : (x+1)*xCand]
+		out[m+x] = cand{idx: idx, key: int32(le.Uint32(w)), call: le.Uint32(w[4:]), pattern: Pattern(w[8]),
+			partner: int32(le.Uint32(w[9:])), pkey: int32(le.Uint32(w[13:])), t0: f(w[17:]), t1: f(w[25:]), waitReady: f(w[33:]), jumpReady: f(w[41:])}
+	}
+	return out, nil
+}
+
+// collKey is a collective part's instance, the key matchParts sorts by.
+func collKey(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) }
+
+// mergeColls merges the ranks' collective parts (by rank), each rank's in
+// order of their instances, into one list in that order, an instance's
+// parts in rank order: what matchParts' stable sort of their
+// concatenation gives, in n log(ranks) comparisons of keys (its sort,
+// where an instance's parts crowd its buckets, compared records through a
+// function that took their address: an allocation each, half the match
+// phase's CPU on scale.c at 8 ranks, 2026-11-28). A rank's parts come
+// in the order of its calls, each communicator's in order of sequence
+// number: over a few communicators they are put in order by
+// communicator first (stably). ok is false when a rank's parts are not
+// in order even so (then they are left to matchParts).
+func mergeColls(parts [][]collRec) (merged []collRec, ok bool) {
+	n := 0
+	for s, p := range parts {
+		if !collsSorted(p) {
+			if p = byComm(p); p == nil {
+				return nil, false
+			}
+			parts[s] = p
+		}
+		n += len(p)
+	}
+	merged = make([]collRec, 0, n)
+	// A heap of the ranks by their next part's key, then rank.
+	pos := make([]int, len(parts))
+	key := make([]uint64, len(parts))
+	var h []int
+	less := func(a, b int) bool { return key[a] < key[b] || key[a] == key[b] && a < b }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && less(h[c+1], h[c]) {
+				c++
+			}
+			if !less(h[c], h[i]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for s, p := range parts {
+		if len(p) > 0 {
+			key[s] = collKey(&p[0])
+			h = append(h, s)
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		s := h[0]
+		p := parts[s]
+		// The run of this rank's parts before the next rank's key.
+		next := uint64(math.MaxUint64)
+		if len(h) > 1 {
+			next = key[h[1]]
+			if len(h) > 2 {
+				next = min(next, key[h[2]])
+			}
+		}
+		i := pos[s]
+		j := i + 1
+		for j < len(p) && collKey(&p[j]) < next {
+			j++
+		}
+		merged = append(merged, p[i:j]...)
+		if pos[s] = j; j == len(p) {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		} else {
+			key[s] = collKey(&p[j])
+		}
+		down(0)
+	}
+	return merged, true
+}
+
+func collsSorted(p []collRec) bool {
+	for i := 1; i < len(p); i++ {
+		if collKey(&p[i]) < collKey(&p[i-1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// byComm is p stably by communicator, in order if each communicator's
+// parts are (nil otherwise, or over more than 8 communicators).
+func byComm(p []collRec) []collRec {
+	var comms []int32
+	for i := range p {
+		if !slices.Contains(comms, p[i].comm) {
+			if len(comms) == 8 {
+				return nil
+			}
+			comms = append(comms, p[i].comm)
+		}
+	}
+	slices.SortFunc(comms, func(a, b int32) int { return cmpU(uint64(uint32(a)), uint64(uint32(b))) })
+	out := make([]collRec, 0, len(p))
+	for _, c := range comms {
+		for i := range p {
+			if p[i].comm == c {
+				out = append(out, p[i])
+			}
+		}
+	}
+	if !collsSorted(out) {
+		return nil
+	}
+	return out
 }

@@ -38,14 +38,21 @@ import (
 //     R_i(x) to S_i(x): the place of S_i(x) on the path (a terminal
 //     reached sooner gets a larger place; the smallest is its own) and
 //     the time the path arrives there (the ready time of the jump before
-//     it), the end of the segment the path spends on its rank. The end
-//     rank knows when its last jump's S_i is the terminal: the path is
-//     then at most 2^i jumps long and this level's marks reach its start.
-//     Each message carries that flag, so every rank knows whether another
-//     level follows without a reduction.
+//     it), the end of the segment the path spends on its rank. Level i
+//     runs only when the path has a jump at place 2^i - 1 (for i = 0 the
+//     end rank's last jump), marked by then; that jump's rank sees
+//     whether its S_i is the terminal: the path then has fewer than
+//     2^(i+1) jumps (T <= 2^i - 1 + 2^i), so after this level every
+//     jump is marked (places below 2^(i+1)) and the start has its exact
+//     place T from the mark at T - 2^i (below 2^i, as T >= 2^i). Each
+//     message carries a flag, set by that rank when the S_i is a jump, so
+//     every rank knows whether another level follows without a
+//     reduction. (Before 2026-11-28 the end rank set the flag from its own
+//     S_i, a level later: one exchange more whenever T is not a power of
+//     two.)
 //
-// A path of T jumps takes ceil(log2 T) + 3 exchanges (one when T is 0),
-// whatever the length of the other chains.
+// A path of T >= 1 jumps takes floor(log2 T) + 1 levels, floor(log2 T) +
+// 3 exchanges (one when T is 0), whatever the length of the other chains.
 //
 // The replay also keeps a cursor per rank (a jump once passed is never
 // taken again), which the successors above know only for a jump to the
@@ -66,7 +73,7 @@ type pnode struct {
 
 // pathStats is what the path's exchanges cost one rank.
 type pathStats struct {
-	levels    int   // doubling levels the path needed (2^levels covers its jumps)
+	levels    int   // the path's last doubling level L (2^L <= its jumps < 2^(L+1))
 	exchanges int   // Alltoallv calls
 	sent      int64 // bytes this rank sent in them (to other ranks)
 	tokens    bool  // replayed by the token instead
@@ -90,7 +97,7 @@ func pathCost(jumps int) (levels, exchanges int) {
 	if jumps == 0 {
 		return 0, 1
 	}
-	levels = bits.Len(uint(jumps - 1))
+	levels = bits.Len(uint(jumps)) - 1
 	return levels, levels + 3
 }
 
@@ -102,18 +109,44 @@ type pathVerdict struct {
 	Count    int64 // jumps on the path
 }
 
-// The records of a level's messages (little endian): a header of the flag
-// (whether another level follows) and the three counts, then
-//   - updates, to the rank of j: j's index, S_{i+1}(j) (rank, index), R_{i+1}(j);
+// The messages (since 2026-11-28 ranks and indices as unsigned varints,
+// an index that may be -1 as index + 1; times as 8 bytes little endian;
+// before, 4 bytes each):
+//   - the successors' queries: the flag (whether the path has a jump),
+//     this rank's jumps (8 bytes), then per jump asked its index (the
+//     difference to the one asked before: they go in order) and ready time;
+//   - the replies: a bitmap over the queries the receiver sent, which of
+//     the sender's own queries to it were for a leaf (a jump no other
+//     jump's successor is, not the path's end: it can never be on the
+//     path, so no update or in-entry is sent for it, at any level), then
+//     the successor of each query received (index + 1);
+//   - a level's messages: the flag (whether another level follows) and the
+//     three counts, then
+//   - updates, to the rank of j: j's index, S_{i+1}(j) (rank + 1, index +
+//     1), R_{i+1}(j);
 //   - in-entries, to the rank of k: k's index, j (rank, index), j in In_{i+1}(k);
-//   - marks, to the rank of a node: its index (-1: the rank's start), its
-//     place, the time the path arrives there.
-const (
-	pathHeader = 1 + 3*4
-	pathUpdate = 4 + 8 + 8
-	pathIn     = 4 + 8
-	pathMark   = 4 + 8 + 8
-)
+//   - marks, to the rank of a node: its index + 1 (0: the rank's start),
+//     its place, the time the path arrives there.
+
+// readUvarint reads an unsigned varint of at most max from b at *off.
+func readUvarint(b []byte, off *int, max uint64) (uint64, bool) {
+	v, n := binary.Uvarint(b[*off:])
+	if n <= 0 || v > max {
+		return 0, false
+	}
+	*off += n
+	return v, true
+}
+
+// readF64 reads 8 bytes of a float64 from b at *off.
+func readF64(b []byte, off *int) (float64, bool) {
+	if len(b)-*off < 8 {
+		return 0, false
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(b[*off:]))
+	*off += 8
+	return f, true
+}
 
 // doublingReplay is the critical path in the job (see above): this rank's
 // segments of the path, in time order, and info's start rank and jumps.
@@ -182,6 +215,7 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		out[d] = le.AppendUint64([]byte{flagByte(more)}, uint64(n))
 	}
 	asked := make([]int, size)
+	lastAsked := make([]int, size)
 	for k := range jumps {
 		j := &jumps[k]
 		switch pr := int(j.partner); {
@@ -194,8 +228,9 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 				ins = append(ins, inEntry{s, pnode{int32(me), int32(k)}})
 			}
 		default:
-			out[pr] = le.AppendUint64(le.AppendUint32(out[pr], uint32(k)), math.Float64bits(j.ready))
+			out[pr] = le.AppendUint64(binary.AppendUvarint(out[pr], uint64(k-lastAsked[pr])), math.Float64bits(j.ready))
 			asked[pr]++
+			lastAsked[pr] = k
 		}
 	}
 	in, err := a2a(out)
@@ -204,9 +239,10 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	}
 	var total uint64
 	nOf := make([]int32, size) // each rank's jumps
+	nq := make([]int, size)    // the queries received from each rank, whose ins entries follow those of the ranks before
 	more = false
 	for s, b := range in {
-		if len(b) < 9 || (len(b)-9)%12 != 0 {
+		if len(b) < 9 {
 			return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 		}
 		more = more || b[0] != 0
@@ -217,39 +253,95 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		nOf[s] = int32(m)
 		total += m
 		rep := out[s][:0]
-		for b = b[9:]; len(b) > 0; b = b[12:] {
-			jk := int32(le.Uint32(b))
-			if jk < 0 || jk >= nOf[s] || s == me {
-				return nil, fmt.Errorf("critical path: rank %d asks for its jump %d of %d", s, jk, nOf[s])
+		jk := int64(0)
+		for off := 9; off < len(b); {
+			dk, ok := readUvarint(b, &off, uint64(nOf[s]))
+			t, ok2 := readF64(b, &off)
+			if jk += int64(dk); !ok || !ok2 || jk >= int64(nOf[s]) || s == me {
+				return nil, fmt.Errorf("critical path: rank %d asks for its jump %d of %d (byte %d of %d)", s, jk, nOf[s], off, len(b))
 			}
-			k := search(math.Float64frombits(le.Uint64(b[4:])))
-			rep = le.AppendUint32(rep, uint32(k))
-			if k >= 0 {
-				ins = append(ins, inEntry{k, pnode{int32(s), jk}})
-			}
+			k := search(t)
+			rep = binary.AppendUvarint(rep, uint64(k+1))
+			ins = append(ins, inEntry{k, pnode{int32(s), int32(jk)}})
+			nq[s]++
 		}
 		out[s] = rep
 	}
 	if more {
+		// The leaves: jumps that are no jump's successor (bar the path's
+		// end), told to the ranks that found their successors, which keep
+		// them out of the in-lists.
+		hasIn := make([]bool, n)
+		for _, x := range ins {
+			if x.k >= 0 {
+				hasIn[x.k] = true
+			}
+		}
+		leaf := func(k int) bool { return !hasIn[k] && !(me == endRank && int32(k) == end) }
+		for d := range out {
+			if d == me {
+				continue
+			}
+			bm := make([]byte, (asked[d]+7)/8, (asked[d]+7)/8+len(out[d]))
+			x := 0
+			for k := range jumps {
+				if int(jumps[k].partner) == d {
+					if leaf(k) {
+						bm[x/8] |= 1 << (x % 8)
+					}
+					x++
+				}
+			}
+			out[d] = append(bm, out[d]...)
+		}
 		if in, err = a2a(out); err != nil {
 			return nil, err
 		}
+		bms := make([][]byte, size)
 		for s, b := range in {
-			if len(b) != 4*asked[s] {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want %d", len(b), s, 4*asked[s])
+			if s == me {
+				continue
 			}
+			nb := (nq[s] + 7) / 8
+			if len(b) < nb {
+				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want at least %d", len(b), s, nb)
+			}
+			bms[s], in[s] = b[:nb], b[nb:]
 		}
+		offs := make([]int, size)
 		for k := range jumps {
 			pr := int(jumps[k].partner)
 			if pr < 0 || pr >= size || pr == me {
 				continue
 			}
-			x := int32(le.Uint32(in[pr]))
-			if x < -1 || x >= nOf[pr] {
-				return nil, fmt.Errorf("critical path: rank %d gives jump %d of %d", pr, x, nOf[pr])
+			x, ok := readUvarint(in[pr], &offs[pr], uint64(nOf[pr]))
+			if !ok {
+				return nil, fmt.Errorf("critical path: rank %d's reply at byte %d of %d: not a jump of %d", pr, offs[pr], len(in[pr]), nOf[pr])
 			}
-			succ[k], in[pr] = pnode{int32(pr), x}, in[pr][4:]
+			succ[k] = pnode{int32(pr), int32(x) - 1}
 		}
+		for s := range in {
+			if s != me && offs[s] != len(in[s]) {
+				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want %d", len(in[s]), s, offs[s])
+			}
+		}
+		// Keep the entries of jumps that are no leaves and whose
+		// successor is a jump (the queries' entries, in order by rank).
+		kept := ins[:0]
+		q := make([]int, size)
+		for _, x := range ins {
+			drop := x.k < 0
+			if r := int(x.j.r); r == me {
+				drop = drop || leaf(int(x.j.k))
+			} else {
+				drop = drop || bms[r][q[r]/8]&(1<<(q[r]%8)) != 0
+				q[r]++
+			}
+			if !drop {
+				kept = append(kept, x)
+			}
+		}
+		ins = kept
 	}
 	// 2 and 3. The levels. A chain without a cycle has at most total
 	// jumps: 2^maxLevels steps reach its terminal (a cycle, which the
@@ -262,17 +354,22 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	ups := make([][]byte, size)
 	inb := make([][]byte, size)
 	mks := make([][]byte, size)
+	nup, nin, nmk := make([]int, size), make([]int, size), make([]int, size)
 	bad := false
 	level := 0
 	for ; more && level <= maxLevels; level++ {
 		for d := range size {
 			ups[d], inb[d], mks[d] = ups[d][:0], inb[d][:0], mks[d][:0]
+			nup[d], nin[d], nmk[d] = 0, 0, 0
 		}
 		for _, x := range ins {
 			q, r := succ[x.k], ready[x.k]
-			ups[x.j.r] = le.AppendUint64(le.AppendUint32(le.AppendUint32(le.AppendUint32(ups[x.j.r], uint32(x.j.k)), uint32(q.r)), uint32(q.k)), math.Float64bits(r))
+			u := binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(ups[x.j.r], uint64(x.j.k)), uint64(q.r+1)), uint64(q.k+1))
+			ups[x.j.r] = le.AppendUint64(u, math.Float64bits(r))
+			nup[x.j.r]++
 			if active(q) {
-				inb[q.r] = le.AppendUint32(le.AppendUint32(le.AppendUint32(inb[q.r], uint32(q.k)), uint32(x.j.r)), uint32(x.j.k))
+				inb[q.r] = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(inb[q.r], uint64(q.k)), uint64(x.j.r)), uint64(x.j.k))
+				nin[q.r]++
 			}
 		}
 		half := int64(1) << level
@@ -289,12 +386,20 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 				}
 				m.term = true
 			}
-			mks[q.r] = le.AppendUint64(le.AppendUint64(le.AppendUint32(mks[q.r], uint32(q.k)), uint64(m.pos+half)), math.Float64bits(ready[m.k]))
+			mks[q.r] = le.AppendUint64(binary.AppendUvarint(binary.AppendUvarint(mks[q.r], uint64(q.k+1)), uint64(m.pos+half)), math.Float64bits(ready[m.k]))
+			nmk[q.r]++
 		}
-		flag := me == endRank && active(succ[end])
+		// Another level follows when the path's jump at place 2^i - 1
+		// (marked by now) has a jump 2^i steps on.
+		flag := false
+		for x := range marks {
+			if m := &marks[x]; m.pos == half-1 && active(succ[m.k]) {
+				flag = true
+			}
+		}
 		for d := range size {
 			b := append(out[d][:0], flagByte(flag))
-			b = le.AppendUint32(le.AppendUint32(le.AppendUint32(b, uint32(len(ups[d])/pathUpdate)), uint32(len(inb[d])/pathIn)), uint32(len(mks[d])/pathMark))
+			b = binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(b, uint64(nup[d])), uint64(nin[d])), uint64(nmk[d]))
 			out[d] = append(append(append(b, ups[d]...), inb[d]...), mks[d]...)
 		}
 		if in, err = a2a(out); err != nil {
@@ -305,38 +410,55 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		ins = ins[:0]
 		more = false
 		for s, b := range in {
-			if len(b) < pathHeader {
+			if len(b) < 1 {
 				return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 			}
 			more = more || b[0] != 0
-			nu, ni, nm := int(le.Uint32(b[1:])), int(le.Uint32(b[5:])), int(le.Uint32(b[9:]))
-			if len(b) != pathHeader+nu*pathUpdate+ni*pathIn+nm*pathMark {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d, for %d, %d and %d records", len(b), s, nu, ni, nm)
+			off := 1
+			fail := func(what string) error {
+				return fmt.Errorf("critical path: rank %d's level %d message: %s at byte %d of %d", s, level, what, off, len(b))
 			}
-			b = b[pathHeader:]
+			nu, ok1 := readUvarint(b, &off, uint64(len(b)))
+			ni, ok2 := readUvarint(b, &off, uint64(len(b)))
+			nm, ok3 := readUvarint(b, &off, uint64(len(b)))
+			if !ok1 || !ok2 || !ok3 {
+				return nil, fail("bad counts")
+			}
 			for range nu {
-				k, q := int32(le.Uint32(b)), pnode{int32(le.Uint32(b[4:])), int32(le.Uint32(b[8:]))}
-				if k < 0 || int(k) >= n || q.r < -1 || int(q.r) >= size || q.k < -1 || q.r >= 0 && q.k >= nOf[q.r] {
-					return nil, fmt.Errorf("critical path: rank %d updates jump %d of %d to %v", s, k, n, q)
+				k, ok1 := readUvarint(b, &off, math.MaxInt32)
+				qr, ok2 := readUvarint(b, &off, uint64(size))
+				qk, ok3 := readUvarint(b, &off, math.MaxInt32)
+				t, ok4 := readF64(b, &off)
+				q := pnode{int32(qr) - 1, int32(qk) - 1}
+				if !ok1 || !ok2 || !ok3 || !ok4 || k >= uint64(n) || q.r >= 0 && q.k >= nOf[q.r] {
+					return nil, fail(fmt.Sprintf("an update of jump %d to %v", k, q))
 				}
-				succ[k], ready[k] = q, math.Float64frombits(le.Uint64(b[12:]))
-				b = b[pathUpdate:]
+				succ[k], ready[k] = q, t
 			}
 			for range ni {
-				k, j := int32(le.Uint32(b)), pnode{int32(le.Uint32(b[4:])), int32(le.Uint32(b[8:]))}
-				if k < 0 || int(k) >= n || j.r < 0 || int(j.r) >= size || j.k < 0 || j.k >= nOf[j.r] {
-					return nil, fmt.Errorf("critical path: rank %d puts jump %v before jump %d of %d", s, j, k, n)
+				k, ok1 := readUvarint(b, &off, math.MaxInt32)
+				jr, ok2 := readUvarint(b, &off, uint64(size-1))
+				var jk uint64
+				ok3 := false
+				if ok2 {
+					jk, ok3 = readUvarint(b, &off, math.MaxInt32)
 				}
-				ins = append(ins, inEntry{k, j})
-				b = b[pathIn:]
+				if !ok1 || !ok2 || !ok3 || k >= uint64(n) || jk >= uint64(nOf[jr]) {
+					return nil, fail(fmt.Sprintf("an in-entry of jump %d", k))
+				}
+				ins = append(ins, inEntry{int32(k), pnode{int32(jr), int32(jk)}})
 			}
 			for range nm {
-				k := int32(le.Uint32(b))
-				if k < -1 || int(k) >= n {
-					return nil, fmt.Errorf("critical path: rank %d marks jump %d of %d", s, k, n)
+				k, ok1 := readUvarint(b, &off, uint64(n))
+				pos, ok2 := readUvarint(b, &off, math.MaxInt64)
+				t, ok3 := readF64(b, &off)
+				if !ok1 || !ok2 || !ok3 {
+					return nil, fail("a mark")
 				}
-				land(k, int64(le.Uint64(b[4:])), math.Float64frombits(le.Uint64(b[12:])))
-				b = b[pathMark:]
+				land(int32(k)-1, int64(pos), t)
+			}
+			if off != len(b) {
+				return nil, fail(fmt.Sprintf("%d, %d and %d records end", nu, ni, nm))
 			}
 		}
 	}

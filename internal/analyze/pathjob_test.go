@@ -9,14 +9,18 @@ import (
 // TestPathExchanges: a path of T jumps built by hand over p ranks (the
 // ranks it visits drawn at random, each jump's partner the next one's
 // rank), beside a chain of 5000 jumps on one rank that the path never
-// reaches, takes exactly ceil(log2 T) + 3 exchanges (1 for T = 0)
+// reaches, takes exactly floor(log2 T) + 3 exchanges (1 for T = 0)
 // whatever the other chain's length: the doubling stops when the path is
 // marked. The segments, start rank and jumps are the offline replay's.
 func TestPathExchanges(t *testing.T) {
-	// T -> exchanges: the two that find the successors, then one per
-	// doubling level, 2^level covering T, and the level that reaches
-	// the path's start.
-	want := map[int]int{0: 1, 1: 3, 2: 4, 3: 5, 4: 5, 5: 6, 8: 6, 9: 7, 1024: 13, 1025: 14}
+	// T -> exchanges: the two that find the successors, then levels 0 to
+	// L = floor(log2 T), the last level the one whose jump at place
+	// 2^L - 1 has the path's start 2^L steps on (T < 2^(L+1)): 2 + L + 1.
+	// T = 0: the end rank has no jump, the first exchange says so. So 1:
+	// 3; 2, 3: 4; 4 to 7: 5; 8 to 15: 6; 1024 to 2047: 13; 2048: 14
+	// (ceil(log2 T) + 3 before 2026-11-28: 5 for T = 3, 6 for T = 5, 7
+	// for 9, 14 for 1025).
+	want := map[int]int{0: 1, 1: 3, 2: 4, 3: 4, 4: 5, 5: 5, 7: 5, 8: 6, 9: 6, 15: 6, 16: 7, 1024: 13, 1025: 13, 2047: 13, 2048: 14}
 	const other = 5000
 	for _, size := range []int{1, 2, 3, 7} {
 		for T, wx := range want {
@@ -91,6 +95,83 @@ func TestPathExchanges(t *testing.T) {
 			if a, tk := net.a2as.Load(), net.tokens.Load(); a != int64(size*wx) || tk != 0 {
 				t.Errorf("%d ranks, T=%d: %d exchanges over the ranks, %d tokens; want %d, none", size, T, a, tk, size*wx)
 			}
+		}
+	}
+}
+
+// TestPathLeaves: leaves (jumps no jump's successor, not the path's end)
+// cost only their query and its reply, at no level. Two ranks, a path of
+// 10 jumps alternating between them from rank 0 (its start on rank 0
+// too), rank 1's chain of 5000 jumps the path never reaches, and L jumps
+// on rank 0 that end after every time the path looks for (never taken)
+// and whose successors are among the chain's first 100 jumps: rank 1
+// sends exactly L bytes more than without them (a one-byte reply each),
+// and the path and its exchanges are the same. Before 2026-11-28 every
+// level sent each of them an update.
+func TestPathLeaves(t *testing.T) {
+	const T, other = 10, 5000
+	big := float64(10*T + 10*other + 2000)
+	run := func(leaves int) ([]pathStats, [][][2]float64, []pathInfo) {
+		ws := make([]rankWaits, 2)
+		for x := range T {
+			t1 := big - 10*float64(x)
+			ws[x%2].jumps = append(ws[x%2].jumps, jump{t1: t1, t0: t1 - 6, ready: t1 - 5, partner: int32((x + 1) % 2)})
+		}
+		for m := range other {
+			t1 := float64(1000 + 10*m)
+			ws[1].jumps = append(ws[1].jumps, jump{t1: t1, t0: t1 - 6, ready: t1 - 5, partner: 1})
+		}
+		for l := range leaves {
+			t1 := big + 10 + float64(l)
+			ws[0].jumps = append(ws[0].jumps, jump{t1: t1, t0: t1 - 1, ready: float64(1000 + 10*(l%100) + 5), partner: 1})
+		}
+		passes := make([]*rankPass, 2)
+		for r := range passes {
+			ws[r].sortJumps()
+			p := newRankPass(r, r, 1)
+			p.ncalls, p.first, p.last = 1, 0, big-1
+			if r == 0 {
+				p.last = big + 1
+			}
+			passes[r] = p
+		}
+		w := replay(passes, ws)
+		if w.info.Jumps != T || w.info.StartRank != 0 || w.info.EndRank != 0 {
+			t.Fatalf("%d leaves: the replay finds %+v (not the path built)", leaves, w.info)
+		}
+		net := newChanNet(2)
+		segs := make([][][2]float64, 2)
+		infos := make([]pathInfo, 2)
+		sts := make([]pathStats, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for r := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				segs[r], errs[r] = doublingReplay(chanComm{r, net}, ws[r].jumps, passes[r], 0, &infos[r], &sts[r])
+			}()
+		}
+		wg.Wait()
+		for r := range 2 {
+			if errs[r] != nil {
+				t.Fatalf("%d leaves, rank %d: %v", leaves, r, errs[r])
+			}
+			if len(segs[r]) == 0 {
+				segs[r] = nil
+			}
+			if !slices.Equal(segs[r], w.segs[r]) {
+				t.Errorf("%d leaves, rank %d: segments %v, want %v", leaves, r, segs[r], w.segs[r])
+			}
+		}
+		return sts, segs, infos
+	}
+	st0, _, info0 := run(0)
+	for _, leaves := range []int{1, 100, 1000} {
+		st, _, info := run(leaves)
+		if st[1].sent-st0[1].sent != int64(leaves) || st[1].exchanges != st0[1].exchanges || st[1].tokens || info[0] != info0[0] {
+			t.Errorf("%d leaves: rank 1 sent %d bytes in %d exchanges, without them %d in %d (%+v, %+v): want %d bytes more, as many exchanges",
+				leaves, st[1].sent, st[1].exchanges, st0[1].sent, st0[1].exchanges, info[0], info0[0], leaves)
 		}
 	}
 }

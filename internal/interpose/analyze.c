@@ -22,6 +22,12 @@
 #define MS_AN_P2P 98               /* the trees' messages (ms_an_send, ms_an_probe_from) */
 #define MS_AN_PIECE ((int64_t)1 << 26) /* bytes per message: more go in pieces, the last shorter */
 
+/* The piece size in use (MS_AN_PIECE; MPISCOPE_DEBUG_ANALYZE_PIECE sets a
+ * smaller one, the same on every rank, for the tests: analyze.go), and
+ * the messages and pieces this rank sent (its timing line). */
+int64_t ms_an_piece = MS_AN_PIECE;
+int64_t ms_an_msgs, ms_an_pieces;
+
 /* ---- waiting for the others ----
  *
  * A rank of the analysis waits for the others at every exchange; on an
@@ -102,8 +108,8 @@ static int ms_an_mprobe(int src, int tag, MPI_Message *m, int *len)
 
 /* ---- messages in pieces ----
  *
- * A message of n bytes goes as n / MS_AN_PIECE + 1 messages, all but the
- * last MS_AN_PIECE long (int counts; the last may be empty), so that the
+ * A message of n bytes goes as n / ms_an_piece + 1 messages, all but the
+ * last ms_an_piece long (int counts; the last may be empty), so that the
  * receiver finds its length by probing alone. Between ms_an_post (or
  * ms_an_probe_from, or ms_an_send) and ms_an_take, this rank's sends are
  * in ms_an_sreq and the probed messages in ms_an_ins. */
@@ -137,15 +143,16 @@ static int ms_an_isend_pieces(const char *b, int64_t n, int dest, int tag)
 {
 	int64_t off = 0;
 	int piece, rc = MPI_SUCCESS;
+	ms_an_msgs++;
 	do {
-		piece = (int)(n - off < MS_AN_PIECE ? n - off : MS_AN_PIECE);
+		piece = (int)(n - off < ms_an_piece ? n - off : ms_an_piece);
 		if (!ms_an_grow((void **)&ms_an_sreq, &ms_an_csreq, ms_an_nsreq + 1, sizeof *ms_an_sreq))
 			return MPI_ERR_NO_MEM;
 		rc = PMPI_Isend((void *)(b + off), piece, MPI_BYTE, dest, tag, ms_priv, &ms_an_sreq[ms_an_nsreq]);
 		if (rc == MPI_SUCCESS)
-			ms_an_nsreq++;
+			ms_an_nsreq++, ms_an_pieces++;
 		off += piece;
-	} while (rc == MPI_SUCCESS && piece == MS_AN_PIECE);
+	} while (rc == MPI_SUCCESS && piece == ms_an_piece);
 	return rc;
 }
 
@@ -163,7 +170,7 @@ static int ms_an_probe_pieces(int src, int tag, int64_t *n)
 		e->len = len;
 		ms_an_nin++;
 		*n += len;
-	} while (len == MS_AN_PIECE);
+	} while (len == ms_an_piece);
 	return MPI_SUCCESS;
 }
 

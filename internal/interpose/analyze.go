@@ -6,6 +6,7 @@ package interpose
 #include <stdint.h>
 extern int ms_an_block;
 extern long ms_an_sleep_max;
+extern int64_t ms_an_piece, ms_an_msgs, ms_an_pieces;
 int ms_an_post(const char *sbuf, const int64_t *scount, const int64_t *soff, int64_t *rcount);
 int ms_an_take(char *rbuf, const int64_t *roff);
 int ms_an_send(const void *b, int64_t n, int dest);
@@ -78,6 +79,19 @@ func analyzeFinalize() *profile.Analysis {
 	} else if v != "" {
 		warn(fmt.Sprintf("MPISCOPE_DEBUG_ANALYZE_WAIT=%q: want block or a number of microseconds (0 to 100000); the default (at most 1000 us)", v))
 	}
+	// The exchanges' messages go in pieces of 64 MiB (analyze.c);
+	// MPISCOPE_DEBUG_ANALYZE_PIECE=N makes them N bytes (1 to 64 MiB, the
+	// same on every rank: a receiver knows a message's end by its shorter
+	// last piece), so that tests cut small messages into many.
+	C.ms_an_piece, C.ms_an_msgs, C.ms_an_pieces = 1<<26, 0, 0
+	pieces := false
+	if v := os.Getenv("MPISCOPE_DEBUG_ANALYZE_PIECE"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 1 && n <= 1<<26 {
+			C.ms_an_piece, pieces = C.int64_t(n), true
+		} else {
+			warn(fmt.Sprintf("MPISCOPE_DEBUG_ANALYZE_PIECE=%q: want a number of bytes from 1 to 67108864; the default (64 MiB)", v))
+		}
+	}
 	var t0 time.Time
 	var before int64
 	var phases []string
@@ -106,6 +120,12 @@ func analyzeFinalize() *profile.Analysis {
 		// time ends with the gathered result, the job's analysis.
 		fmt.Fprintf(os.Stderr, "mpiscope: analysis timing: rank=%d ms=%.3f hwm_before_kb=%d hwm_kb=%d %s cpu_ms=%.3f\n", state.rank,
 			float64(time.Since(t0).Microseconds())/1e3, before, vmHWM(), strings.Join(phases, " "), cpuMs()-cpu0)
+	}
+	if pieces {
+		// For the tests: the exchanges' and trees' messages this rank
+		// sent, and the pieces they took.
+		fmt.Fprintf(os.Stderr, "mpiscope: analysis pieces: rank=%d piece=%d msgs=%d pieces=%d\n", state.rank,
+			int64(C.ms_an_piece), int64(C.ms_an_msgs), int64(C.ms_an_pieces))
 	}
 	if err != nil {
 		warn(fmt.Sprintf("the analysis in the job failed on rank %d: %v", state.rank, err))

@@ -115,7 +115,7 @@ func prepare(f family, opt *options, res *results) (*bench, error) {
 	}
 	for _, p := range []struct {
 		name, opt string
-	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"bandwidth", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"memtest", "-O0"}} {
+	}{{"cheap", "-O2"}, {"pingpong", "-O2"}, {"allreduce", "-O2"}, {"bandwidth", "-O2"}, {"ab", "-O2"}, {"scale", "-O2"}, {"stencil", "-O2"}, {"memtest", "-O0"}} {
 		if err := sh(f.MPICC, p.opt, "-g", "-o", filepath.Join(b.bin, p.name), filepath.Join("bench/progs", p.name+".c")); err != nil {
 			return nil, err
 		}

@@ -33,9 +33,10 @@
 //	          channel off, against the channel compiled out (valgrind; not
 //	          in the default set; channeloff.go)
 //	analyzejob the analysis in the job (MPISCOPE_ANALYZE=1) at 2..32 ranks
-//	          and two program lengths (-analyzejob-iters): its time as a
-//	          share of the traced run's, its CPU time, peak RSS per rank
-//	          (analyzejob.go)
+//	          on scale.c at two program lengths (-analyzejob-iters) and on
+//	          stencil.c, a Jacobi solver (-stencil-side, -stencil-iters):
+//	          its time as a share of the traced run's, its CPU time, events
+//	          and peak RSS per rank (analyzejob.go)
 //
 // In overhead and ab, round r runs every configuration with the programs
 // at layout r mod -layouts: their code shifted by one of layoutPads' byte
@@ -82,6 +83,8 @@ type options struct {
 	scaleNP        string
 	scaleSet       bool // -scale-np given
 	analyzeIters   string
+	stencilSide    string
+	stencilIters   string
 	verbose        bool
 	layouts        int
 	variants       string
@@ -109,6 +112,8 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.memCalls, "mem-calls", "1000000,10000000", "call counts of the memory section")
 	fs.StringVar(&o.scaleNP, "scale-np", "2,4,8,16,32", "rank counts of the scale section")
 	fs.StringVar(&o.analyzeIters, "analyzejob-iters", "500,5000", "program lengths (scale.c's `iterations`) of the analyzejob section, each run at every rank count")
+	fs.StringVar(&o.stencilSide, "stencil-side", "256", "block `sides` (grid points per rank: side x side) of stencil.c in the analyzejob section")
+	fs.StringVar(&o.stencilIters, "stencil-iters", "1000", "program lengths (stencil.c's `iterations`) of the analyzejob section, each run at every side and rank count")
 	fs.BoolVar(&o.verbose, "v", false, "print every run")
 	fs.IntVar(&o.layouts, "layouts", len(layoutPads), "program `layouts` the overhead and ab sections rotate through, round r running every configuration at layout r mod n (1: the programs as compiled)")
 	fs.StringVar(&o.variants, "variants", "", "extra builds `name=lib.so,...`: profile mode in the overhead section, every mode in the ab section (to compare builds side by side); {family} in a path is replaced by the family's name (bench/build-variant.sh builds them)")
