@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"math"
 	"math/rand"
 	"testing"
@@ -232,5 +233,54 @@ func TestCheapLoop(t *testing.T) {
 	}
 	if n != 1000 {
 		t.Errorf("%d events, want 1000", n)
+	}
+}
+
+// TestUvAtSlow: uvAtSlow (the varints of two bytes or more; next reads
+// one-byte ones and, with a byte after, two-byte ones inline) reads what
+// binary.Uvarint reads, for values of 2 to 10 bytes at every distance from
+// the end of the buffer (its two-, three- and four-byte paths and the
+// general one), and marks a varint cut short, one of 11 bytes, an offset
+// past the end and an earlier error (x < 0) with -1.
+func TestUvAtSlow(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	checked := 0
+	for n := 8; n <= 64; n++ {
+		for k := 0; k < 20; k++ {
+			v := rng.Uint64() | 1<<(n-1)
+			if n < 64 {
+				v &= 1<<n - 1
+			}
+			enc := binary.AppendUvarint(nil, v)
+			for pre := 0; pre < 3; pre++ {
+				for post := 0; post < 6; post++ {
+					b := make([]byte, pre, pre+len(enc)+post)
+					rng.Read(b)
+					b = append(b, enc...)
+					for i := 0; i < post; i++ {
+						b = append(b, byte(rng.Intn(256)))
+					}
+					got, x := uvAtSlow(b, pre)
+					if got != v || x != pre+len(enc) {
+						t.Fatalf("%#x (%d bytes, %d before, %d after): %#x, next %d", v, len(enc), pre, post, got, x)
+					}
+					checked++
+				}
+			}
+			if _, x := uvAtSlow(enc[:len(enc)-1], 0); x != -1 {
+				t.Errorf("%#x cut to %d bytes: next %d, want -1", v, len(enc)-1, x)
+			}
+		}
+	}
+	if _, x := uvAtSlow(bytes.Repeat([]byte{0xff}, 11), 0); x != -1 {
+		t.Errorf("11 continuation bytes: next %d, want -1", x)
+	}
+	for _, x := range []int{-1, 4, 5} {
+		if _, nx := uvAtSlow([]byte{0x81, 0x82, 0x83, 0x84}, x); nx != -1 {
+			t.Errorf("offset %d of 4 bytes: next %d, want -1", x, nx)
+		}
+	}
+	if checked != 57*20*18 {
+		t.Fatalf("%d checked", checked)
 	}
 }

@@ -558,8 +558,8 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 	k = min(k, st.left())
 	evs = slices.Grow(evs, k) // k <= len(raw)/minEvent: what the data holds
 	b, pt, ppc, n := st.b, st.pt, st.ppc, st.n
-	// Varints inline: a one-byte value (most of them) costs a compare,
-	// longer ones uvAtSlow; x < 0 once one is cut short.
+	// Varints inline: a one-byte value (most of them) costs a compare, a
+	// two-byte one two, longer ones uvAtSlow; x < 0 once one is cut short.
 	x := 0
 	defer func() { st.b, st.pt, st.ppc = b[min(max(x, 0), len(b)):], pt, ppc }()
 	var u uint64
@@ -580,6 +580,8 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		x0 := x
 		if uint(x0) < uint(len(b)) && b[x0] < 0x80 {
 			fn, x0 = uint64(b[x0]), x0+1
+		} else if uint(x0)+1 < uint(len(b)) && b[x0+1] < 0x80 {
+			fn, x0 = uint64(b[x0]&0x7f)|uint64(b[x0+1])<<7, x0+2
 		} else {
 			fn, x0 = uvAtSlow(b, x0)
 		}
@@ -590,24 +592,32 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		x = x0
 		if uint(x) < uint(len(b)) && b[x] < 0x80 {
 			u, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 		} else {
 			u, x = uvAtSlow(b, x)
 		}
 		v.Comm = int32(unzz(u))
 		if uint(x) < uint(len(b)) && b[x] < 0x80 {
 			u, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 		} else {
 			u, x = uvAtSlow(b, x)
 		}
 		v.T0 = pt + uint64(unzz(u))
 		if uint(x) < uint(len(b)) && b[x] < 0x80 {
 			u, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 		} else {
 			u, x = uvAtSlow(b, x)
 		}
 		v.T1 = v.T0 + u
 		if uint(x) < uint(len(b)) && b[x] < 0x80 {
 			u, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 		} else {
 			u, x = uvAtSlow(b, x)
 		}
@@ -616,6 +626,8 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		if flags&FReq != 0 || kind == KComplete {
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				v.Req, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				v.Req, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				v.Req, x = uvAtSlow(b, x)
 			}
@@ -623,18 +635,24 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		if v.sendFields() {
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				u, x = uvAtSlow(b, x)
 			}
 			v.SPeer = int32(unzz(u))
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				u, x = uvAtSlow(b, x)
 			}
 			v.STag = int32(unzz(u))
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				u, x = uvAtSlow(b, x)
 			}
@@ -643,18 +661,24 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		if v.recvFields() {
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				u, x = uvAtSlow(b, x)
 			}
 			v.RPeer = int32(unzz(u))
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				u, x = uvAtSlow(b, x)
 			}
 			v.RTag = int32(unzz(u))
 			if uint(x) < uint(len(b)) && b[x] < 0x80 {
 				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
 			} else {
 				u, x = uvAtSlow(b, x)
 			}
@@ -676,6 +700,14 @@ func uvAtSlow(b []byte, x int) (uint64, int) {
 	}
 	if x+1 < len(b) && b[x+1] < 0x80 { // two bytes (b[x] >= 0x80 here)
 		return uint64(b[x]&0x7f) | uint64(b[x+1])<<7, x + 2
+	}
+	if x+3 < len(b) { // three or four bytes (request ids, callsite deltas)
+		if c := b[x+2]; c < 0x80 {
+			return uint64(b[x]&0x7f) | uint64(b[x+1]&0x7f)<<7 | uint64(c)<<14, x + 3
+		}
+		if d := b[x+3]; d < 0x80 {
+			return uint64(b[x]&0x7f) | uint64(b[x+1]&0x7f)<<7 | uint64(b[x+2]&0x7f)<<14 | uint64(d)<<21, x + 4
+		}
 	}
 	v, k := binary.Uvarint(b[x:])
 	if k <= 0 {

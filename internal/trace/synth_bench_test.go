@@ -1,9 +1,13 @@
 package trace
 
 import (
+	"bytes"
+	"compress/flate"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -132,4 +136,76 @@ func BenchmarkConvertOTF2Parallel(b *testing.B) {
 		}
 	}
 	rate(b, n, cpu0)
+}
+
+// BenchmarkDecodeParts decodes as the walk reads: events blocks in parts
+// of 1,024 events.
+func BenchmarkDecodeParts(b *testing.B) {
+	j, n := benchJob(b)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		for _, r := range j.Ranks {
+			if err := r.scanParts(1024, func(int, []Event, bool) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	rate(b, n, cpu0)
+}
+
+// BenchmarkFlateLevel encodes the benchmark job's events blocks at each
+// DEFLATE level (any level's stream is a valid events block: the format
+// does not change) and decodes them as the walk does: the bytes per event
+// on disk, the CPU of packing (AppendEvents) and of decoding, per event.
+func BenchmarkFlateLevel(b *testing.B) {
+	j, n := benchJob(b)
+	var blocks [][]Event
+	for _, r := range j.Ranks {
+		if err := r.Scan(func(tid int, evs []Event) error {
+			blocks = append(blocks, slices.Clone(evs))
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, lvl := range []int{flate.BestSpeed, 2, 4, flate.DefaultCompression, flate.BestCompression} {
+		b.Run(fmt.Sprintf("level=%d", lvl), func(b *testing.B) {
+			fw, _ := flate.NewWriter(nil, lvl)
+			var scratch bytes.Buffer
+			ps := make([][]byte, len(blocks))
+			size := 0
+			cpu0 := cpuTime()
+			for i, evs := range blocks {
+				p, err := AppendEvents(nil, 1, evs, fw, &scratch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ps[i] = p
+				size += len(p)
+			}
+			enc := cpuTime() - cpu0
+			var st evDecoder
+			var evs []Event
+			b.ResetTimer()
+			cpu0 = cpuTime()
+			for i := 0; i < b.N; i++ {
+				for _, p := range ps {
+					if _, err := st.start(p); err != nil {
+						b.Fatal(err)
+					}
+					for st.left() > 0 {
+						var err error
+						if evs, err = st.next(evs[:0], 1024); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			dec := cpuTime() - cpu0
+			b.ReportMetric(float64(size)/float64(n), "B/event")
+			b.ReportMetric(float64(enc.Nanoseconds())/float64(n), "pack-ns/event")
+			b.ReportMetric(float64(dec.Nanoseconds())/float64(n)/float64(b.N), "decode-ns/event")
+		})
+	}
 }

@@ -1,0 +1,159 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+// otf2FileWant is what an event file of chunk size size holds for the
+// records recs (each an event at time its index): chunks of a header
+// (first and last event numbers), timestamped records and zeros to the
+// chunk size, a record going to the next chunk when it would leave fewer
+// than two bytes; the last chunk ends with end-of-chunk and end-of-file.
+func otf2FileWant(size int, recs [][]byte) []byte {
+	var out, chunk []byte
+	first, n := uint64(1), uint64(0)
+	head := func(last uint64) []byte {
+		h := []byte{otf2ChunkHeader, otf2Endian}
+		h = binary.LittleEndian.AppendUint64(h, first)
+		return binary.LittleEndian.AppendUint64(h, last)
+	}
+	for i, r := range recs {
+		if otf2HeaderLen+len(chunk)+len(r)+2+9 > size {
+			out = append(append(out, head(n)...), chunk...)
+			out = append(out, make([]byte, size-otf2HeaderLen-len(chunk))...)
+			chunk, first = nil, n+1
+		}
+		chunk = append(chunk, otf2Timestamp)
+		chunk = binary.LittleEndian.AppendUint64(chunk, uint64(i))
+		chunk = append(chunk, r...)
+		n++
+	}
+	out = append(append(out, head(n)...), chunk...)
+	return append(out, otf2EndOfChunk, otf2EndOfFile)
+}
+
+// TestOTF2FileChunks: an event file is the chunks otf2FileWant makes,
+// byte for byte, for files of no full chunk, one, and several (a chunk
+// exactly full, records of every size up to 300 bytes), in direct writes
+// (t.TempDir()), where the file system refuses them (/dev/shm) and where
+// they are refused after 0 or 1 chunks.
+func TestOTF2FileChunks(t *testing.T) {
+	dirs := []string{t.TempDir()}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "mpiscope-otf2-"); err == nil {
+			defer os.RemoveAll(d)
+			dirs = append(dirs, d)
+		}
+	}
+	defer func(f func(*os.File, []byte, int64) (int, error)) { directWriteAt = f }(directWriteAt)
+	write := directWriteAt
+	refuseAfter, taken := -1, 0
+	directWriteAt = func(f *os.File, b []byte, off int64) (int, error) {
+		if refuseAfter >= 0 && taken >= refuseAfter {
+			return 0, syscall.EINVAL
+		}
+		taken++
+		return write(f, b, off)
+	}
+	rng := rand.New(rand.NewSource(1))
+	var recs [][]byte
+	for len(recs) < 40000 {
+		r := make([]byte, 1+rng.Intn(300))
+		rng.Read(r)
+		recs = append(recs, r)
+	}
+	// Two records that fill a chunk exactly (but the two bytes a last
+	// chunk ends with), and a third in the next chunk.
+	l := (otf2EvtChunk-otf2HeaderLen-2)/2 - 9
+	exact := [][]byte{make([]byte, l), make([]byte, l), {7}}
+	if got := otf2HeaderLen + 2*(9+len(exact[0])) + 2; got != otf2EvtChunk {
+		t.Fatalf("the exact chunk is %d bytes", got)
+	}
+	for _, refuse := range []int{-1, 0, 1} {
+		for _, dir := range dirs {
+			for _, c := range []struct {
+				name string
+				recs [][]byte
+			}{{"none", nil}, {"small", recs[:100]}, {"exact", exact}, {"many", recs}} {
+				refuseAfter, taken = refuse, 0
+				path := filepath.Join(dir, "0.evt")
+				f, err := newOTF2File(path, otf2EvtChunk, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, r := range c.recs {
+					f.add(r, uint64(i), true)
+				}
+				if err := f.close(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := otf2FileWant(otf2EvtChunk, c.recs)
+				if !bytes.Equal(got, want) {
+					i := 0
+					for i < min(len(got), len(want)) && got[i] == want[i] {
+						i++
+					}
+					t.Errorf("%s, %s records, refused after %d: %d bytes, want %d; first difference at %d", dir, c.name, refuse, len(got), len(want), i)
+				}
+				if c.name == "many" {
+					t.Logf("%s, refused after %d: %d bytes, %d direct writes", dir, refuse, len(got), taken)
+					if dir == dirs[0] && refuse == -1 && oDirect != 0 && taken != len(want)/otf2EvtChunk {
+						t.Errorf("%d direct writes, want %d (one per full chunk)", taken, len(want)/otf2EvtChunk)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCU: cu appends what the format asks (the number of significant
+// bytes, then those bytes little-endian; 0xff for undefined) after any
+// bytes, whatever the slice's spare capacity (none, 1 to 9 bytes, more),
+// and leaves the bytes before alone.
+func TestCU(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	want := func(v uint64) []byte {
+		var b []byte
+		for x := v; x != 0; x >>= 8 {
+			b = append(b, byte(x))
+		}
+		return append([]byte{byte(len(b))}, b...)
+	}
+	vals := []uint64{0, 1, 0xff, 0x100, 1<<32 - 2, 1 << 32, 1<<64 - 2}
+	for n := 1; n <= 64; n++ {
+		vals = append(vals, rng.Uint64()>>(64-n)|1<<(n-1))
+	}
+	for _, v := range vals {
+		for spare := 0; spare <= 12; spare++ {
+			pre := []byte{0xaa, 0xbb, 0xcc}
+			b := make([]byte, len(pre), len(pre)+spare)
+			copy(b, pre)
+			got := cu64(b, v)
+			if w := append(slices.Clone(pre), want(v)...); !bytes.Equal(got, w) {
+				t.Fatalf("cu64(%#x), %d spare bytes: % x, want % x", v, spare, got, w)
+			}
+			if v < 1<<32-1 {
+				if got := cu32(b, uint32(v)); !bytes.Equal(got, append(slices.Clone(pre), want(v)...)) {
+					t.Fatalf("cu32(%#x): % x", v, got)
+				}
+			}
+		}
+	}
+	if got := cu32(nil, otf2Undef32); !bytes.Equal(got, []byte{0xff}) {
+		t.Errorf("cu32(undefined): % x", got)
+	}
+	if got := cu64([]byte{1}, otf2Undef64); !bytes.Equal(got, []byte{1, 0xff}) {
+		t.Errorf("cu64(undefined): % x", got)
+	}
+}
