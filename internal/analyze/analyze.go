@@ -225,7 +225,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			opt.Progress(d)
 		}
 	}
-	w := trace.NewWalker(job, trace.WalkOptions{NoClock: opt.NoClock, Progress: progress})
+	w := trace.NewWalker(job, trace.WalkOptions{NoClock: opt.NoClock, Progress: progress, NoSources: true})
 	res := &Result{Dir: job.Dir, Warnings: append([]string{}, job.Warnings...), Missing: NotRecorded, Rows: []Row{}}
 	if len(job.Ranks) > 0 {
 		res.Size = job.Ranks[0].Header.Size
@@ -435,9 +435,52 @@ type keyT struct {
 // rankWaits is one rank's wait states: time per (pattern, key) and the
 // critical path's jumps, sorted by the waiting call's end.
 type rankWaits struct {
-	time  map[[2]int32]float64 // (pattern, key)
+	time  map[[2]int32]float64 // (pattern, key) with a key of maxDenseKey or more
 	count map[[2]int32]int64
+	// dense holds the others (the usual case), at key*NumPatterns +
+	// pattern: no map update per wait. A (pattern, key) is in one of
+	// the two only (add), its additions in the same order.
+	dense []waitSum
 	jumps []jump
+}
+
+// waitSum is the wait states of one (pattern, key): their time and count
+// (a count of 0: none).
+type waitSum struct {
+	t float64
+	n int64
+}
+
+// maxDenseKey bounds the keys of rankWaits.dense (48 bytes a key).
+const maxDenseKey = 1 << 16
+
+// add adds a wait state of t ns to (pattern p, key).
+func (rw *rankWaits) add(p Pattern, key int32, t float64) {
+	if uint32(key) < maxDenseKey && p < NumPatterns {
+		i := int(key)*int(NumPatterns) + int(p)
+		if i >= len(rw.dense) {
+			rw.dense = append(rw.dense, make([]waitSum, i+1-len(rw.dense))...)
+		}
+		rw.dense[i].t += t
+		rw.dense[i].n++
+		return
+	}
+	k := [2]int32{int32(p), key}
+	rw.time[k] += t
+	rw.count[k]++
+}
+
+// each calls f with every (pattern, key) that has wait states, in no
+// particular order.
+func (rw *rankWaits) each(f func(k [2]int32, t float64, n int64)) {
+	for i, w := range rw.dense {
+		if w.n > 0 {
+			f([2]int32{int32(i % int(NumPatterns)), int32(i / int(NumPatterns))}, w.t, w.n)
+		}
+	}
+	for k, t := range rw.time {
+		f(k, t, rw.count[k])
+	}
 }
 
 type jump struct {
@@ -495,9 +538,7 @@ func (rw *rankWaits) groupSorted(cs []cand) {
 		var wt float64
 		if wp != noPattern {
 			if t := min(wr, c0.t1) - c0.t0; t > 0 {
-				k := [2]int32{int32(wp), wk}
-				rw.time[k] += t
-				rw.count[k]++
+				rw.add(wp, wk, t)
 				wt = t
 			}
 		}

@@ -113,8 +113,15 @@ func (res *Result) delays(parts []rankPart) {
 		all[k].turn = int32(k)
 		per[all[k].part] = append(per[all[k].part], int32(k))
 	}
+	// Each rank's window ends beside them: the search below reads them
+	// in a row, not through the 80-byte records.
+	ready := make([][]float64, len(parts))
 	for i := range per {
 		slices.Reverse(per[i])
+		ready[i] = make([]float64, len(per[i]))
+		for x, k := range per[i] {
+			ready[i][x] = all[k].Ready
+		}
 	}
 	type ck struct {
 		part int
@@ -144,10 +151,10 @@ func (res *Result) delays(parts []rankPart) {
 			continue
 		}
 		// The partner's waits that overlap the window and come later.
-		ws := per[sp]
-		j, hi := 0, len(ws) // the first ending after the window's start (sort.Search's answer)
+		ws, rs := per[sp], ready[sp]
+		j, hi := 0, len(rs) // the first ending after the window's start (sort.Search's answer)
 		for j < hi {
-			if m := int(uint(j+hi) >> 1); !(all[ws[m]].Ready > d.T0) {
+			if m := int(uint(j+hi) >> 1); !(rs[m] > d.T0) {
 				j = m + 1
 			} else {
 				hi = m

@@ -46,16 +46,19 @@ type PathEntry struct {
 // the key's first appearance in the trace).
 func makePart(p *rankPass, events uint64, rw rankWaits, site func(pc uint64) (string, string), names *namer, world func(int32) int) rankPart {
 	part := rankPart{Rank: p.rank, Events: events, Calls: p.ncalls, MPI: p.mpi, First: p.first, Last: p.last}
-	ks := make([][2]int32, 0, len(rw.time))
-	for k := range rw.time {
-		ks = append(ks, k)
+	type sum struct {
+		k [2]int32
+		t float64
+		n int64
 	}
-	slices.SortFunc(ks, func(a, b [2]int32) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
-	for _, k := range ks {
-		key := p.keyList[k[1]]
+	var ks []sum
+	rw.each(func(k [2]int32, t float64, n int64) { ks = append(ks, sum{k, t, n}) })
+	slices.SortFunc(ks, func(a, b sum) int { return cmp.Or(cmp.Compare(a.k[0], b.k[0]), cmp.Compare(a.k[1], b.k[1])) })
+	for _, w := range ks {
+		key := p.keyList[w.k[1]]
 		s, c := site(key.pc)
-		part.Waits = append(part.Waits, WaitEntry{Pattern: Pattern(k[0]), Func: key.fn, Site: s, Caller: c,
-			Comm: names.comm(key.comm), Ns: rw.time[k], Count: rw.count[k]})
+		part.Waits = append(part.Waits, WaitEntry{Pattern: Pattern(w.k[0]), Func: key.fn, Site: s, Caller: c,
+			Comm: names.comm(key.comm), Ns: w.t, Count: w.n})
 	}
 	if len(rw.jumps) > 0 {
 		part.DWaits = make([]DelayWait, 0, len(rw.jumps)) // one per jump: no copies as it grows

@@ -122,14 +122,14 @@ type rankPass struct {
 	nshard    int
 	keys      map[keyID]int32
 	keyList   []keyT
-	reqT      reqTimes // request id -> the post's entry
-	lastKey   keyID    // the key interned last, and its value
+	lastKey   keyID // the key interned last, and its value
 	lastKeyV  int32
 	keyCache  [64]keySlot
 	sends     [][]sendRec
 	recvs     [][]recvRec
 	colls     [][]collRec
-	collSeq   map[int]uint32
+	collSeq   map[int]uint32 // blocking collectives so far by GComm.ID, of IDs from len(collSeqs) on
+	collSeqs  []uint32       // the same of IDs below maxCollSeqs (no map update per collective)
 	ncalls    uint64
 	first     float64
 	last      float64
@@ -144,6 +144,10 @@ type rankPass struct {
 	rma       rmaState          // one-sided calls (rma.go)
 	buf       []byte
 }
+
+// maxCollSeqs bounds the communicator IDs whose collectives a pass counts
+// in a list (rankPass.collSeqs).
+const maxCollSeqs = 1 << 12
 
 // spillBatch is the records of a shard a pass holds before writing them
 // to the spill.
@@ -199,86 +203,6 @@ type keySlot struct {
 	v1 int32
 }
 
-// reqTimes maps a rank's request ids to their post's entry time. The
-// walk gives ids in increasing order and most complete soon: the recent
-// ones are a window of a slice (no hashing per message end); an id left
-// pending while maxReqWindow later ones were posted moves to a map.
-type reqTimes struct {
-	base uint64 // id of win[0]
-	win  []reqTime
-	old  map[uint64]float64
-}
-
-type reqTime struct {
-	t  float64
-	ok bool
-}
-
-const maxReqWindow = 1 << 14
-
-func (r *reqTimes) set(id uint64, t float64) {
-	if len(r.win) == 0 {
-		r.base, r.win = id, r.win[:0]
-	}
-	if id < r.base {
-		r.setOld(id, t)
-		return
-	}
-	if i := id - r.base; i >= maxReqWindow {
-		// Slide the window: what falls out of it goes to the map.
-		nb := id - maxReqWindow/2
-		n := int(min(nb-r.base, uint64(len(r.win))))
-		for k := 0; k < n; k++ {
-			if r.win[k].ok {
-				r.setOld(r.base+uint64(k), r.win[k].t)
-			}
-		}
-		r.win = r.win[:copy(r.win, r.win[n:])]
-		r.base = nb
-	}
-	for i := id - r.base; uint64(len(r.win)) <= i; {
-		r.win = append(r.win, reqTime{})
-	}
-	r.win[id-r.base] = reqTime{t, true}
-}
-
-func (r *reqTimes) setOld(id uint64, t float64) {
-	if r.old == nil {
-		r.old = map[uint64]float64{}
-	}
-	r.old[id] = t
-}
-
-// take returns and forgets id's time.
-func (r *reqTimes) take(id uint64) (float64, bool) {
-	if i := id - r.base; id >= r.base && i < uint64(len(r.win)) {
-		x := r.win[i]
-		r.win[i] = reqTime{}
-		if i == 0 {
-			// Drop the completed head (the array is reused when it empties).
-			k := 0
-			for k < len(r.win) && !r.win[k].ok {
-				k++
-			}
-			if k == len(r.win) {
-				r.win = r.win[:0]
-			} else if k > 0 && k*2 >= len(r.win) {
-				r.win = r.win[:copy(r.win, r.win[k:])]
-				r.base += uint64(k)
-			}
-		}
-		if x.ok {
-			return x.t, true
-		}
-	}
-	if len(r.old) > 0 {
-		t, ok := r.old[id]
-		delete(r.old, id)
-		return t, ok
-	}
-	return 0, false
-}
-
 // keyID is keyT with the function's id: no string to hash per message.
 type keyID struct {
 	fn   int
@@ -327,23 +251,14 @@ func (p *rankPass) Call(c *trace.Call) error {
 		return key
 	}
 	me := int32(p.idx)
+	// A nonblocking operation's post time comes with its completion
+	// (Msg.Posted).
 	if m := c.Send; m != nil {
-		if m.Req != 0 {
-			p.reqT.set(m.Req, c.T0)
-		} else if m.Flow != 0 {
+		if m.Req == 0 && m.Flow != 0 {
 			s := p.shard(m.Flow, m.Peer)
 			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: true})
 			p.added(s)
 		}
-	}
-	if m := c.RecvPost; m != nil {
-		p.reqT.set(m.Req, c.T0)
-	}
-	for i := range c.StartSend {
-		p.reqT.set(c.StartSend[i].Req, c.T0)
-	}
-	for i := range c.StartRecv {
-		p.reqT.set(c.StartRecv[i].Req, c.T0)
 	}
 	if m := c.Recv; m != nil && m.Flow != 0 {
 		s := p.shard(m.Flow, p.rank)
@@ -354,19 +269,17 @@ func (p *rankPass) Call(c *trace.Call) error {
 		b := p.blocks(c.Fn)
 		for i := range c.SendDone {
 			m := &c.SendDone[i]
-			t, ok := p.reqT.take(m.Req)
-			if ok && m.Flow != 0 {
+			if m.Flow != 0 {
 				s := p.shard(m.Flow, m.Peer)
-				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: t, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: m.Posted, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
 				p.added(s)
 			}
 		}
 		for i := range c.RecvDone {
 			m := &c.RecvDone[i]
-			t, ok := p.reqT.take(m.Req)
-			if ok && m.Flow != 0 {
+			if m.Flow != 0 {
 				s := p.shard(m.Flow, p.rank)
-				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: t, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: m.Posted, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
 				p.added(s)
 			}
 		}
@@ -375,8 +288,17 @@ func (p *rankPass) Call(c *trace.Call) error {
 		p.rma.call(p, c, call, k)
 	}
 	if c.Coll && c.CollReq == 0 && c.Comm != nil {
-		seq := p.collSeq[c.Comm.ID]
-		p.collSeq[c.Comm.ID] = seq + 1
+		var seq uint32
+		if id := c.Comm.ID; uint(id) < maxCollSeqs {
+			if id >= len(p.collSeqs) {
+				p.collSeqs = append(p.collSeqs, make([]uint32, id+1-len(p.collSeqs))...)
+			}
+			seq = p.collSeqs[id]
+			p.collSeqs[id] = seq + 1
+		} else {
+			seq = p.collSeq[id]
+			p.collSeq[id] = seq + 1
+		}
 		root := int32(-1)
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
 			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's

@@ -570,9 +570,7 @@ func (rw *rankWaits) addRMA(cs []cand) {
 			continue // the latest partner's
 		}
 		if t := min(c.waitReady, c.t1) - max(c.jumpReady, c.t0); t > 0 {
-			k := [2]int32{int32(c.pattern), c.key}
-			rw.time[k] += t
-			rw.count[k]++
+			rw.add(c.pattern, c.key, t)
 		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 // empty parts included.
 func TestSortParts(t *testing.T) {
 	for _, n := range []int{0, 1, 63, 64, 65, 1000, 100000} {
-		for _, top := range []uint64{^uint64(0), 1000, 1} {
+		// 150,000: dense keys for 100,000 records (a bucket per key).
+		for _, top := range []uint64{^uint64(0), 150000, 1000, 1} {
 			a := make([][2]uint64, n)
 			x := uint64(n)*2654435761 + top
 			for i := range a {

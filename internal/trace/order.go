@@ -176,6 +176,15 @@ func (o *recvOrder) complete(pi uint64, k chanKey) (uint64, *chanOrder) {
 		c.base += uint64(n)
 		c.done = append(c.done[:0], c.done[n:]...)
 	}
+	if w == pi && (len(c.done) == 0 || c.done[0] > pi) {
+		// The oldest receive pending (the usual case): none of its
+		// channel pending or completed before it is left unfolded, and
+		// once it is dropped every later query folds it into base: count
+		// it there now instead of holding it in done.
+		o.drop(pi)
+		c.base++
+		return c.base, c
+	}
 	o.drop(pi)
 	i := search(c.done, pi)
 	seq := c.base + uint64(i) + uint64(search(c.waiting, pi)) + 1

@@ -104,7 +104,10 @@ type Msg struct {
 	Comm  *GComm
 	Req   uint64 // per-rank request id of a nonblocking operation, 0 blocking
 	Flow  uint64 // the same at both ends of one message
-	pi    uint64 // a pending receive's post index (recvOrder)
+	// Posted is a nonblocking operation's post (or persistent start):
+	// the entry of the call that posted it, in job time (0 blocking).
+	Posted float64
+	pi     uint64 // a pending receive's post index (recvOrder)
 }
 
 // CollOp is a nonblocking or persistent collective operation, from its
@@ -187,6 +190,10 @@ type WalkOptions struct {
 	// Source resolves a rank's callsite address (nil: callsites stay
 	// addresses); called once per rank and address.
 	Source func(r *Rank, pc uint64) (Source, bool)
+	// NoSources leaves Call.Src and Call.Path nil: for a visitor that
+	// reads neither (the analysis), no callsite or call path looked up
+	// per call.
+	NoSources bool
 }
 
 // Walker resolves a job's events.
@@ -296,14 +303,17 @@ func flowID(k chanKey, seq uint64) uint64 { return flowSeq(flowHash(k), seq) }
 
 const fnvPrime = 1099511628211
 
-// fnvMix runs FNV-1a over the 8 bytes of v, low byte first.
+// fnvMix runs FNV-1a over the 8 bytes of v, low byte first (unrolled:
+// once per message end).
 func fnvMix(h, v uint64) uint64 {
-	for i := 0; i < 8; i++ {
-		h ^= v & 0xff
-		h *= fnvPrime
-		v >>= 8
-	}
-	return h
+	h = (h ^ v&0xff) * fnvPrime
+	h = (h ^ v>>8&0xff) * fnvPrime
+	h = (h ^ v>>16&0xff) * fnvPrime
+	h = (h ^ v>>24&0xff) * fnvPrime
+	h = (h ^ v>>32&0xff) * fnvPrime
+	h = (h ^ v>>40&0xff) * fnvPrime
+	h = (h ^ v>>48&0xff) * fnvPrime
+	return (h ^ v>>56) * fnvPrime
 }
 
 // flowHash is flowID's hash of the channel alone: computed once per
@@ -377,10 +387,36 @@ const maxShared = 1 << 16
 // was missed is older than the one that reused its handle.
 type postTable struct {
 	m map[uint64]*[]*post // one lookup a push or take: the slice in place
+	// cache is a direct-mapped cache in front of m: a rank reuses a few
+	// handle values over and over, and a compare costs less than the
+	// map's lookup. An entry's slice stays in m as long as the entry.
+	cache [256]postSlot
+}
+
+type postSlot struct {
+	h  uint64
+	sp *[]*post
+}
+
+func (pt *postTable) slot(h uint64) *postSlot {
+	return &pt.cache[(h^h>>8^h>>16^h>>29)*0x9e3779b97f4a7c15>>56]
+}
+
+// slice returns handle h's slice of posts, nil when h has none.
+func (pt *postTable) slice(h uint64) *[]*post {
+	e := pt.slot(h)
+	if e.sp != nil && e.h == h {
+		return e.sp
+	}
+	sp := pt.m[h]
+	if sp != nil {
+		e.h, e.sp = h, sp
+	}
+	return sp
 }
 
 func (pt *postTable) push(h uint64, po *post) {
-	sp := pt.m[h]
+	sp := pt.slice(h)
 	if sp == nil {
 		sp = new([]*post)
 		pt.m[h] = sp
@@ -395,16 +431,24 @@ func (pt *postTable) push(h uint64, po *post) {
 // take removes the k latest posts of handle h and appends them to out,
 // oldest first (fewer when fewer are pending).
 func (pt *postTable) take(h uint64, k int, out []*post) []*post {
-	sp := pt.m[h]
+	sp := pt.slice(h)
 	if sp == nil {
 		return out
 	}
 	s := *sp
 	k = min(k, len(s))
-	out = append(out, s[len(s)-k:]...)
-	clear(s[len(s)-k:])
+	if k == 1 { // most completions: one post a handle
+		out = append(out, s[len(s)-1])
+		s[len(s)-1] = nil
+	} else {
+		out = append(out, s[len(s)-k:]...)
+		clear(s[len(s)-k:])
+	}
 	if s = s[:len(s)-k]; len(s) == 0 && len(pt.m) > 4096 {
 		delete(pt.m, h)
+		if e := pt.slot(h); e.h == h {
+			*e = postSlot{}
+		}
 	} else {
 		*sp = s // an emptied handle keeps its slice for its next post (handles are reused)
 	}
@@ -566,11 +610,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		m.pi = ord.post(k)
 	}
 	pt := postTable{m: map[uint64]*[]*post{}}
+	// The call passed to the visitor and its blocking messages, reused.
+	var cb Call
 	// reqMsg gives a nonblocking operation's message its request id; a
 	// receive is registered with the matching order.
 	reqMsg := func(m *Msg, send bool) {
 		nextReq++
-		m.Req = nextReq
+		m.Req, m.Posted = nextReq, cb.T0 // cb: the call posting it
 		if !send {
 			recvPost(m)
 		}
@@ -594,8 +640,6 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var took []*post
 	seenReq := map[uint64]int{}
 	starts := map[int][]Event{}
-	// The call passed to the visitor and its blocking messages, reused.
-	var cb Call
 	var sendBuf, recvBuf Msg
 	var pool posts
 	srcs := map[uint64]*Source{}
@@ -645,7 +689,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				c := &cb
 				c.reset()
 				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
-				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = clk.Ns(e.T0)-w.Origin, clk.Ns(e.T1)-w.Origin, e.PC, source(e.PC), callers.of(e.Path), comm(e.Comm)
+				c.T0, c.T1, c.PC, c.Comm = clk.Ns(e.T0)-w.Origin, clk.Ns(e.T1)-w.Origin, e.PC, comm(e.Comm)
+				if !w.opt.NoSources {
+					c.Src, c.Path = source(e.PC), callers.of(e.Path)
+				}
 				if c.T1 > end {
 					end = c.T1
 				}
