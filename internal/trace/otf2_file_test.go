@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 )
 
@@ -45,23 +44,8 @@ func otf2FileWant(size int, recs [][]byte) []byte {
 // (t.TempDir()), where the file system refuses them (/dev/shm) and where
 // they are refused after 0 or 1 chunks.
 func TestOTF2FileChunks(t *testing.T) {
-	dirs := []string{t.TempDir()}
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		if d, err := os.MkdirTemp("/dev/shm", "mpiscope-otf2-"); err == nil {
-			defer os.RemoveAll(d)
-			dirs = append(dirs, d)
-		}
-	}
-	defer func(f func(*os.File, []byte, int64) (int, error)) { directWriteAt = f }(directWriteAt)
-	write := directWriteAt
-	refuseAfter, taken := -1, 0
-	directWriteAt = func(f *os.File, b []byte, off int64) (int, error) {
-		if refuseAfter >= 0 && taken >= refuseAfter {
-			return 0, syscall.EINVAL
-		}
-		taken++
-		return write(f, b, off)
-	}
+	dirs := directDirs(t)
+	stub := stubDirectWrites(t)
 	rng := rand.New(rand.NewSource(1))
 	var recs [][]byte
 	for len(recs) < 40000 {
@@ -82,7 +66,7 @@ func TestOTF2FileChunks(t *testing.T) {
 				name string
 				recs [][]byte
 			}{{"none", nil}, {"small", recs[:100]}, {"exact", exact}, {"many", recs}} {
-				refuseAfter, taken = refuse, 0
+				stub.refuseAfter, stub.taken = refuse, 0
 				path := filepath.Join(dir, "0.evt")
 				f, err := newOTF2File(path, otf2EvtChunk, true)
 				if err != nil {
@@ -107,9 +91,9 @@ func TestOTF2FileChunks(t *testing.T) {
 					t.Errorf("%s, %s records, refused after %d: %d bytes, want %d; first difference at %d", dir, c.name, refuse, len(got), len(want), i)
 				}
 				if c.name == "many" {
-					t.Logf("%s, refused after %d: %d bytes, %d direct writes", dir, refuse, len(got), taken)
-					if dir == dirs[0] && refuse == -1 && oDirect != 0 && taken != len(want)/otf2EvtChunk {
-						t.Errorf("%d direct writes, want %d (one per full chunk)", taken, len(want)/otf2EvtChunk)
+					t.Logf("%s, refused after %d: %d bytes, %d direct writes", dir, refuse, len(got), stub.taken)
+					if dir == dirs[0] && refuse == -1 && oDirect != 0 && stub.taken != len(want)/otf2EvtChunk {
+						t.Errorf("%d direct writes, want %d (one per full chunk)", stub.taken, len(want)/otf2EvtChunk)
 					}
 				}
 			}

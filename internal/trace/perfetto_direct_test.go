@@ -14,25 +14,8 @@ import (
 // alignment or of the buffer, or not), in direct writes (t.TempDir()) and
 // where the file system refuses them (/dev/shm, tmpfs).
 func TestDirectFile(t *testing.T) {
-	dirs := []string{t.TempDir()}
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "mpiscope-direct-")
-		if err == nil {
-			defer os.RemoveAll(d)
-			dirs = append(dirs, d)
-		}
-	}
-	defer func(f func(*os.File, []byte, int64) (int, error)) { directWriteAt = f }(directWriteAt)
-	write := directWriteAt
-	refuseAfter := -1 // direct writes taken before they are refused; -1 never
-	taken := 0
-	directWriteAt = func(f *os.File, b []byte, off int64) (int, error) {
-		if refuseAfter >= 0 && taken >= refuseAfter {
-			return 0, syscall.EINVAL
-		}
-		taken++
-		return write(f, b, off)
-	}
+	dirs := directDirs(t)
+	stub := stubDirectWrites(t)
 	rng := rand.New(rand.NewSource(1))
 	data := make([]byte, 3*directBuf+5000)
 	rng.Read(data)
@@ -40,7 +23,7 @@ func TestDirectFile(t *testing.T) {
 		for _, dir := range dirs {
 			for _, size := range []int{0, 1, directAlign - 1, directAlign, directAlign + 1, directBuf - 1, directBuf, directBuf + 1, 2*directBuf + directAlign, len(data)} {
 				for _, chunk := range []int{1000, 65536, directBuf + 7} {
-					refuseAfter, taken = refuse, 0
+					stub.refuseAfter, stub.taken = refuse, 0
 					path := filepath.Join(dir, "out")
 					d, err := CreateDirect(path)
 					if err != nil {
@@ -68,10 +51,47 @@ func TestDirectFile(t *testing.T) {
 						t.Errorf("%s (direct writes %v, refused after %d): %d bytes in writes of %d: the file has %d, not the same", dir, direct, refuse, size, chunk, len(got))
 					}
 					if size == len(data) && chunk == 1000 {
-						t.Logf("%s: direct writes %v, refused after %d: %d taken", dir, direct, refuse, taken)
+						t.Logf("%s: direct writes %v, refused after %d: %d taken", dir, direct, refuse, stub.taken)
 					}
 				}
 			}
 		}
 	}
+}
+
+// directDirs gives a test's directories for direct writes: t.TempDir(),
+// where they are taken, and where there is /dev/shm one on tmpfs, which
+// refuses them on Linux before 6.6 (later kernels take them; the refusal
+// is then only the stub's: stubDirectWrites). Both are removed when the
+// test ends.
+func directDirs(t *testing.T) []string {
+	dirs := []string{t.TempDir()}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "mpiscope-direct-"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// directStub counts the direct writes taken and refuses them, as a file
+// system that refuses O_DIRECT does (EINVAL), once refuseAfter of them
+// have been taken (never when refuseAfter < 0).
+type directStub struct{ refuseAfter, taken int }
+
+// stubDirectWrites puts a directStub in front of directWriteAt for the
+// rest of the test.
+func stubDirectWrites(t *testing.T) *directStub {
+	s := &directStub{refuseAfter: -1}
+	write := directWriteAt
+	t.Cleanup(func() { directWriteAt = write })
+	directWriteAt = func(f *os.File, b []byte, off int64) (int, error) {
+		if s.refuseAfter >= 0 && s.taken >= s.refuseAfter {
+			return 0, syscall.EINVAL
+		}
+		s.taken++
+		return write(f, b, off)
+	}
+	return s
 }
