@@ -152,7 +152,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	}
 	if r != nil {
 		job := &trace.Job{Dir: dir, Ranks: []*trace.Rank{r}}
-		w = trace.NewWalker(job, trace.WalkOptions{NoClock: true})
+		w = trace.NewWalker(job, trace.WalkOptions{NoClock: true, NoSources: true})
 		for k, g := range w.Comms {
 			g.ID = slices.Index(meta.Keys, k)
 		}
