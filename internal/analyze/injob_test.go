@@ -440,8 +440,8 @@ func pathExchanges(t *testing.T, name string) (int, int) {
 // on every rank, start rank and jumps, exactly. Coarse times make ties and
 // zero-length stretches, where the replay's cursor decides and the ranks
 // fall back to the token; elsewhere no token is sent and the exchanges are
-// one per doubling level and three, the levels ceil(log2) of the path's
-// jumps (pathCost: a path of thousands of jumps in 13 to 15 exchanges).
+// one per doubling level and three, the levels floor(log2) of the path's
+// jumps (pathCost: floor(log2 T) + 3 exchanges for a path of T jumps).
 func TestPathDoubling(t *testing.T) {
 	type cfg struct {
 		size, jumps, grid, spread int
