@@ -471,6 +471,7 @@ void ms_preq_free(MPI_Request r)
 	uintptr_t h = (uintptr_t)r;
 	if (h <= 1)
 		return;
+	ms_trole_forget(h); /* its trace note, if it says inactive */
 	pthread_mutex_lock(&ms_lock);
 	ms_preq *e = ms_preq_find(h, 1u << MS_PTAB_BITS);
 	if (e)

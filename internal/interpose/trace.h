@@ -240,6 +240,15 @@ extern ms_comm *volatile ms_trace_cms[MS_MAXCOMMS];
 /* A role's bit set by MPI_Cancel (ms_trole_cancel): the request may
  * complete cancelled, so its completion reads its status (a send's too). */
 #define MS_TR_CANCEL 128
+/* The role of a persistent request that is not active (2026-11-28): a
+ * completion call finds it done at once and completes nothing
+ * (ms_preq_done says 0). Noted by the completion that found it so
+ * (ms_tcpl_role), replaced by the note of the MPI_Start that starts it
+ * (ms_trace_post) and taken out by MPI_Request_free (ms_trole_forget):
+ * MPI_Test of such a request then lends no status and calls nothing
+ * (ms_trace_save1), where it took 76 instructions (ms_trace_cpl1 and
+ * ms_preq_done; ab.c's local_test_done). */
+#define MS_TR_IDLE 16
 
 /* Windows and files of traced one-sided and I/O calls: a window's or
  * file's local id (in creation order), its communicator, and (a window)
@@ -352,6 +361,26 @@ MS_INLINE unsigned ms_trole_get(uintptr_t h)
 	if ((e & ((1ull << MS_TROLE_SHIFT) - 1)) != k)
 		return 0;
 	return (unsigned)(e >> MS_TROLE_SHIFT) & ~(unsigned)MS_TR_CANCEL;
+}
+
+/* ms_trole_idle tells whether handle h's note says it is an inactive
+ * persistent request (MS_TR_IDLE). */
+MS_INLINE int ms_trole_idle(uintptr_t h)
+{
+	uint64_t k = ms_trole_key(h);
+	return MS_LOAD(ms_trole[ms_trole_slot(k)]) == (k | (uint64_t)MS_TR_IDLE << MS_TROLE_SHIFT);
+}
+
+/* ms_trole_forget takes out the MS_TR_IDLE note of request h, which
+ * MPI_Request_free frees (a later request may have its handle). A
+ * compare-and-swap: a post racing for the slot keeps its note. */
+MS_INLINE void ms_trole_forget(uintptr_t h)
+{
+	uint64_t k = ms_trole_key(h);
+	uint64_t e = k | (uint64_t)MS_TR_IDLE << MS_TROLE_SHIFT;
+	uint64_t *p = &ms_trole[ms_trole_slot(k)];
+	if (MS_TROLE_FITS(k) && MS_LOAD(*p) == e)
+		__atomic_compare_exchange_n(p, &e, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* ms_trole_cancel marks the role of request *r, which MPI_Cancel is
@@ -675,19 +704,20 @@ MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, 
 	tb->d.pc = pc;
 	tb->d.t0 = t0;
 	tb->d.t1 = t1;
-	tb->d.bytes = bytes;
 	tb->d.rbytes = rbytes;
 	tb->d.cm = cm;
-	tb->d.ok = ok;
 	tb->d.rpeer = rpeer;
 	tb->d.rtag = rtag;
-	if (flags == MS_TF_RECV) {
-		/* A plain receive (flags a constant): its flags and sending
-		 * fields go without saying (ms_tdef_write), three stores
-		 * fewer before the thread's next call. */
+	if (flags == MS_TF_RECV && __builtin_expect(ok, 1)) {
+		/* A plain receive that succeeded (flags a constant): its
+		 * flags, sending fields, bytes as sent and ok go without
+		 * saying (ms_tdef_write), five stores fewer between the
+		 * message's arrival and the thread's next call. */
 		tb->dfn = fn + 1;
 		return;
 	}
+	tb->d.bytes = bytes;
+	tb->d.ok = ok;
 	tb->d.flags = flags;
 	tb->d.speer = speer;
 	tb->d.stag = stag;
@@ -698,7 +728,8 @@ MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, 
  * in a local of its wrapper rather than in the buffer's save array, and
  * tests inline what ms_trace_save and ms_trace_done test out of line.
  * ms_trace_save1 returns the request the call may finish (0: none to
- * follow, MPI_REQUEST_NULL or no trace buffer) and lends a status when
+ * follow, MPI_REQUEST_NULL, an inactive persistent request by its note
+ * (MS_TR_IDLE) or no trace buffer) and lends a status when
  * the caller ignores it; ms_trace_done1 records the completion, if any,
  * after a successful call. */
 MS_INLINE uintptr_t ms_trace_save1(ms_thread *t, const MPI_Request *r, MPI_Status **st)
@@ -707,6 +738,9 @@ MS_INLINE uintptr_t ms_trace_save1(ms_thread *t, const MPI_Request *r, MPI_Statu
 	if (__builtin_expect(tb == NULL, 0) && (tb = ms_trace_slow(t)) == NULL)
 		return 0;
 	if (r == NULL || *r == MPI_REQUEST_NULL)
+		return 0;
+	/* An inactive persistent request: the call completes nothing. */
+	if (ms_trole_idle((uintptr_t)*r))
 		return 0;
 	if (*st == MPI_STATUS_IGNORE || *st == MPI_STATUSES_IGNORE)
 		*st = tb->st;

@@ -12,7 +12,8 @@ import (
 )
 
 // tracecost counts where trace mode's cost per call goes on the two-rank
-// loops bw_8 and pingpong_8 (bench/progs/tracecost.c), in instructions,
+// loops bw_8, pingpong_8, pingpong_0 and the local MPI_Test of a request
+// done at once (bench/progs/tracecost.c), in instructions,
 // which the machine's load does not move: both ranks run under valgrind
 // --tool=callgrind, the counts zeroed before each measured loop and dumped
 // after it. For each rank, loop and mode: the instructions executed in
@@ -43,8 +44,8 @@ func (b *bench) tracecost() error {
 	os.RemoveAll(res.Job)
 	dumps, _ := filepath.Glob(filepath.Join(out, "cg.*.*"))
 	sort.Strings(dumps)
-	if len(dumps) != 8 {
-		return fmt.Errorf("tracecost: %d callgrind dumps, want 8 (2 ranks x 4)", len(dumps))
+	if len(dumps) != 16 {
+		return fmt.Errorf("tracecost: %d callgrind dumps, want 16 (2 ranks x 4 loops x 2 modes)", len(dumps))
 	}
 	b.res.md("bench/progs/tracecost.c on 2 ranks under valgrind --tool=callgrind (MPISCOPE_TRACE_COMPRESS=off): instructions executed in libmpiscope per MPI call of the loop, after a warm-up repetition; top functions of the library in trace mode, per call:\n\n")
 	b.res.mdHead([]string{"dump (pid.n)", "loop and mode", "calls", "libmpiscope instructions per call", "top functions (instructions per call)"})
@@ -80,7 +81,7 @@ func (b *bench) tracecost() error {
 // cgDump is what tracecost reads from one callgrind dump.
 type cgDump struct {
 	trigger  string           // the dump's name (CALLGRIND_DUMP_STATS_AT)
-	calls    int64            // calls made by the loop's function (bw, pingpong)
+	calls    int64            // calls made by the loop's function (bw, pingpong, testdone)
 	lib      map[string]int64 // libmpiscope's functions: instructions (self)
 	libTotal int64
 }
@@ -135,7 +136,7 @@ func readCallgrind(path string) (*cgDump, error) {
 		}
 		if strings.HasPrefix(l, "calls=") {
 			call = true
-			if fn == "bw" || fn == "pingpong" {
+			if fn == "bw" || fn == "pingpong" || fn == "testdone" {
 				n, _ := strconv.ParseInt(strings.Fields(strings.TrimPrefix(l, "calls="))[0], 10, 64)
 				d.calls += n
 			}
