@@ -19,9 +19,9 @@
 //	tracesynth mpiscope convert and analyze on a synthetic trace of
 //	          -trace-events events (events per second, per CPU second)
 //	callgrind instructions per wrapped call (valgrind; not in the default set)
-//	tracecost trace mode's instructions per call on bw_8 and pingpong_8, two
-//	          ranks under callgrind, and where they go (tracecost.go; not in
-//	          the default set)
+//	tracecost trace mode's instructions per call on bw_8, pingpong_8,
+//	          pingpong_0 and local_test_done, two ranks under callgrind, and
+//	          where they go (tracecost.go; not in the default set)
 //	unwind    the call-path unwinder: ms_unwind at depths 1-16 with and
 //	          without frame pointers (bench/unwind; no MPI; unwind.go)
 //	channel   the piggyback channel per message over profile mode (channel.go)
