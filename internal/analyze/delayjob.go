@@ -42,11 +42,12 @@ func turnBefore(readyA float64, ra int, ka int32, readyB float64, rb int, kb int
 
 // jobWait is one of this rank's waits (Ready after T0).
 type jobWait struct {
-	DelayWait
-	k       int32   // its index in the rank's waits
-	ord     int32   // its place among the waits sent to its partner (-1: none), which names it in the costs' messages
-	passed  float64 // what the waits it covers passed to it
-	pending int32   // received waits whose share it still lacks
+	t0, ready float64 // its window
+	passed    float64 // what the waits it covers passed to it
+	partner   int32   // world rank (unused without ord)
+	k         int32   // its index in the rank's waits
+	ord       int32   // its place among the waits sent to its partner (-1: none), which names it in the costs' messages
+	pending   int32   // received waits whose share it still lacks
 	// edges[e0:e1] (delaysInJob) are the shares it receives, in
 	// processing order.
 	e0, e1 int32
@@ -115,7 +116,7 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		}
 		// A wait whose partner is no rank passes nothing on, but may be
 		// passed to.
-		ow := jobWait{DelayWait: w, k: int32(k), ord: -1}
+		ow := jobWait{t0: w.T0, ready: w.Ready, partner: int32(w.Partner), k: int32(k), ord: -1}
 		if w.Partner >= 0 && w.Partner < size {
 			ow.ord = n[w.Partner]
 			n[w.Partner]++
@@ -151,13 +152,13 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	for i := range byEnd {
 		byEnd[i] = int32(i)
 	}
-	if !slices.IsSortedFunc(own, func(a, b jobWait) int { return cmp.Compare(a.Ready, b.Ready) }) {
+	if !slices.IsSortedFunc(own, func(a, b jobWait) int { return cmp.Compare(a.ready, b.ready) }) {
 		slices.SortStableFunc(byEnd, func(a, b int32) int {
 			x, y := &own[a], &own[b]
 			switch {
-			case turnBefore(y.Ready, me, y.k, x.Ready, me, x.k):
+			case turnBefore(y.ready, me, y.k, x.ready, me, x.k):
 				return -1
-			case turnBefore(x.Ready, me, x.k, y.Ready, me, y.k):
+			case turnBefore(x.ready, me, x.k, y.ready, me, y.k):
 				return 1
 			}
 			return 0
@@ -165,7 +166,7 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	}
 	ends := make([]float64, len(byEnd)) // beside each other for the search
 	for x, i := range byEnd {
-		ends[x] = own[i].Ready
+		ends[x] = own[i].ready
 	}
 	// The geometry of each received wait, in processing order: the own
 	// waits it passes a share to (feeds), each share's ns (feedO).
@@ -186,10 +187,10 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 				}
 			}
 			var covered float64
-			for ; j < len(byEnd) && own[byEnd[j]].T0 < d.ready; j++ {
+			for ; j < len(byEnd) && own[byEnd[j]].t0 < d.ready; j++ {
 				w := &own[byEnd[j]]
-				o := min(w.Ready, d.ready) - max(w.T0, d.t0)
-				if o <= 0 || !turnBefore(d.ready, int(d.src), d.k, w.Ready, me, w.k) {
+				o := min(w.ready, d.ready) - max(w.t0, d.t0)
+				if o <= 0 || !turnBefore(d.ready, int(d.src), d.k, w.ready, me, w.k) {
 					continue
 				}
 				o = min(o, win-covered)
@@ -223,7 +224,7 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	}
 	feedO = nil
 	// 2. The costs carried along the waits.
-	var ready []int32
+	ready := make([]int32, 0, len(own)) // each own wait goes in once
 	for i := range own {
 		if own[i].pending == 0 {
 			ready = append(ready, int32(i))
@@ -259,11 +260,14 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 			if w.ord < 0 {
 				continue
 			}
-			if w.Partner == me {
+			if int(w.partner) == me {
 				deliver(pos[base[me]+w.ord], w.passed)
 				continue
 			}
-			batch[w.Partner] = le.AppendUint64(le.AppendUint32(batch[w.Partner], uint32(w.ord)), math.Float64bits(w.passed))
+			if batch[w.partner] == nil { // all its entries at most (n: the waits sent to each rank)
+				batch[w.partner] = make([]byte, 0, 12*int(n[w.partner]))
+			}
+			batch[w.partner] = le.AppendUint64(le.AppendUint32(batch[w.partner], uint32(w.ord)), math.Float64bits(w.passed))
 		}
 		for d, b := range batch {
 			if len(b) > 0 {
