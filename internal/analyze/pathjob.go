@@ -157,7 +157,7 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	// known here only for a jump to this rank itself (the jump's own
 	// index).
 	// The jumps' ends beside each other, for the searches (sort.Search
-	// over the 48-byte jumps through a closure took a tenth of the
+	// over the 48-byte jumps through a closure took a seventh of the
 	// path's CPU).
 	t1s := make([]float64, n)
 	for k := range jumps {
