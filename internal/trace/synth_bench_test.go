@@ -28,10 +28,11 @@ func rate(b *testing.B, n uint64, cpu0 time.Duration) {
 }
 
 // benchJob writes (once per run) a synthetic job of 4 ranks and about
-// 10^6 events.
+// 10^6 events, in the current format version (a directory per version:
+// an earlier mpiscope's benchmarks keep theirs).
 func benchJob(b *testing.B) (*Job, uint64) {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), "mpiscope-bench-synth-1e6")
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mpiscope-bench-synth-1e6-v%d", Version))
 	if _, err := os.Stat(filepath.Join(dir, "ok")); err != nil {
 		os.RemoveAll(dir)
 		if err := WriteSynth(dir, SynthSpec{Ranks: 4, Events: 1_000_000, Seed: 1}); err != nil {
