@@ -14,8 +14,8 @@ import (
 
 // randEvent makes an event of any kind and flags the recorder can write,
 // with field values drawn from small, typical and extreme ranges; cheap
-// is a tight loop of one call (the smallest encoding: 7 bytes in an E
-// block). The fields a raw record cannot hold (function above 1023,
+// is a tight loop of one call (the smallest encoding: 3 bytes in an E
+// block, 7 in format version 5). The fields a raw record cannot hold (function above 1023,
 // communicator above 2046) are kept within them when raw is set.
 func randEvent(rng *rand.Rand, t *uint64, pc uint64, raw bool) Event {
 	pick := func(vals ...int64) int64 { return vals[rng.Intn(len(vals))] }
@@ -395,13 +395,25 @@ func TestEventsCutShort(t *testing.T) {
 	}
 }
 
-// TestCheapLoop: 1,000 calls of a cheap function on one rank (7 bytes
-// each in an E block) convert.
+// TestCheapLoop: 1,000 calls of a cheap function on one rank (3 bytes
+// each in an E block after the first: a time delta, a duration, a slot)
+// convert.
 func TestCheapLoop(t *testing.T) {
 	var evs []Event
 	tk := uint64(1000)
 	for i := 0; i < 1000; i++ {
 		evs = append(evs, cheapEvent(&tk))
+	}
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	var scratch bytes.Buffer
+	p, err := AppendEvents(nil, 1, evs, fw, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first: t0 1005 (2 bytes), 4, slot 0, the shape (kind, flags,
+	// function 3, communicator 0, callsite 0x401234 in 4 bytes).
+	if _, _, raw := inflate(t, p); len(raw) != 12+999*3 {
+		t.Errorf("%d bytes, want %d", len(raw), 12+999*3)
 	}
 	job := t.TempDir()
 	synthRank(t, job, 0, 1, evs, 1000, nil, true)
