@@ -466,7 +466,11 @@ func (e *enc) shape(v *Event, pc uint64) {
 func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *bytes.Buffer) ([]byte, error) {
 	var e enc
 	e.b = make([]byte, 0, len(evs)*6+64)
+	// A shape's slot: from a small direct-mapped cache (by callsite,
+	// function and peers) when it holds the shape, else from the map.
 	slots := make(map[Event]uint32, 64)
+	var shapes []Event // by slot - 1
+	var cache [256]uint32
 	var pt, ppc, preq uint64
 	for i := range evs {
 		v := &evs[i]
@@ -475,14 +479,20 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 		pt = v.T1
 		key := *v
 		key.T0, key.T1, key.Req, key.Path = 0, 0, 0, 0
-		if s, ok := slots[key]; ok {
+		h := (v.PC ^ uint64(v.Fn)<<40 ^ uint64(uint32(v.SPeer))<<16 ^ uint64(uint32(v.RPeer))<<24 ^ uint64(v.Flags)<<48) * 0x9e3779b97f4a7c15 >> 56
+		if s := cache[h]; s != 0 && shapes[s-1] == key {
+			e.u(uint64(s))
+		} else if s, ok := slots[key]; ok {
+			cache[h] = s
 			e.u(uint64(s))
 		} else {
 			e.b = append(e.b, 0)
 			e.shape(v, ppc)
 			ppc = v.PC
 			if len(slots) < maxShapes {
-				slots[key] = uint32(len(slots) + 1)
+				shapes = append(shapes, key)
+				slots[key] = uint32(len(shapes))
+				cache[h] = uint32(len(shapes))
 			}
 		}
 		if v.hasReq() {
