@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -78,7 +79,12 @@ func directDirs(t *testing.T) []string {
 // directStub counts the direct writes taken and refuses them, as a file
 // system that refuses O_DIRECT does (EINVAL), once refuseAfter of them
 // have been taken (never when refuseAfter < 0).
-type directStub struct{ refuseAfter, taken int }
+type directStub struct {
+	refuseAfter, taken int
+	vectored           int      // vectored writes taken
+	bufs               int      // buffers in them
+	misaligned         []string // buffers a direct write would refuse
+}
 
 // stubDirectWrites puts a directStub in front of directWriteAt for the
 // rest of the test.
@@ -92,6 +98,22 @@ func stubDirectWrites(t *testing.T) *directStub {
 		}
 		s.taken++
 		return write(f, b, off)
+	}
+	writev := directWritev
+	t.Cleanup(func() { directWritev = writev })
+	directWritev = func(f *os.File, bufs [][]byte, off int64) (int, error) {
+		if s.refuseAfter >= 0 && s.taken >= s.refuseAfter {
+			return 0, syscall.EINVAL
+		}
+		for i, b := range bufs {
+			if off%directAlign != 0 || len(b)%directAlign != 0 || alignUp(b, directAlign) != 0 {
+				s.misaligned = append(s.misaligned, fmt.Sprintf("buffer %d of %d at %d: %d bytes, %d from alignment", i, len(bufs), off, len(b), alignUp(b, directAlign)))
+			}
+		}
+		s.taken++
+		s.vectored++
+		s.bufs += len(bufs)
+		return writev(f, bufs, off)
 	}
 	return s
 }
