@@ -41,6 +41,7 @@ type PerfettoWriter struct {
 	lastCommQ   string // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
 	sites       [256]site
+	tails       [64]tail // perfetto.go
 	lastTrack   [2]int
 	// heads[FnID]: a slice's bytes up to its "ts" value for the track
 	// and function it was made for (perfetto_fast.go); whereB is
@@ -289,8 +290,8 @@ var (
 )
 
 // msgs appends one argument per message: "<what>_<i>": "request R
-// to/from P tag T[ B bytes]".
-func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
+// to/from P tag T[ B bytes]", what follows R from p's cache (tail).
+func (a *args) msgs(p *PerfettoWriter, keys []string, what string, kind int, ms []Msg) {
 	for i := range ms {
 		m := &ms[i]
 		if i < len(keys) {
@@ -300,17 +301,54 @@ func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
 			a.b = append(a.b, `"request `...)
 		}
 		a.b = appendUint(a.b, m.Req)
-		a.b = append(a.b, dir...)
-		a.b = appendInt(a.b, int64(m.Peer))
-		a.b = append(a.b, " tag "...)
-		a.b = appendInt(a.b, int64(m.Tag))
-		if bytes {
-			a.b = append(a.b, ' ')
-			a.b = appendInt(a.b, m.Bytes)
-			a.b = append(a.b, " bytes"...)
-		}
-		a.b = append(a.b, '"')
+		a.b = append(a.b, p.tail(kind, m)...)
 	}
+}
+
+// The kinds of a message's description after its request id (tail).
+const (
+	tailTo       = iota // ` to P tag T B bytes"`
+	tailFrom            // ` from P tag T B bytes"`
+	tailFromPost        // ` from P tag T"` (a posted receive: no size yet)
+)
+
+// tail is a message's description after its request id, the closing
+// quote included, for its peer, tag and size.
+type tail struct {
+	peer, tag int
+	bytes     int64
+	kind      int
+	s         string
+}
+
+// tail returns m's description after its request id, from a
+// direct-mapped cache (a job's messages repeat a few peers, tags and
+// sizes).
+func (p *PerfettoWriter) tail(kind int, m *Msg) string {
+	nb := m.Bytes
+	if kind == tailFromPost {
+		nb = 0
+	}
+	h := (uint64(m.Peer) ^ uint64(m.Tag)<<20 ^ uint64(nb)<<36 ^ uint64(kind)<<62) * 0x9e3779b97f4a7c15
+	e := &p.tails[h>>58] // 64 entries
+	if e.s != "" && e.peer == m.Peer && e.tag == m.Tag && e.bytes == nb && e.kind == kind {
+		return e.s
+	}
+	b := []byte(" to ")
+	if kind != tailTo {
+		b = []byte(" from ")
+	}
+	b = appendInt(b, int64(m.Peer))
+	b = append(b, " tag "...)
+	b = appendInt(b, int64(m.Tag))
+	if kind != tailFromPost {
+		b = append(b, ' ')
+		b = appendInt(b, m.Bytes)
+		b = append(b, " bytes"...)
+	}
+	b = append(b, '"')
+	*e = tail{peer: m.Peer, tag: m.Tag, bytes: nb, kind: kind, s: string(b)}
+	return e.s
 }
 
 // pre appends an argument's start given as `,"<k>":`, the comma dropped
@@ -373,16 +411,16 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	}
 	a := args{b: b, sep: sep}
 	if len(c.StartSend) > 0 {
-		a.msgs(keysStartedSend, "started_send", " to ", c.StartSend, true)
+		a.msgs(p, keysStartedSend, "started_send", tailTo, c.StartSend)
 	}
 	if len(c.StartRecv) > 0 {
-		a.msgs(keysStartedRecv, "started_recv", " from ", c.StartRecv, false)
+		a.msgs(p, keysStartedRecv, "started_recv", tailFromPost, c.StartRecv)
 	}
 	if len(c.RecvDone) > 0 {
-		a.msgs(keysCompletedRecv, "completed_recv", " from ", c.RecvDone, true)
+		a.msgs(p, keysCompletedRecv, "completed_recv", tailFrom, c.RecvDone)
 	}
 	if len(c.SendDone) > 0 {
-		a.msgs(keysCompletedSend, "completed_send", " to ", c.SendDone, true)
+		a.msgs(p, keysCompletedSend, "completed_send", tailTo, c.SendDone)
 	}
 	if c.Coll {
 		a.b = pre(a.b, a.sep, `,"bytes":`)

@@ -94,28 +94,35 @@ func room(b []byte, n int) []byte {
 	return b
 }
 
+// dig2 holds the two digits of 0 to 99 as little-endian uint16s: two or
+// four digits go out in one store.
+var dig2 = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return t
+}()
+
 // putDigits writes v in decimal into buf, ending before buf[i], and
 // returns the index of its first digit.
 func putDigits(buf []byte, i int, v uint64) int {
 	for v >= 10000 {
 		q := v / 10000
-		r := v - q*10000
+		r := uint32(v - q*10000)
 		h := r / 100
-		l := r - h*100
 		i -= 4
-		buf[i], buf[i+1], buf[i+2], buf[i+3] = digits2[2*h], digits2[2*h+1], digits2[2*l], digits2[2*l+1]
+		binary.LittleEndian.PutUint32(buf[i:], uint32(dig2[h])|uint32(dig2[r-h*100])<<16)
 		v = q
 	}
 	if v >= 100 {
 		q := v / 100
-		r := v - q*100
 		i -= 2
-		buf[i], buf[i+1] = digits2[2*r], digits2[2*r+1]
+		binary.LittleEndian.PutUint16(buf[i:], dig2[v-q*100])
 		v = q
 	}
 	if v >= 10 {
 		i -= 2
-		buf[i], buf[i+1] = digits2[2*v], digits2[2*v+1]
+		binary.LittleEndian.PutUint16(buf[i:], dig2[v])
 	} else {
 		i--
 		buf[i] = byte('0' + v)
