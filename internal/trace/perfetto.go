@@ -41,7 +41,7 @@ type PerfettoWriter struct {
 	lastCommQ   string // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
 	sites       [256]site
-	tails       [64]tail // perfetto.go
+	tails       [3][]tail // by kind and peer (perfetto.go)
 	lastTrack   [2]int
 	// heads[FnID]: a slice's bytes up to its "ts" value for the track
 	// and function it was made for (perfetto_fast.go); whereB is
@@ -313,26 +313,34 @@ const (
 )
 
 // tail is a message's description after its request id, the closing
-// quote included, for its peer, tag and size.
+// quote included, for its tag and size.
 type tail struct {
-	peer, tag int
-	bytes     int64
-	kind      int
-	s         string
+	tag   int
+	bytes int64
+	s     string
 }
 
-// tail returns m's description after its request id, from a
-// direct-mapped cache (a job's messages repeat a few peers, tags and
-// sizes).
+// tail returns m's description after its request id, cached per kind and
+// peer (a rank's messages go to a few peers with a few tags and sizes,
+// mostly one each): p.tails[kind][peer] holds the last one made.
 func (p *PerfettoWriter) tail(kind int, m *Msg) string {
 	nb := m.Bytes
 	if kind == tailFromPost {
 		nb = 0
 	}
-	h := (uint64(m.Peer) ^ uint64(m.Tag)<<20 ^ uint64(nb)<<36 ^ uint64(kind)<<62) * 0x9e3779b97f4a7c15
-	e := &p.tails[h>>58] // 64 entries
-	if e.s != "" && e.peer == m.Peer && e.tag == m.Tag && e.bytes == nb && e.kind == kind {
-		return e.s
+	var e *tail
+	if k := m.Peer; k >= 0 && k < 1<<16 {
+		t := p.tails[kind]
+		if k < len(t) {
+			e = &t[k]
+			if e.s != "" && e.tag == m.Tag && e.bytes == nb {
+				return e.s
+			}
+		} else {
+			t = append(t, make([]tail, k+1-len(t))...)
+			p.tails[kind] = t
+			e = &t[k]
+		}
 	}
 	b := []byte(" to ")
 	if kind != tailTo {
@@ -347,7 +355,10 @@ func (p *PerfettoWriter) tail(kind int, m *Msg) string {
 		b = append(b, " bytes"...)
 	}
 	b = append(b, '"')
-	*e = tail{peer: m.Peer, tag: m.Tag, bytes: nb, kind: kind, s: string(b)}
+	if e == nil {
+		return string(b)
+	}
+	*e = tail{tag: m.Tag, bytes: nb, s: string(b)}
 	return e.s
 }
 

@@ -232,8 +232,8 @@ func TestPerfettoWriterArgs(t *testing.T) {
 
 // TestMessageTails: a message's description after its request id, from
 // the writer's cache, is what fmt makes of its peer, tag and size, for
-// 20,000 messages of 5 peers, 3 tags and 4 sizes (150 descriptions,
-// more than the cache holds: both hits and collisions), negative ones among them.
+// 20,000 messages of 5 peers (-1 among them: not cached), 3 tags and 4
+// sizes: both hits and replacements.
 func TestMessageTails(t *testing.T) {
 	p := newPerfettoFragment(nil)
 	rng := rand.New(rand.NewSource(5))
@@ -246,15 +246,19 @@ func TestMessageTails(t *testing.T) {
 			tailFrom:     fmt.Sprintf(" from %d tag %d %d bytes\"", m.Peer, m.Tag, m.Bytes),
 			tailFromPost: fmt.Sprintf(" from %d tag %d\"", m.Peer, m.Tag),
 		}[kind]
-		before := p.tails
+		var before tail
+		if m.Peer >= 0 && m.Peer < len(p.tails[kind]) {
+			before = p.tails[kind][m.Peer]
+		}
 		if got := p.tail(kind, &m); got != want {
 			t.Fatalf("message %d %+v, kind %d: %q, want %q", i, m, kind, got, want)
 		}
-		if before == p.tails {
+		if before.s != "" && m.Peer >= 0 && before == p.tails[kind][m.Peer] {
 			hits++
 		}
 	}
-	if hits < 2000 || hits > 18000 {
+	if hits < 1000 || hits > 18000 {
 		t.Errorf("%d of 20000 from the cache", hits)
 	}
+	t.Logf("%d of 20000 from the cache", hits)
 }
