@@ -48,6 +48,11 @@ type PerfettoWriter struct {
 	// `","pid":R,"tid":T,"ts":` of lastTrack.
 	heads  []head
 	whereB []byte
+	// The last time's milliseconds (ts): their value, their digits
+	// (little-endian, the first in the lowest byte) and how many.
+	tsMs uint64
+	tsD  [2]uint64
+	tsN  int
 }
 
 const (
@@ -161,7 +166,7 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	b := p.open(h)
 	b = appendHex16(b, m.Flow)
 	b = append(b, p.whereB...)
-	b = appendUs(b, t)
+	b = p.ts(b, t)
 	if ph == 'f' {
 		b = append(b, `,"bp":"e"`...)
 	}
@@ -375,7 +380,7 @@ func pre(b []byte, sep bool, kc string) []byte {
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
 	b := p.open(p.head(c))
-	b = appendUs(b, c.T0)
+	b = p.ts(b, c.T0)
 	b = append(b, `,"dur":`...)
 	b = appendUs(b, c.T1-c.T0)
 	// The arguments most calls have are appended here, the comma after
@@ -553,7 +558,7 @@ func (p *PerfettoWriter) Region(rank, thread int, enter bool, name string, t flo
 	b = append(b, `","cat":"region","name":`...)
 	b = append(b, p.quote(name)...)
 	b = append(b[:len(b)-1], p.whereB...) // whereB starts after a quote
-	b = appendUs(b, t)
+	b = p.ts(b, t)
 	p.out = append(b, '}')
 	p.end()
 	return p.err
@@ -566,7 +571,7 @@ func (p *PerfettoWriter) Mark(rank, thread int, text string, t float64) error {
 	b := append(p.out, `{"ph":"i","s":"t","cat":"event","name":`...)
 	b = append(b, p.quote(text)...)
 	b = append(b[:len(b)-1], p.whereB...) // whereB starts after a quote
-	b = appendUs(b, t)
+	b = p.ts(b, t)
 	p.out = append(b, '}')
 	p.end()
 	return p.err

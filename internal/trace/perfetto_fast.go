@@ -227,6 +227,41 @@ func appendUs(b []byte, t float64) []byte {
 	return b
 }
 
+// ts appends time t (nanoseconds) as appendUs does; the digits of its
+// milliseconds, the same in most consecutive records of a rank, are
+// those of the last time written when they are unchanged (two 8-byte
+// stores), the rest four digits and the fraction's four bytes.
+func (p *PerfettoWriter) ts(b []byte, t float64) []byte {
+	if !(t >= 1e6 && t < 9e15) {
+		return appendUs(b, t)
+	}
+	ns := uint64(t)
+	if t-float64(ns) >= 0.5 {
+		ns++
+	}
+	us := ns / 1000
+	ms := us / 1000
+	if ms != p.tsMs {
+		// At most 10 digits below 9e15 ns.
+		var d [16]byte
+		n := decLen(ms)
+		putDigits(d[:], n, ms)
+		p.tsMs, p.tsN = ms, n
+		p.tsD[0], p.tsD[1] = binary.LittleEndian.Uint64(d[:]), binary.LittleEndian.Uint64(d[8:])
+	}
+	b = room(b, 24)
+	e := len(b)
+	o := b[:e+24]
+	binary.LittleEndian.PutUint64(o[e:], p.tsD[0])
+	binary.LittleEndian.PutUint64(o[e+8:], p.tsD[1])
+	e += p.tsN
+	// "ddd" of the microseconds' last three digits (frac3 without its
+	// point), then the fraction over its fourth byte.
+	binary.LittleEndian.PutUint32(o[e:], frac3[us-ms*1000]>>8)
+	binary.LittleEndian.PutUint32(o[e+3:], frac3[ns-us*1000])
+	return o[:e+7]
+}
+
 // site is a callsite's arguments: `,"callsite":"file:line","caller":"f"`
 // for a resolved one, `,"callsite":"0xADDR"` for an address.
 type site struct {

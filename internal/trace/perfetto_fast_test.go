@@ -69,6 +69,40 @@ func TestAppendUsRandom(t *testing.T) {
 	}
 }
 
+// TestTs: the writer's times, their milliseconds' digits kept from one
+// to the next, are appendUs's, for runs of times in one millisecond, steps
+// across them and jumps between any lengths, negative and huge ones.
+func TestTs(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	p := newPerfettoFragment(nil)
+	v := 0.0
+	kept := 0
+	for i := 0; i < 200000; i++ {
+		switch r.Intn(8) {
+		case 0:
+			v = float64(r.Uint64()>>r.Intn(64)) / 8 // any length
+		case 1:
+			v = -v
+		case 2:
+			v += 1e6 * float64(r.Intn(3)) // the next milliseconds
+		default:
+			v += float64(r.Intn(200000)) / 7 // mostly within one
+		}
+		before := p.tsMs
+		want := appendUs([]byte("x"), v)
+		if got := p.ts([]byte("x"), v); string(got) != string(want) {
+			t.Fatalf("ts(%v) = %s, want %s", v, got, want)
+		}
+		if v >= 1e6 && p.tsMs == before {
+			kept++
+		}
+	}
+	if kept < 50000 {
+		t.Errorf("%d times with the last one's milliseconds", kept)
+	}
+	t.Logf("%d of 200000 times with the last one's milliseconds", kept)
+}
+
 // writerCalls are calls made by hand to reach every argument the Perfetto
 // writer formats: without and with a communicator (the first argument
 // then has no comma), each kind of message, more than 16 in a list,
