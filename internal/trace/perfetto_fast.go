@@ -235,10 +235,13 @@ func (p *PerfettoWriter) ts(b []byte, t float64) []byte {
 	if !(t >= 1e6 && t < 9e15) {
 		return appendUs(b, t)
 	}
-	ns := uint64(t)
-	if t-float64(ns) >= 0.5 {
-		ns++
+	// Through int64: one instruction each way (uint64's conversions
+	// branch on the sign bit).
+	n := int64(t)
+	if t-float64(n) >= 0.5 {
+		n++
 	}
+	ns := uint64(n)
 	us := ns / 1000
 	ms := us / 1000
 	if ms != p.tsMs {
