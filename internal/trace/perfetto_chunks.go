@@ -42,8 +42,9 @@ type pageWriter interface {
 const pageBatch = 4 << 20
 
 // chunkCap is the capacity of a chunk's buffer: perfettoChunk bytes, a
-// record beyond them, the padding.
-func chunkCap() int { return perfettoChunk + 2*directAlign }
+// record beyond them, the padding, in whole pages (so that buffers cut
+// one after another from one mapping stay aligned).
+func chunkCap() int { return (perfettoChunk + 3*directAlign - 1) &^ (directAlign - 1) }
 
 // spaces is padding.
 var spaces = func() (b [directAlign]byte) {

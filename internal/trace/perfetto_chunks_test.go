@@ -131,6 +131,9 @@ func TestConvertPerfettoPages(t *testing.T) {
 	stub := stubDirectWrites(t)
 	for _, chunk := range []int{2048, 5000, flushAt} {
 		perfettoChunk, perfettoStreams = chunk, 2
+		if c := chunkCap(); c%directAlign != 0 || c < chunk+2*directAlign {
+			t.Errorf("chunks of %d: buffers of %d bytes: not whole pages, or no room for a record and the padding", chunk, c)
+		}
 		var plain bytes.Buffer
 		n, err := ConvertPerfetto(NewWalker(j, WalkOptions{}), &plain, 2)
 		if err != nil {
