@@ -41,12 +41,18 @@ type PerfettoWriter struct {
 	lastCommQ   string // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
 	sites       [256]site
+	tails       [3][]tail // by kind and peer (perfetto.go)
 	lastTrack   [2]int
 	// heads[FnID]: a slice's bytes up to its "ts" value for the track
 	// and function it was made for (perfetto_fast.go); whereB is
 	// `","pid":R,"tid":T,"ts":` of lastTrack.
 	heads  []head
 	whereB []byte
+	// The last time's milliseconds (ts): their value, their digits
+	// (little-endian, the first in the lowest byte) and how many.
+	tsMs uint64
+	tsD  [2]uint64
+	tsN  int
 }
 
 const (
@@ -160,7 +166,7 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	b := p.open(h)
 	b = appendHex16(b, m.Flow)
 	b = append(b, p.whereB...)
-	b = appendUs(b, t)
+	b = p.ts(b, t)
 	if ph == 'f' {
 		b = append(b, `,"bp":"e"`...)
 	}
@@ -289,8 +295,8 @@ var (
 )
 
 // msgs appends one argument per message: "<what>_<i>": "request R
-// to/from P tag T[ B bytes]".
-func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
+// to/from P tag T[ B bytes]", what follows R from p's cache (tail).
+func (a *args) msgs(p *PerfettoWriter, keys []string, what string, kind int, ms []Msg) {
 	for i := range ms {
 		m := &ms[i]
 		if i < len(keys) {
@@ -300,17 +306,65 @@ func (a *args) msgs(keys []string, what, dir string, ms []Msg, bytes bool) {
 			a.b = append(a.b, `"request `...)
 		}
 		a.b = appendUint(a.b, m.Req)
-		a.b = append(a.b, dir...)
-		a.b = appendInt(a.b, int64(m.Peer))
-		a.b = append(a.b, " tag "...)
-		a.b = appendInt(a.b, int64(m.Tag))
-		if bytes {
-			a.b = append(a.b, ' ')
-			a.b = appendInt(a.b, m.Bytes)
-			a.b = append(a.b, " bytes"...)
-		}
-		a.b = append(a.b, '"')
+		a.b = append(a.b, p.tail(kind, m)...)
 	}
+}
+
+// The kinds of a message's description after its request id (tail).
+const (
+	tailTo       = iota // ` to P tag T B bytes"`
+	tailFrom            // ` from P tag T B bytes"`
+	tailFromPost        // ` from P tag T"` (a posted receive: no size yet)
+)
+
+// tail is a message's description after its request id, the closing
+// quote included, for its tag and size.
+type tail struct {
+	tag   int
+	bytes int64
+	s     string
+}
+
+// tail returns m's description after its request id, cached per kind and
+// peer (a rank's messages go to a few peers with a few tags and sizes,
+// mostly one each): p.tails[kind][peer] holds the last one made.
+func (p *PerfettoWriter) tail(kind int, m *Msg) string {
+	nb := m.Bytes
+	if kind == tailFromPost {
+		nb = 0
+	}
+	var e *tail
+	if k := m.Peer; k >= 0 && k < 1<<16 {
+		t := p.tails[kind]
+		if k < len(t) {
+			e = &t[k]
+			if e.s != "" && e.tag == m.Tag && e.bytes == nb {
+				return e.s
+			}
+		} else {
+			t = append(t, make([]tail, k+1-len(t))...)
+			p.tails[kind] = t
+			e = &t[k]
+		}
+	}
+	b := []byte(" to ")
+	if kind != tailTo {
+		b = []byte(" from ")
+	}
+	b = appendInt(b, int64(m.Peer))
+	b = append(b, " tag "...)
+	b = appendInt(b, int64(m.Tag))
+	if kind != tailFromPost {
+		b = append(b, ' ')
+		b = appendInt(b, m.Bytes)
+		b = append(b, " bytes"...)
+	}
+	b = append(b, '"')
+	if e == nil {
+		return string(b)
+	}
+	*e = tail{tag: m.Tag, bytes: nb, s: string(b)}
+	return e.s
 }
 
 // pre appends an argument's start given as `,"<k>":`, the comma dropped
@@ -326,7 +380,7 @@ func pre(b []byte, sep bool, kc string) []byte {
 func (p *PerfettoWriter) Call(c *Call) error {
 	p.track(c.Rank, c.Thread)
 	b := p.open(p.head(c))
-	b = appendUs(b, c.T0)
+	b = p.ts(b, c.T0)
 	b = append(b, `,"dur":`...)
 	b = appendUs(b, c.T1-c.T0)
 	// The arguments most calls have are appended here, the comma after
@@ -373,16 +427,16 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	}
 	a := args{b: b, sep: sep}
 	if len(c.StartSend) > 0 {
-		a.msgs(keysStartedSend, "started_send", " to ", c.StartSend, true)
+		a.msgs(p, keysStartedSend, "started_send", tailTo, c.StartSend)
 	}
 	if len(c.StartRecv) > 0 {
-		a.msgs(keysStartedRecv, "started_recv", " from ", c.StartRecv, false)
+		a.msgs(p, keysStartedRecv, "started_recv", tailFromPost, c.StartRecv)
 	}
 	if len(c.RecvDone) > 0 {
-		a.msgs(keysCompletedRecv, "completed_recv", " from ", c.RecvDone, true)
+		a.msgs(p, keysCompletedRecv, "completed_recv", tailFrom, c.RecvDone)
 	}
 	if len(c.SendDone) > 0 {
-		a.msgs(keysCompletedSend, "completed_send", " to ", c.SendDone, true)
+		a.msgs(p, keysCompletedSend, "completed_send", tailTo, c.SendDone)
 	}
 	if c.Coll {
 		a.b = pre(a.b, a.sep, `,"bytes":`)
@@ -504,7 +558,7 @@ func (p *PerfettoWriter) Region(rank, thread int, enter bool, name string, t flo
 	b = append(b, `","cat":"region","name":`...)
 	b = append(b, p.quote(name)...)
 	b = append(b[:len(b)-1], p.whereB...) // whereB starts after a quote
-	b = appendUs(b, t)
+	b = p.ts(b, t)
 	p.out = append(b, '}')
 	p.end()
 	return p.err
@@ -517,7 +571,7 @@ func (p *PerfettoWriter) Mark(rank, thread int, text string, t float64) error {
 	b := append(p.out, `{"ph":"i","s":"t","cat":"event","name":`...)
 	b = append(b, p.quote(text)...)
 	b = append(b[:len(b)-1], p.whereB...) // whereB starts after a quote
-	b = appendUs(b, t)
+	b = p.ts(b, t)
 	p.out = append(b, '}')
 	p.end()
 	return p.err

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,6 +107,136 @@ func TestConvertPerfettoChunks(t *testing.T) {
 	if fmt.Sprint(keys) != `["pid":0 "pid":1 "pid":2 "pid":3 "pid":4]` {
 		t.Errorf("ranks start in order %v", keys)
 	}
+}
+
+// TestConvertPerfettoPages: into a DirectFile in direct writes,
+// ConvertPerfetto writes the document of an ordinary writer with spaces
+// inserted, each run of them ending on a page boundary (the head's one byte
+// after it, before the first record's newline): the head and every chunk
+// padded to whole pages, written in vectored direct writes of aligned
+// buffers (the stub checks each), several chunks a write; the same events
+// in the same order. Where direct writes are refused (from the first, or
+// after some), the same file in ordinary writes.
+func TestConvertPerfettoPages(t *testing.T) {
+	defer func(c, s int) { perfettoChunk, perfettoStreams = c, s }(perfettoChunk, perfettoStreams)
+	dir := t.TempDir()
+	if err := WriteSynth(dir, SynthSpec{Ranks: 5, Events: 12000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := directDirs(t)
+	stub := stubDirectWrites(t)
+	for _, chunk := range []int{2048, 5000, flushAt} {
+		perfettoChunk, perfettoStreams = chunk, 2
+		if c := chunkCap(); c%directAlign != 0 || c < chunk+2*directAlign {
+			t.Errorf("chunks of %d: buffers of %d bytes: not whole pages, or no room for a record and the padding", chunk, c)
+		}
+		var plain bytes.Buffer
+		n, err := ConvertPerfetto(NewWalker(j, WalkOptions{}), &plain, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, refuse := range []int{-1, 0, 1} {
+			for _, d := range dirs {
+				stub.refuseAfter, stub.taken, stub.vectored, stub.bufs, stub.misaligned = refuse, 0, 0, 0, nil
+				path := filepath.Join(d, "trace.json")
+				f, err := CreateDirect(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				direct := f.direct != nil
+				m, err := ConvertPerfetto(NewWalker(j, WalkOptions{}), f, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := f.Close(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("chunks of %d, %s, direct writes %v refused after %d", chunk, d, direct, refuse)
+				if m != n {
+					t.Errorf("%s: %d records, want %d", what, m, n)
+				}
+				if len(stub.misaligned) > 0 {
+					t.Errorf("%s: %d misaligned buffers, first %s", what, len(stub.misaligned), stub.misaligned[0])
+				}
+				if !direct {
+					if !bytes.Equal(got, plain.Bytes()) {
+						t.Errorf("%s: %d bytes unlike the ordinary writer's %d", what, len(got), plain.Len())
+					}
+					continue
+				}
+				runs, err := insertedSpaces(got, plain.Bytes())
+				if err != nil {
+					t.Errorf("%s: %v", what, err)
+					continue
+				}
+				if len(got)%directAlign != len(perfettoTail) || len(runs) < 2 || runs[0] != directAlign+1 {
+					t.Errorf("%s: %d bytes, runs of spaces ending at %v", what, len(got), runs[:min(len(runs), 5)])
+				}
+				for _, e := range runs[1:] {
+					if e%directAlign != 0 {
+						t.Errorf("%s: a run of spaces ends at %d, not a page boundary", what, e)
+						break
+					}
+				}
+				if refuse < 0 && (stub.vectored == 0 || stub.bufs < 2*stub.vectored || stub.taken != stub.vectored) {
+					t.Errorf("%s: %d vectored writes of %d buffers, %d writes in all", what, stub.vectored, stub.bufs, stub.taken)
+				}
+				if refuse == 1 && stub.taken != 1 {
+					t.Errorf("%s: %d direct writes taken, want 1", what, stub.taken)
+				}
+				if refuse >= 0 || d != dirs[0] {
+					continue // the same bytes as a run in direct writes: checked above
+				}
+				var a, b struct {
+					TraceEvents []map[string]any `json:"traceEvents"`
+				}
+				if err := json.Unmarshal(got, &a); err != nil {
+					t.Fatalf("%s: not JSON: %v", what, err)
+				}
+				if err := json.Unmarshal(plain.Bytes(), &b); err != nil {
+					t.Fatal(err)
+				}
+				if len(a.TraceEvents) != int(n) || !reflect.DeepEqual(a.TraceEvents, b.TraceEvents) {
+					t.Errorf("%s: %d events, not the ordinary writer's %d", what, len(a.TraceEvents), len(b.TraceEvents))
+				}
+				t.Logf("%s: %d bytes (%d without padding), %d vectored writes of %d buffers", what, len(got), plain.Len(), stub.vectored, stub.bufs)
+			}
+		}
+	}
+}
+
+// insertedSpaces checks that padded is plain with runs of spaces inserted
+// before a ',' or '\n' of plain, and returns the offset in padded where
+// each run ends.
+func insertedSpaces(padded, plain []byte) ([]int, error) {
+	var ends []int
+	i, k := 0, 0
+	for i < len(padded) {
+		if k < len(plain) && padded[i] == plain[k] {
+			i++
+			k++
+			continue
+		}
+		if padded[i] != ' ' || (k < len(plain) && plain[k] != ',' && plain[k] != '\n') {
+			return ends, fmt.Errorf("offset %d: %q where the plain document has %q at %d", i, padded[i], plain[min(k, len(plain)-1)], k)
+		}
+		for i < len(padded) && padded[i] == ' ' {
+			i++
+		}
+		ends = append(ends, i)
+	}
+	if k != len(plain) {
+		return ends, fmt.Errorf("%d bytes of the plain document left", len(plain)-k)
+	}
+	return ends, nil
 }
 
 // failAfter fails every write once n bytes are written.

@@ -111,6 +111,73 @@ func (d *DirectFile) writeOut(n int) error {
 	return nil
 }
 
+// pageAligned reports whether the file takes direct writes: writePages
+// then writes page-aligned buffers without copying them.
+func (d *DirectFile) pageAligned() bool { return d.direct != nil && d.n%directAlign == 0 }
+
+// writePages writes bufs at the file's end, what Write buffered first, in
+// one vectored direct write where every buffer is aligned to directAlign
+// in memory and in length (ConvertPerfetto's padded chunks): no copy into
+// d.buf. Buffers that are not are copied through Write, as are all where
+// the file system refuses direct writes.
+func (d *DirectFile) writePages(bufs [][]byte) error {
+	direct := d.direct != nil && d.n%directAlign == 0
+	for _, b := range bufs {
+		if len(b) == 0 || len(b)%directAlign != 0 || alignUp(b, directAlign) != 0 {
+			direct = false
+			break
+		}
+	}
+	if direct {
+		all := bufs
+		if d.n > 0 {
+			all = append([][]byte{d.buf[:d.n]}, bufs...)
+		}
+		n, err := directWritev(d.direct, all, d.off)
+		if err == nil {
+			d.off += int64(n)
+			d.n = 0
+			return nil
+		}
+		if !errors.Is(err, syscall.EINVAL) || n != 0 {
+			return err
+		}
+		// Refused (alignment): nothing was written; ordinary writes
+		// from now on.
+		d.direct.Close()
+		d.direct = nil
+	}
+	for _, b := range bufs {
+		if _, err := d.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// directWritev writes bufs at off in one vectored write, or as many as
+// it takes (a variable: tests refuse them). It returns the bytes written.
+var directWritev = func(f *os.File, bufs [][]byte, off int64) (int, error) {
+	total := 0
+	for len(bufs) > 0 {
+		n, err := pwritev(f, bufs, off)
+		total += n
+		off += int64(n)
+		if err != nil {
+			return total, err
+		}
+		// Short: skip what was written.
+		for len(bufs) > 0 && n >= len(bufs[0]) {
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		}
+		if n > 0 {
+			bufs = append([][]byte{bufs[0][n:]}, bufs[1:]...)
+		}
+	}
+	return total, nil
+}
+
 // Close writes what is buffered and closes the file.
 func (d *DirectFile) Close() error {
 	var err error

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -78,7 +79,12 @@ func directDirs(t *testing.T) []string {
 // directStub counts the direct writes taken and refuses them, as a file
 // system that refuses O_DIRECT does (EINVAL), once refuseAfter of them
 // have been taken (never when refuseAfter < 0).
-type directStub struct{ refuseAfter, taken int }
+type directStub struct {
+	refuseAfter, taken int
+	vectored           int      // vectored writes taken
+	bufs               int      // buffers in them
+	misaligned         []string // buffers a direct write would refuse
+}
 
 // stubDirectWrites puts a directStub in front of directWriteAt for the
 // rest of the test.
@@ -93,5 +99,95 @@ func stubDirectWrites(t *testing.T) *directStub {
 		s.taken++
 		return write(f, b, off)
 	}
+	writev := directWritev
+	t.Cleanup(func() { directWritev = writev })
+	directWritev = func(f *os.File, bufs [][]byte, off int64) (int, error) {
+		if s.refuseAfter >= 0 && s.taken >= s.refuseAfter {
+			return 0, syscall.EINVAL
+		}
+		for i, b := range bufs {
+			if off%directAlign != 0 || len(b)%directAlign != 0 || alignUp(b, directAlign) != 0 {
+				s.misaligned = append(s.misaligned, fmt.Sprintf("buffer %d of %d at %d: %d bytes, %d from alignment", i, len(bufs), off, len(b), alignUp(b, directAlign)))
+			}
+		}
+		s.taken++
+		s.vectored++
+		s.bufs += len(bufs)
+		return writev(f, bufs, off)
+	}
 	return s
+}
+
+// TestDirectFileWritePages: writePages writes its buffers after what Write
+// buffered, byte for byte: aligned pages in one vectored direct write,
+// a batch with a buffer not aligned in memory or in length through
+// Write's copy; where direct writes are refused (first, or after one),
+// the same file.
+func TestDirectFileWritePages(t *testing.T) {
+	dirs := directDirs(t)
+	stub := stubDirectWrites(t)
+	rng := rand.New(rand.NewSource(4))
+	page := func(n int) []byte {
+		b := heapAligned(n)
+		rng.Read(b)
+		return b
+	}
+	head := make([]byte, directAlign)
+	rng.Read(head)
+	aligned := [][]byte{page(directAlign), page(3 * directAlign), page(16 * directAlign)}
+	odd := page(2 * directAlign)
+	batches := []struct {
+		name     string
+		bufs     [][]byte
+		vectored int // vectored writes taken, direct writes never refused
+	}{
+		{"aligned", aligned, 1},
+		{"a buffer off alignment", [][]byte{aligned[0], odd[1 : 1+directAlign], aligned[1]}, 0},
+		{"a buffer of 100 bytes", [][]byte{aligned[0], aligned[1][:100]}, 0},
+	}
+	for _, refuse := range []int{-1, 0, 1} {
+		for _, dir := range dirs {
+			for _, bt := range batches {
+				stub.refuseAfter, stub.taken, stub.vectored, stub.misaligned = refuse, 0, 0, nil
+				path := filepath.Join(dir, "out")
+				d, err := CreateDirect(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				direct := d.direct != nil
+				want := append([]byte(nil), head...)
+				if _, err := d.Write(head); err != nil {
+					t.Fatal(err)
+				}
+				for k := 0; k < 2; k++ {
+					if err := d.writePages(bt.bufs); err != nil {
+						t.Fatalf("%s: %v", bt.name, err)
+					}
+					for _, b := range bt.bufs {
+						want = append(want, b...)
+					}
+				}
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("%s, %s, direct writes %v refused after %d", bt.name, dir, direct, refuse)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: %d bytes, not the %d written", what, len(got), len(want))
+				}
+				if len(stub.misaligned) > 0 {
+					t.Errorf("%s: %s", what, stub.misaligned[0])
+				}
+				if direct && refuse < 0 && stub.vectored != 2*bt.vectored {
+					t.Errorf("%s: %d vectored writes, want %d", what, stub.vectored, 2*bt.vectored)
+				}
+				if direct && refuse == 1 && bt.vectored > 0 && stub.vectored != 1 {
+					t.Errorf("%s: %d vectored writes before the refusal, want 1", what, stub.vectored)
+				}
+			}
+		}
+	}
 }

@@ -94,28 +94,35 @@ func room(b []byte, n int) []byte {
 	return b
 }
 
+// dig2 holds the two digits of 0 to 99 as little-endian uint16s: two or
+// four digits go out in one store.
+var dig2 = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return t
+}()
+
 // putDigits writes v in decimal into buf, ending before buf[i], and
 // returns the index of its first digit.
 func putDigits(buf []byte, i int, v uint64) int {
 	for v >= 10000 {
 		q := v / 10000
-		r := v - q*10000
+		r := uint32(v - q*10000)
 		h := r / 100
-		l := r - h*100
 		i -= 4
-		buf[i], buf[i+1], buf[i+2], buf[i+3] = digits2[2*h], digits2[2*h+1], digits2[2*l], digits2[2*l+1]
+		binary.LittleEndian.PutUint32(buf[i:], uint32(dig2[h])|uint32(dig2[r-h*100])<<16)
 		v = q
 	}
 	if v >= 100 {
 		q := v / 100
-		r := v - q*100
 		i -= 2
-		buf[i], buf[i+1] = digits2[2*r], digits2[2*r+1]
+		binary.LittleEndian.PutUint16(buf[i:], dig2[v-q*100])
 		v = q
 	}
 	if v >= 10 {
 		i -= 2
-		buf[i], buf[i+1] = digits2[2*v], digits2[2*v+1]
+		binary.LittleEndian.PutUint16(buf[i:], dig2[v])
 	} else {
 		i--
 		buf[i] = byte('0' + v)
@@ -218,6 +225,44 @@ func appendUs(b []byte, t float64) []byte {
 	binary.LittleEndian.PutUint32(b[e:], f)
 	putDigits(b, e, us)
 	return b
+}
+
+// ts appends time t (nanoseconds) as appendUs does; the digits of its
+// milliseconds, the same in most consecutive records of a rank, are
+// those of the last time written when they are unchanged (two 8-byte
+// stores), the rest four digits and the fraction's four bytes.
+func (p *PerfettoWriter) ts(b []byte, t float64) []byte {
+	if !(t >= 1e6 && t < 9e15) {
+		return appendUs(b, t)
+	}
+	// Through int64: one instruction each way (uint64's conversions
+	// branch on the sign bit).
+	n := int64(t)
+	if t-float64(n) >= 0.5 {
+		n++
+	}
+	ns := uint64(n)
+	us := ns / 1000
+	ms := us / 1000
+	if ms != p.tsMs {
+		// At most 10 digits below 9e15 ns.
+		var d [16]byte
+		n := decLen(ms)
+		putDigits(d[:], n, ms)
+		p.tsMs, p.tsN = ms, n
+		p.tsD[0], p.tsD[1] = binary.LittleEndian.Uint64(d[:]), binary.LittleEndian.Uint64(d[8:])
+	}
+	b = room(b, 24)
+	e := len(b)
+	o := b[:e+24]
+	binary.LittleEndian.PutUint64(o[e:], p.tsD[0])
+	binary.LittleEndian.PutUint64(o[e+8:], p.tsD[1])
+	e += p.tsN
+	// "ddd" of the microseconds' last three digits (frac3 without its
+	// point), then the fraction over its fourth byte.
+	binary.LittleEndian.PutUint32(o[e:], frac3[us-ms*1000]>>8)
+	binary.LittleEndian.PutUint32(o[e+3:], frac3[ns-us*1000])
+	return o[:e+7]
 }
 
 // site is a callsite's arguments: `,"callsite":"file:line","caller":"f"`

@@ -69,6 +69,40 @@ func TestAppendUsRandom(t *testing.T) {
 	}
 }
 
+// TestTs: the writer's times, their milliseconds' digits kept from one
+// to the next, are appendUs's, for runs of times in one millisecond, steps
+// across them and jumps between any lengths, negative and huge ones.
+func TestTs(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	p := newPerfettoFragment(nil)
+	v := 0.0
+	kept := 0
+	for i := 0; i < 200000; i++ {
+		switch r.Intn(8) {
+		case 0:
+			v = float64(r.Uint64()>>r.Intn(64)) / 8 // any length
+		case 1:
+			v = -v
+		case 2:
+			v += 1e6 * float64(r.Intn(3)) // the next milliseconds
+		default:
+			v += float64(r.Intn(200000)) / 7 // mostly within one
+		}
+		before := p.tsMs
+		want := appendUs([]byte("x"), v)
+		if got := p.ts([]byte("x"), v); string(got) != string(want) {
+			t.Fatalf("ts(%v) = %s, want %s", v, got, want)
+		}
+		if v >= 1e6 && p.tsMs == before {
+			kept++
+		}
+	}
+	if kept < 50000 {
+		t.Errorf("%d times with the last one's milliseconds", kept)
+	}
+	t.Logf("%d of 200000 times with the last one's milliseconds", kept)
+}
+
 // writerCalls are calls made by hand to reach every argument the Perfetto
 // writer formats: without and with a communicator (the first argument
 // then has no comma), each kind of message, more than 16 in a list,
@@ -228,4 +262,37 @@ func TestPerfettoWriterArgs(t *testing.T) {
 		t.Errorf("not JSON: %v", err)
 	}
 	testutil.Golden(t, filepath.Join("testdata", "golden", "calls.json"), out.Bytes())
+}
+
+// TestMessageTails: a message's description after its request id, from
+// the writer's cache, is what fmt makes of its peer, tag and size, for
+// 20,000 messages of 5 peers (-1 among them: not cached), 3 tags and 4
+// sizes: both hits and replacements.
+func TestMessageTails(t *testing.T) {
+	p := newPerfettoFragment(nil)
+	rng := rand.New(rand.NewSource(5))
+	hits := 0
+	for i := 0; i < 20000; i++ {
+		m := Msg{Peer: rng.Intn(5) - 1, Tag: rng.Intn(3) - 1, Bytes: []int64{0, 8, 4096, 1 << 33}[rng.Intn(4)]}
+		kind := rng.Intn(3)
+		want := map[int]string{
+			tailTo:       fmt.Sprintf(" to %d tag %d %d bytes\"", m.Peer, m.Tag, m.Bytes),
+			tailFrom:     fmt.Sprintf(" from %d tag %d %d bytes\"", m.Peer, m.Tag, m.Bytes),
+			tailFromPost: fmt.Sprintf(" from %d tag %d\"", m.Peer, m.Tag),
+		}[kind]
+		var before tail
+		if m.Peer >= 0 && m.Peer < len(p.tails[kind]) {
+			before = p.tails[kind][m.Peer]
+		}
+		if got := p.tail(kind, &m); got != want {
+			t.Fatalf("message %d %+v, kind %d: %q, want %q", i, m, kind, got, want)
+		}
+		if before.s != "" && m.Peer >= 0 && before == p.tails[kind][m.Peer] {
+			hits++
+		}
+	}
+	if hits < 1000 || hits > 18000 {
+		t.Errorf("%d of 20000 from the cache", hits)
+	}
+	t.Logf("%d of 20000 from the cache", hits)
 }
