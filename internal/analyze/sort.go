@@ -7,11 +7,12 @@ import (
 
 // sortByKey sorts a by key, stably: a counting pass on the key's top bits
 // (below the largest key) into buckets of about 8 records (one copy of a),
-// then each bucket sorted by insertion, or by a stable comparison sort
-// when keys crowd into it; dense keys (below 4 times the records' count)
-// get a bucket each and no sort after the counting pass. For the evenly spread keys here (hashed flow
-// ids, call numbers) it does far fewer moves of the 56-byte records than
-// a comparison sort.
+// then each bucket sorted by insertion, or, when keys crowd into it, by
+// (key, position) pairs (sortScratch: no allocation per comparison);
+// dense keys (below 4 times the records' count) get a bucket each and no
+// sort after the counting pass. For the evenly spread keys here (hashed
+// flow ids, call numbers) it does far fewer moves of the 56-byte records
+// than a comparison sort.
 func sortByKey[T any](a []T, key func(*T) uint64) []T { return sortParts([][]T{a}, key) }
 
 // sortParts is sortByKey of the concatenation of parts, without making it:
@@ -22,7 +23,6 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 	for _, a := range parts {
 		n += len(a)
 	}
-	byKey := func(x, y T) int { return cmpU(key(&x), key(&y)) }
 	var maxKey uint64
 	sorted := true
 	for _, a := range parts {
@@ -43,7 +43,7 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 			}
 		}
 		if !sorted {
-			slices.SortStableFunc(a, byKey)
+			insertionSort(a, key) // fewer than 64 records
 		}
 		return a
 	}
@@ -97,19 +97,81 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 			pos[b]++
 		}
 	}
+	var sc sortScratch[T]
+	big := 0 // the largest bucket: the scratch lists' size
+	for b := 0; b+1 < len(count); b++ {
+		big = max(big, count[b+1]-count[b])
+	}
 	for b := 0; b+1 < len(count); b++ {
 		s := out[count[b]:count[b+1]]
 		if len(s) > 32 {
-			if !slices.IsSortedFunc(s, byKey) { // all equal: one key per bucket
-				slices.SortStableFunc(s, byKey)
-			}
+			// Keys crowd the bucket (an instance's parts from many
+			// ranks, all of one key): sorted by (key, position) pairs
+			// unless in order already.
+			sc.sort(s, key, big)
 			continue
 		}
-		for i := 1; i < len(s); i++ {
-			for j := i; j > 0 && key(&s[j-1]) > key(&s[j]); j-- {
-				s[j-1], s[j] = s[j], s[j-1]
-			}
-		}
+		insertionSort(s, key)
 	}
 	return out
+}
+
+// insertionSort sorts a by key, stably, comparing the records in place
+// (key takes their addresses in a: nothing is copied to be compared).
+func insertionSort[T any](a []T, key func(*T) uint64) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && key(&a[j-1]) > key(&a[j]); j-- {
+			a[j-1], a[j] = a[j], a[j-1]
+		}
+	}
+}
+
+// keyPos is a record's key and its position in the list being sorted:
+// the pairs sort with no tie (a stable sort of the records).
+type keyPos struct {
+	k uint64
+	i int
+}
+
+// sortScratch holds the pairs and the records' copy of a sort by pairs,
+// made once for the largest list to be sorted (n) and reused.
+type sortScratch[T any] struct {
+	pairs []keyPos
+	tmp   []T
+}
+
+// sort sorts a by key, stably: its keys are read once each, the pairs
+// (key, position) sorted, and the records moved once to their places; a
+// in order already is left as it is. No allocation per comparison (a
+// comparison of records by value through key(&x) makes x escape: one
+// each), at most one of each scratch list per sortScratch.
+func (sc *sortScratch[T]) sort(a []T, key func(*T) uint64, n int) {
+	if sc.pairs == nil {
+		sc.pairs = make([]keyPos, 0, max(n, len(a)))
+	}
+	pairs := sc.pairs[:0]
+	sorted := true
+	for i := range a {
+		k := key(&a[i])
+		sorted = sorted && (i == 0 || k >= pairs[i-1].k)
+		pairs = append(pairs, keyPos{k, i})
+	}
+	if sorted {
+		return
+	}
+	slices.SortFunc(pairs, func(x, y keyPos) int {
+		if c := cmpU(x.k, y.k); c != 0 {
+			return c
+		}
+		return x.i - y.i
+	})
+	if sc.tmp == nil {
+		sc.tmp = make([]T, max(n, len(a)))
+	}
+	tmp := sc.tmp[:len(a)]
+	copy(tmp, a)
+	for j, p := range pairs {
+		a[j] = tmp[p.i]
+	}
+	clear(tmp) // no pointers kept alive by the scratch
 }
