@@ -126,51 +126,71 @@ func insertionSort[T any](a []T, key func(*T) uint64) {
 	}
 }
 
-// keyPos is a record's key and its position in the list being sorted:
-// the pairs sort with no tie (a stable sort of the records).
+// keyPos is a record's key (less the list's least) and its position in
+// the list being sorted.
 type keyPos struct {
 	k uint64
 	i int
 }
 
-// sortScratch holds the pairs and the records' copy of a sort by pairs,
-// made once for the largest list to be sorted (n) and reused.
+// sortScratch holds the pairs (two lists) and the records' copy of a sort
+// by pairs, made once for the largest list to be sorted (n) and reused.
 type sortScratch[T any] struct {
-	pairs []keyPos
-	tmp   []T
+	pairs, alt []keyPos
+	tmp        []T
 }
 
 // sort sorts a by key, stably: its keys are read once each, the pairs
-// (key, position) sorted, and the records moved once to their places; a
-// in order already is left as it is. No allocation per comparison (a
-// comparison of records by value through key(&x) makes x escape: one
-// each), at most one of each scratch list per sortScratch.
+// (key, position) sorted by a radix sort of the bytes in which the keys
+// differ (least significant first, each pass stable: ties keep their
+// positions), and the records moved once to their places; a in order
+// already is left as it is. No comparison of records (a comparison by
+// value through key(&x) makes x escape: an allocation each), at most one
+// of each scratch list per sortScratch. Keys that share their top bits
+// and crowd a bucket (an instance's parts from many ranks; a
+// communicator's collectives, keyed communicator<<32 | sequence) take as
+// many passes as bytes their range spans.
 func (sc *sortScratch[T]) sort(a []T, key func(*T) uint64, n int) {
 	if sc.pairs == nil {
-		sc.pairs = make([]keyPos, 0, max(n, len(a)))
+		sc.pairs = make([]keyPos, max(n, len(a)))
+		sc.alt = make([]keyPos, max(n, len(a)))
 	}
-	pairs := sc.pairs[:0]
+	src, dst := sc.pairs[:len(a)], sc.alt[:len(a)]
 	sorted := true
+	lo, hi := ^uint64(0), uint64(0)
 	for i := range a {
 		k := key(&a[i])
-		sorted = sorted && (i == 0 || k >= pairs[i-1].k)
-		pairs = append(pairs, keyPos{k, i})
+		sorted = sorted && (i == 0 || k >= src[i-1].k)
+		lo, hi = min(lo, k), max(hi, k)
+		src[i] = keyPos{k, i}
 	}
 	if sorted {
 		return
 	}
-	slices.SortFunc(pairs, func(x, y keyPos) int {
-		if c := cmpU(x.k, y.k); c != 0 {
-			return c
+	for i := range src {
+		src[i].k -= lo
+	}
+	for shift := 0; shift < 64 && (hi-lo)>>shift != 0; shift += 8 {
+		var count [257]int
+		for i := range src {
+			count[int(byte(src[i].k>>shift))+1]++
 		}
-		return x.i - y.i
-	})
+		for b := 1; b < len(count); b++ {
+			count[b] += count[b-1]
+		}
+		for i := range src {
+			b := byte(src[i].k >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
 	if sc.tmp == nil {
 		sc.tmp = make([]T, max(n, len(a)))
 	}
 	tmp := sc.tmp[:len(a)]
 	copy(tmp, a)
-	for j, p := range pairs {
+	for j, p := range src {
 		a[j] = tmp[p.i]
 	}
 	clear(tmp) // no pointers kept alive by the scratch
