@@ -90,7 +90,15 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 	}
 	sp := &l.spans[len(l.spans)-1]
 	sp.n++
-	sp.lo, sp.hi = min(sp.lo, t0), max(sp.hi, t1)
+	// Compares, not min and max: those of float64 look for NaN and -0,
+	// a dozen instructions a call, which the run's bounds need not (a
+	// NaN call overlaps no segment: its run need not be kept for it).
+	if t0 < sp.lo {
+		sp.lo = t0
+	}
+	if t1 > sp.hi {
+		sp.hi = t1
+	}
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
 	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3

@@ -238,7 +238,9 @@ func (p *rankPass) Call(c *trace.Call) error {
 	if p.ncalls == 1 || c.T0 < p.first {
 		p.first = c.T0
 	}
-	p.last = max(p.last, c.T1)
+	if c.T1 > p.last { // not max: that of float64 looks for NaN and -0
+		p.last = c.T1
+	}
 	p.mpi += c.T1 - c.T0
 	if p.log != nil {
 		p.log.add(uint16(c.FnID), c.PC, c.T0, c.T1)
