@@ -1,11 +1,11 @@
 package analyze
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 )
 
 // The delay analysis in the job (delays' formulation, distributed): a
@@ -42,11 +42,15 @@ func turnBefore(readyA float64, ra int, ka int32, readyB float64, rb int, kb int
 
 // jobWait is one of this rank's waits (Ready after T0).
 type jobWait struct {
-	DelayWait
-	k       int32   // its index in the rank's waits
-	passed  float64 // what the waits it covers passed to it
-	pending int32   // received waits whose share it still lacks
-	edges   []share // the shares it receives, in processing order
+	t0, ready float64 // its window
+	passed    float64 // what the waits it covers passed to it
+	partner   int32   // world rank (unused without ord)
+	k         int32   // its index in the rank's waits
+	ord       int32   // its place among the waits sent to its partner (-1: none), which names it in the costs' messages
+	pending   int32   // received waits whose share it still lacks
+	// edges[e0:e1] (delaysInJob) are the shares it receives, in
+	// processing order.
+	e0, e1 int32
 }
 
 type share struct {
@@ -65,7 +69,7 @@ type recvWait struct {
 	k         int32
 	pkey      int32
 	// feeds[f0:f1] (delaysInJob) are the own waits it passes a share
-	// to: no pointer in the struct, which is sorted by the thousand.
+	// to: no pointer in the struct.
 	f0, f1 int32
 	known  bool
 }
@@ -92,8 +96,9 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	me, size := c.Rank(), c.Size()
 	le := binary.LittleEndian
 	f64 := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
-	// 1. Each wait to its partner.
-	n := make([]int, size)
+	// 1. Each wait to its partner, in the order of the rank's waits (the
+	// receiver's runs below rely on it).
+	n := make([]int32, size)
 	for _, w := range ws {
 		if w.Ready > w.T0 && w.Partner >= 0 && w.Partner < size {
 			n[w.Partner]++
@@ -102,7 +107,8 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 	own := make([]jobWait, 0, len(ws))
 	out := make([][]byte, size)
 	for d := range out {
-		out[d] = make([]byte, 0, n[d]*delayMsgLen)
+		out[d] = make([]byte, 0, int(n[d])*delayMsgLen)
+		n[d] = 0
 	}
 	for k, w := range ws {
 		if !(w.Ready > w.T0) {
@@ -110,83 +116,81 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		}
 		// A wait whose partner is no rank passes nothing on, but may be
 		// passed to.
-		own = append(own, jobWait{DelayWait: w, k: int32(k)})
-		if w.Partner < 0 || w.Partner >= size {
-			continue
+		ow := jobWait{t0: w.T0, ready: w.Ready, partner: int32(w.Partner), k: int32(k), ord: -1}
+		if w.Partner >= 0 && w.Partner < size {
+			ow.ord = n[w.Partner]
+			n[w.Partner]++
+			b := le.AppendUint32(out[w.Partner], uint32(k))
+			for _, x := range [3]float64{w.T0, w.Ready, w.Wait} {
+				b = le.AppendUint64(b, math.Float64bits(x))
+			}
+			out[w.Partner] = le.AppendUint32(b, uint32(w.PKey))
 		}
-		b := le.AppendUint32(out[w.Partner], uint32(k))
-		for _, x := range [3]float64{w.T0, w.Ready, w.Wait} {
-			b = le.AppendUint64(b, math.Float64bits(x))
-		}
-		out[w.Partner] = le.AppendUint32(b, uint32(w.PKey))
+		own = append(own, ow)
 	}
 	in, err := c.Alltoallv(out)
 	if err != nil {
 		return nil, err
 	}
-	total := 0
+	out = nil
+	// A received wait's id: its sender's place (base) and its place in
+	// the sender's message, which names it in the costs' messages.
+	base := make([]int32, size+1)
 	for s, b := range in {
-		if len(b)%delayMsgLen != 0 {
+		if len(b)%delayMsgLen != 0 || len(b)/delayMsgLen > math.MaxInt32-int(base[s]) {
 			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), s)
 		}
-		total += len(b) / delayMsgLen
+		base[s+1] = base[s] + int32(len(b)/delayMsgLen)
 	}
-	recv := make([]recvWait, 0, total)
-	for s, b := range in {
-		for ; len(b) > 0; b = b[delayMsgLen:] {
-			recv = append(recv, recvWait{src: int32(s), k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]),
-				pkey: int32(le.Uint32(b[28:]))})
-		}
-	}
+	total := int(base[size])
+	recv, pos := receivedInTurn(in, base)
 	in = nil
-	// In processing order (turnBefore, in one comparison).
-	slices.SortFunc(recv, func(a, b recvWait) int {
-		switch {
-		case a.ready != b.ready:
-			if a.ready > b.ready {
-				return -1
-			}
-			if b.ready > a.ready {
-				return 1
-			}
-			return 0
-		case a.src != b.src:
-			return int(b.src) - int(a.src)
-		}
-		return int(b.k) - int(a.k)
-	})
-	index := make(map[uint64]int32, len(recv))
-	for i := range recv {
-		index[uint64(recv[i].src)<<32|uint64(uint32(recv[i].k))] = int32(i)
-	}
-	// This rank's waits by window end, ascending (delays' per[rank]).
+	// This rank's waits by window end, ascending (delays' per[rank]): in
+	// the order of its waits when their ends are (a rank's calls end in
+	// order, bar threads), else sorted.
 	byEnd := make([]int32, len(own))
 	for i := range byEnd {
 		byEnd[i] = int32(i)
 	}
-	slices.SortStableFunc(byEnd, func(a, b int32) int {
-		x, y := &own[a], &own[b]
-		switch {
-		case turnBefore(y.Ready, me, y.k, x.Ready, me, x.k):
-			return -1
-		case turnBefore(x.Ready, me, x.k, y.Ready, me, y.k):
-			return 1
-		}
-		return 0
-	})
-	// The geometry of each received wait, in processing order.
+	if !slices.IsSortedFunc(own, func(a, b jobWait) int { return cmp.Compare(a.ready, b.ready) }) {
+		slices.SortStableFunc(byEnd, func(a, b int32) int {
+			x, y := &own[a], &own[b]
+			switch {
+			case turnBefore(y.ready, me, y.k, x.ready, me, x.k):
+				return -1
+			case turnBefore(x.ready, me, x.k, y.ready, me, y.k):
+				return 1
+			}
+			return 0
+		})
+	}
+	ends := make([]float64, len(byEnd)) // beside each other for the search
+	for x, i := range byEnd {
+		ends[x] = own[i].ready
+	}
+	// The geometry of each received wait, in processing order: the own
+	// waits it passes a share to (feeds), each share's ns (feedO).
 	var feeds []int32
+	var feedO []float64
 	if keys != nil {
+		feeds, feedO = make([]int32, 0, total), make([]float64, 0, total)
 		for i := range recv {
 			d := &recv[i]
 			d.f0 = int32(len(feeds))
 			win := d.ready - d.t0
-			j := sort.Search(len(byEnd), func(x int) bool { return own[byEnd[x]].Ready > d.t0 })
+			j, hi := 0, len(ends) // the first ending after the window's start
+			for j < hi {
+				if m := int(uint(j+hi) >> 1); !(ends[m] > d.t0) {
+					j = m + 1
+				} else {
+					hi = m
+				}
+			}
 			var covered float64
-			for ; j < len(byEnd) && own[byEnd[j]].T0 < d.ready; j++ {
+			for ; j < len(byEnd) && own[byEnd[j]].t0 < d.ready; j++ {
 				w := &own[byEnd[j]]
-				o := min(w.Ready, d.ready) - max(w.T0, d.t0)
-				if o <= 0 || !turnBefore(d.ready, int(d.src), d.k, w.Ready, me, w.k) {
+				o := min(w.ready, d.ready) - max(w.t0, d.t0)
+				if o <= 0 || !turnBefore(d.ready, int(d.src), d.k, w.ready, me, w.k) {
 					continue
 				}
 				o = min(o, win-covered)
@@ -194,16 +198,33 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 					break
 				}
 				covered += o
-				w.edges = append(w.edges, share{int32(i), o})
 				w.pending++
 				feeds = append(feeds, byEnd[j])
+				feedO = append(feedO, o)
 			}
 			d.f1 = int32(len(feeds))
 			d.rest = 1 - covered/win
 		}
 	}
+	byEnd, ends = nil, nil
+	// Each own wait's shares in one list (edges[e0:e1]), in processing
+	// order.
+	e := int32(0)
+	for i := range own {
+		own[i].e0, own[i].e1 = e, e
+		e += own[i].pending
+	}
+	edges := make([]share, len(feeds))
+	for i := range recv {
+		for f := recv[i].f0; f < recv[i].f1; f++ {
+			w := &own[feeds[f]]
+			edges[w.e1] = share{int32(i), feedO[f]}
+			w.e1++
+		}
+	}
+	feedO = nil
 	// 2. The costs carried along the waits.
-	var ready []int32
+	ready := make([]int32, 0, len(own)) // each own wait goes in once
 	for i := range own {
 		if own[i].pending == 0 {
 			ready = append(ready, int32(i))
@@ -229,23 +250,24 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		for len(ready) > 0 {
 			w := &own[ready[len(ready)-1]]
 			ready = ready[:len(ready)-1]
-			for _, e := range w.edges {
+			for _, e := range edges[w.e0:w.e1] {
 				d := &recv[e.from]
 				if load := d.wait + d.passed; load > 0 {
 					w.passed += load * e.o / (d.ready - d.t0)
 				}
 			}
 			emitted++
-			if w.Partner < 0 || w.Partner >= size {
+			if w.ord < 0 {
 				continue
 			}
-			if w.Partner == me {
-				if i, ok := index[uint64(me)<<32|uint64(uint32(w.k))]; ok {
-					deliver(i, w.passed)
-				}
+			if int(w.partner) == me {
+				deliver(pos[base[me]+w.ord], w.passed)
 				continue
 			}
-			batch[w.Partner] = le.AppendUint64(le.AppendUint32(batch[w.Partner], uint32(w.k)), math.Float64bits(w.passed))
+			if batch[w.partner] == nil { // all its entries at most (n: the waits sent to each rank)
+				batch[w.partner] = make([]byte, 0, 12*int(n[w.partner]))
+			}
+			batch[w.partner] = le.AppendUint64(le.AppendUint32(batch[w.partner], uint32(w.ord)), math.Float64bits(w.passed))
 		}
 		for d, b := range batch {
 			if len(b) > 0 {
@@ -254,7 +276,7 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 				if err := c.SendAsync(d, b); err != nil {
 					return nil, err
 				}
-				batch[d] = nil
+				batch[d] = b[:0] // SendAsync does not keep it
 			}
 		}
 		if emitted == len(own) && known == len(recv) {
@@ -268,15 +290,15 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 			return nil, err
 		}
 		st.waits++
-		if len(b)%12 != 0 {
+		if len(b)%12 != 0 || src < 0 || src >= size {
 			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), src)
 		}
 		for ; len(b) > 0; b = b[12:] {
-			i, ok := index[uint64(src)<<32|uint64(le.Uint32(b))]
-			if !ok {
-				return nil, fmt.Errorf("delay costs: rank %d's wait %d is unknown here", src, le.Uint32(b))
+			o := le.Uint32(b)
+			if o >= uint32(base[src+1]-base[src]) {
+				return nil, fmt.Errorf("delay costs: rank %d's wait %d is unknown here (it sent %d)", src, o, base[src+1]-base[src])
 			}
-			deliver(i, f64(b[4:]))
+			deliver(pos[base[src]+int32(o)], f64(b[4:]))
 		}
 	}
 	if err := c.WaitSends(); err != nil {
@@ -327,4 +349,84 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		costs[i].Seconds = costs[i].Short + costs[i].Long
 	}
 	return costs, nil
+}
+
+// receivedInTurn decodes the waits received (in, from each rank; base:
+// each rank's first id, a wait's id its sender's base plus its place in
+// the sender's message) into delays' processing order (turnBefore: Ready
+// descending, then rank and index descending), and returns them with the
+// place of each id in that order. A rank sends its waits in the order of
+// its calls, whose ends are in order (bar threads): each rank's, read
+// backwards, is a run already in turn (else it is sorted), and the runs
+// are merged, the next wait taken from the rank whose head comes first
+// (a heap over the ranks): n log(ranks) comparisons of 16-byte keys
+// rather than the n log n of a sort of the 64-byte waits.
+func receivedInTurn(in [][]byte, base []int32) ([]recvWait, []int32) {
+	le := binary.LittleEndian
+	f64 := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
+	size := len(in)
+	total := base[size]
+	type key struct {
+		ready float64
+		id    int32
+	}
+	keys := make([]key, total)
+	var h []int32 // the ranks with waits left, the one whose next wait comes first on top
+	for s, b := range in {
+		m := base[s+1] - base[s]
+		for o := range m {
+			keys[base[s]+m-1-o] = key{f64(b[int(o)*delayMsgLen+12:]), base[s] + o}
+		}
+		run := keys[base[s]:base[s+1]]
+		for x := 1; x < len(run); x++ {
+			if run[x].ready > run[x-1].ready {
+				slices.SortFunc(run, func(a, b key) int { return cmp.Or(cmp.Compare(b.ready, a.ready), cmp.Compare(b.id, a.id)) })
+				break
+			}
+		}
+		if m > 0 {
+			h = append(h, int32(s))
+		}
+	}
+	cur := slices.Clone(base[:size]) // each rank's next wait in keys
+	first := func(a, b int32) bool {
+		if x, y := keys[cur[a]].ready, keys[cur[b]].ready; x != y {
+			return x > y
+		}
+		return a > b
+	}
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && first(h[c+1], h[c]) {
+				c++
+			}
+			if !first(h[c], h[i]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	recv := make([]recvWait, total)
+	pos := make([]int32, total)
+	for i := range recv {
+		s := h[0]
+		id := keys[cur[s]].id
+		b := in[s][int(id-base[s])*delayMsgLen:]
+		recv[i] = recvWait{src: s, k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]), pkey: int32(le.Uint32(b[28:]))}
+		pos[id] = int32(i)
+		if cur[s]++; cur[s] == base[s+1] {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+	return recv, pos
 }

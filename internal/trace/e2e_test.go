@@ -753,7 +753,7 @@ func TestTraceInterComm(t *testing.T) {
 }
 
 // TestTraceCheapLoop: 1,000 MPI_Comm_get_attr in a tight loop on one rank
-// (7 bytes per event once packed) convert.
+// (3 bytes per event before compression once packed) convert.
 func TestTraceCheapLoop(t *testing.T) {
 	mpitest.Families(t, func(t *testing.T, f mpitest.Family) {
 		job, _ := run(t, f, "attr.c", 1, map[string]string{"MPISCOPE_TRACE": "1"})

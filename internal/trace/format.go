@@ -18,15 +18,19 @@ import (
 	"slices"
 )
 
-// Magic starts every trace file; the last byte is the format version: 5
+// Magic starts every trace file; the last byte is the format version
+// (Version): 6 since events (E) blocks keep each event's shape in a
+// dictionary (AppendEvents: a repeated event is a slot and its times), 5
 // since raw blocks may hold posts records (rawposts.go: a run of
 // nonblocking posts of one shape is one record), 4 since they may hold
-// completions records (raw.go: a completion call
-// of several requests writes its completions as one record), 3 since
-// records may hold a call path's key where the callsite is (paths.go).
-// Version 2 to 4 files, which hold none of the later records, are read as
-// they are.
-const Magic = "MSTRACE\x05"
+// completions records (raw.go: a completion call of several requests
+// writes its completions as one record), 3 since records may hold a call
+// path's key where the callsite is (paths.go). Version 2 to 5 files are
+// read as they are.
+const Magic = "MSTRACE\x06"
+
+// Version is the format version this package writes.
+const Version = 6
 
 // Event kinds.
 const (
@@ -412,9 +416,100 @@ func EncodeGap(tid int, dropped uint64) []byte {
 
 func zz(prev, cur uint64) int64 { return int64(cur - prev) }
 
-// AppendEvents encodes events of one thread (delta + varint) and compresses
-// them with DEFLATE: the payload of an events block.
+// Events (E) blocks. The payload: thread id, event count, byte count of
+// the encoded events (uvarints), then their DEFLATE stream. Format
+// version 6 encodes each event as
+//
+//	t0 - previous t1 (zigzag) | t1 - t0 | slot | [shape] | [request - previous request (zigzag)]
+//
+// Slot s > 0 is the shape in the block's dictionary slot s: the event's
+// kind, flags, function, communicator, callsite, peers, tags and bytes
+// (all but its times and request). Slot 0 announces a shape written in
+// full (kind, flags, function, then zigzag: communicator, callsite -
+// previous full shape's callsite, and the send peer, tag, bytes and the
+// receive peer, tag, bytes when the kind and flags give them), which
+// takes the next slot while the dictionary holds fewer than maxShapes.
+// The request follows when the shape's flags have FReq or its kind is
+// KComplete. The dictionary starts empty with each block (each block
+// decodes on its own). Versions 2 to 5 write each event in full
+// (appendEventsV5).
+
+// maxShapes bounds an events block's dictionary (format version 6): a
+// block of more shapes writes the others in full each time.
+const maxShapes = 1 << 14
+
+// hasReq tells whether an events block holds the event's request.
+func (v *Event) hasReq() bool { return v.Flags&FReq != 0 || v.Kind == KComplete }
+
+// shape appends v's shape in full (format version 6); pc is the callsite
+// of the previous shape written in full.
+func (e *enc) shape(v *Event, pc uint64) {
+	e.b = append(e.b, v.Kind, v.Flags)
+	e.u(uint64(v.Fn))
+	e.i(int64(v.Comm))
+	e.i(zz(pc, v.PC))
+	if v.sendFields() {
+		e.i(int64(v.SPeer))
+		e.i(int64(v.STag))
+		e.i(v.SBytes)
+	}
+	if v.recvFields() {
+		e.i(int64(v.RPeer))
+		e.i(int64(v.RTag))
+		e.i(v.RBytes)
+	}
+}
+
+// AppendEvents encodes events of one thread (format version 6: shapes in
+// a dictionary, times as deltas, varints) and compresses them with
+// DEFLATE: the payload of an events block.
 func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *bytes.Buffer) ([]byte, error) {
+	var e enc
+	e.b = make([]byte, 0, len(evs)*6+64)
+	// A shape's slot: from a small direct-mapped cache (by callsite,
+	// function and peers) when it holds the shape, else from the map.
+	slots := make(map[Event]uint32, 64)
+	var shapes []Event // by slot - 1
+	var cache [256]uint32
+	var pt, ppc, preq uint64
+	for i := range evs {
+		v := &evs[i]
+		e.i(zz(pt, v.T0))
+		e.u(v.T1 - v.T0)
+		pt = v.T1
+		key := *v
+		key.T0, key.T1, key.Req, key.Path = 0, 0, 0, 0
+		h := (v.PC ^ uint64(v.Fn)<<40 ^ uint64(uint32(v.SPeer))<<16 ^ uint64(uint32(v.RPeer))<<24 ^ uint64(v.Flags)<<48) * 0x9e3779b97f4a7c15 >> 56
+		if s := cache[h]; s != 0 && shapes[s-1] == key {
+			e.u(uint64(s))
+		} else if s, ok := slots[key]; ok {
+			cache[h] = s
+			e.u(uint64(s))
+		} else {
+			e.b = append(e.b, 0)
+			e.shape(v, ppc)
+			ppc = v.PC
+			if len(slots) < maxShapes {
+				shapes = append(shapes, key)
+				slots[key] = uint32(len(shapes))
+				cache[h] = uint32(len(shapes))
+			}
+		}
+		if v.hasReq() {
+			e.i(zz(preq, v.Req))
+			preq = v.Req
+		}
+	}
+	return appendEventsBlock(dst, tid, len(evs), e.b, fw, scratch)
+}
+
+// appendEventsV5 encodes events as format versions 2 to 5 did (each
+// event in full: kind, flags, function, communicator, t0 - previous t1,
+// t1 - t0, callsite - previous callsite, then the request and the send
+// and receive fields when the kind and flags give them). It writes the
+// version 5 synthetic traces (SynthSpec.Version) and the tests' older
+// files.
+func appendEventsV5(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *bytes.Buffer) ([]byte, error) {
 	var e enc
 	e.b = make([]byte, 0, len(evs)*24)
 	var pt, ppc uint64
@@ -427,7 +522,7 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 		e.u(v.T1 - v.T0)
 		e.i(zz(ppc, v.PC))
 		pt, ppc = v.T1, v.PC
-		if v.Flags&FReq != 0 || v.Kind == KComplete {
+		if v.hasReq() {
 			e.u(v.Req)
 		}
 		if v.sendFields() {
@@ -441,14 +536,20 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 			e.i(v.RBytes)
 		}
 	}
+	return appendEventsBlock(dst, tid, len(evs), e.b, fw, scratch)
+}
+
+// appendEventsBlock appends an events block's payload: its header and the
+// encoded events raw compressed.
+func appendEventsBlock(dst []byte, tid, n int, raw []byte, fw *flate.Writer, scratch *bytes.Buffer) ([]byte, error) {
 	var h enc
 	h.b = dst
 	h.u(uint64(tid))
-	h.u(uint64(len(evs)))
-	h.u(uint64(len(e.b)))
+	h.u(uint64(n))
+	h.u(uint64(len(raw)))
 	scratch.Reset()
 	fw.Reset(scratch)
-	if _, err := fw.Write(e.b); err != nil {
+	if _, err := fw.Write(raw); err != nil {
 		return nil, err
 	}
 	if err := fw.Close(); err != nil {
@@ -461,32 +562,48 @@ func AppendEvents(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch *b
 // 1 GiB at most).
 const maxRaw = 1 << 30
 
-// minEvent is the size of the smallest encoded event: kind, flags and five
-// one-byte varints (function, communicator, t0 delta, duration, call site
-// delta), a cheap call repeated in a loop.
-const minEvent = 7
+// minEvent is the size of the smallest encoded event of format version 6:
+// three one-byte varints (t0 delta, duration, slot), a cheap call
+// repeated in a loop; minEventV5 that of versions 2 to 5: kind, flags and
+// five one-byte varints (function, communicator, t0 delta, duration, call
+// site delta).
+const (
+	minEvent   = 3
+	minEventV5 = 7
+)
 
-// DecodeEvents decodes an events block payload, appending to evs.
+// DecodeEvents decodes an events block payload of the current format
+// version (6), appending to evs.
 func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 	var st evDecoder
 	return st.decode(p, evs)
 }
 
 // evDecoder decodes events blocks one after the other, reusing its
-// decompressor and buffer (a reader of many blocks allocates nothing per
-// block). A block is decoded whole (decode) or in parts (start, then next
-// until left is 0), which keeps a large block's events out of memory
-// (a part stays in the cache while its reader goes through it).
+// decompressor, buffer and dictionary (a reader of many blocks allocates
+// nothing per block). A block is decoded whole (decode) or in parts
+// (start, then next until left is 0), which keeps a large block's events
+// out of memory (a part stays in the cache while its reader goes through
+// it).
 type evDecoder struct {
 	fr  io.ReadCloser
 	br  bytes.Reader
 	raw []byte
+	// ver is the file's format version: 2 to 5 decode as those versions
+	// wrote, 0 and 6 as version 6.
+	ver int
 	// The block being decoded: its records left, the events decoded and
-	// in all, the previous end time and callsite (deltas).
-	b       []byte
-	i, n    int
-	pt, ppc uint64
+	// in all, the previous end time, callsite and request (deltas), its
+	// dictionary of shapes (version 6; each slot's Req is 1 when its
+	// events hold a request, else 0).
+	b             []byte
+	i, n          int
+	pt, ppc, preq uint64
+	dict          []Event
 }
+
+// v5 tells whether the decoder reads blocks of format versions 2 to 5.
+func (st *evDecoder) v5() bool { return st.ver != 0 && st.ver < 6 }
 
 func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err error) {
 	if tid, err = st.start(p); err != nil {
@@ -506,14 +623,18 @@ func (st *evDecoder) left() int { return st.n - st.i }
 // them.
 func (st *evDecoder) start(p []byte) (tid int, err error) {
 	st.b, st.i, st.n = nil, 0, 0
+	minEv := minEvent
+	if st.v5() {
+		minEv = minEventV5
+	}
 	d := dec{b: p}
 	tid = d.n(1 << 31)
-	n := d.n(maxRaw / minEvent)
+	n := d.n(maxRaw / minEv)
 	rawLen := d.n(maxRaw)
 	if d.err != nil {
 		return 0, d.err
 	}
-	if n > rawLen/minEvent {
+	if n > rawLen/minEv {
 		return 0, fmt.Errorf("%d events cannot fit in %d bytes", n, rawLen)
 	}
 	if rawLen > len(d.b)*1100+64 {
@@ -549,23 +670,154 @@ func (st *evDecoder) start(p []byte) (tid int, err error) {
 	if len(raw) != rawLen {
 		return 0, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
 	}
-	st.b, st.n, st.pt, st.ppc = raw, n, 0, 0
+	st.b, st.n, st.pt, st.ppc, st.preq, st.dict = raw, n, 0, 0, 0, st.dict[:0]
 	return tid, nil
 }
 
+// xCut is the offset the varint readers return for a varint cut short
+// (and keep once returned): beyond any block's bytes (maxRaw), so that
+// every bounds test fails on it.
+const xCut = 1 << 31
+
 // next decodes up to k more events of the block, appending to evs.
 func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
+	if st.v5() {
+		return st.nextV5(evs, k)
+	}
 	k = min(k, st.left())
 	evs = slices.Grow(evs, k) // k <= len(raw)/minEvent: what the data holds
+	b, pt, ppc, preq, n, dict := st.b, st.pt, st.ppc, st.preq, st.n, st.dict
+	// Varints inline: a one-byte value (most of them) costs a compare, a
+	// two-byte one two, longer ones uvAtSlow; x is xCut once one is cut
+	// short.
+	x := 0
+	defer func() { st.b, st.pt, st.ppc, st.preq = b[min(x, len(b)):], pt, ppc, preq }()
+	var u, s uint64
+	for end := st.i + k; st.i < end; st.i++ {
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		t0 := pt + uint64(unzz(u))
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			u, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
+		} else {
+			u, x = uvAtSlow(b, x)
+		}
+		pt = t0 + u
+		if uint(x) < uint(len(b)) && b[x] < 0x80 {
+			s, x = uint64(b[x]), x+1
+		} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+			s, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
+		} else {
+			s, x = uvAtSlow(b, x)
+		}
+		evs = evs[:len(evs)+1]
+		v := &evs[len(evs)-1]
+		if s-1 < uint64(len(dict)) {
+			*v = dict[s-1]
+		} else if x > len(b) {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", st.i, n, errShort)
+		} else if s != 0 {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: slot %d of a dictionary of %d", st.i, n, s, len(dict))
+		} else {
+			var err error
+			if x, err = st.shape(v, b, x, &ppc); err != nil {
+				return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", st.i, n, err)
+			}
+			dict = st.dict
+		}
+		if v.Req != 0 {
+			if uint(x) < uint(len(b)) && b[x] < 0x80 {
+				u, x = uint64(b[x]), x+1
+			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
+				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
+			} else {
+				u, x = uvAtSlow(b, x)
+			}
+			preq += uint64(unzz(u))
+			v.Req = preq
+		}
+		v.T0, v.T1 = t0, pt
+		if x > len(b) {
+			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", st.i, n, errShort)
+		}
+	}
+	return evs, nil
+}
+
+// shape reads a shape written in full at b[x:] (format version 6) into
+// v, its Req 1 when its events hold a request, and puts it in the
+// dictionary unless that is full; *ppc is the previous full shape's
+// callsite. It returns the offset after the shape.
+func (st *evDecoder) shape(v *Event, b []byte, x int, ppc *uint64) (int, error) {
+	if len(b)-x < 2 {
+		return xCut, errShort
+	}
+	kind, flags := b[x], b[x+1]
+	x += 2
+	if kind < KCall || kind > KIo {
+		return xCut, fmt.Errorf("unknown kind %d", kind)
+	}
+	*v = Event{Kind: kind, Flags: flags, SPeer: -1, STag: -1, RPeer: -1, RTag: -1}
+	var u uint64
+	u, x = uvAt(b, x)
+	if u > math.MaxUint16 && x <= len(b) {
+		return xCut, fmt.Errorf("function %d exceeds %d", u, math.MaxUint16)
+	}
+	v.Fn = uint16(u)
+	u, x = uvAt(b, x)
+	v.Comm = int32(unzz(u))
+	u, x = uvAt(b, x)
+	*ppc += uint64(unzz(u))
+	v.PC = *ppc
+	if v.sendFields() {
+		u, x = uvAt(b, x)
+		v.SPeer = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.STag = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.SBytes = unzz(u)
+	}
+	if v.recvFields() {
+		u, x = uvAt(b, x)
+		v.RPeer = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.RTag = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.RBytes = unzz(u)
+	}
+	if x > len(b) {
+		return xCut, errShort
+	}
+	if v.hasReq() {
+		v.Req = 1
+	}
+	if len(st.dict) < maxShapes {
+		st.dict = append(st.dict, *v)
+	}
+	return x, nil
+}
+
+// nextV5 is next for blocks of format versions 2 to 5.
+func (st *evDecoder) nextV5(evs []Event, k int) ([]Event, error) {
+	k = min(k, st.left())
+	evs = slices.Grow(evs, k) // k <= len(raw)/minEventV5: what the data holds
 	b, pt, ppc, n := st.b, st.pt, st.ppc, st.n
 	// Varints inline: a one-byte value (most of them) costs a compare, a
-	// two-byte one two, longer ones uvAtSlow; x < 0 once one is cut short.
+	// two-byte one two, longer ones uvAtSlow; x is xCut once one is cut
+	// short.
 	x := 0
-	defer func() { st.b, st.pt, st.ppc = b[min(max(x, 0), len(b)):], pt, ppc }()
+	defer func() { st.b, st.pt, st.ppc = b[min(x, len(b)):], pt, ppc }()
 	var u uint64
 	for end := st.i + k; st.i < end; st.i++ {
 		i := st.i
-		if x < 0 || len(b)-x < 2 {
+		if len(b)-x < 2 {
 			return evs, fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
 		kind, flags := b[x], b[x+1]
@@ -585,7 +837,7 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		} else {
 			fn, x0 = uvAtSlow(b, x0)
 		}
-		if fn > math.MaxUint16 && x0 >= 0 {
+		if fn > math.MaxUint16 && x0 <= len(b) {
 			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: count %d exceeds %d", i, n, fn, math.MaxUint16)
 		}
 		v.Fn = uint16(fn)
@@ -623,80 +875,49 @@ func (st *evDecoder) next(evs []Event, k int) ([]Event, error) {
 		}
 		v.PC = ppc + uint64(unzz(u))
 		pt, ppc = v.T1, v.PC
-		if flags&FReq != 0 || kind == KComplete {
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				v.Req, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				v.Req, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				v.Req, x = uvAtSlow(b, x)
-			}
+		if v.hasReq() {
+			v.Req, x = uvAt(b, x)
 		}
 		if v.sendFields() {
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				u, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				u, x = uvAtSlow(b, x)
-			}
+			u, x = uvAt(b, x)
 			v.SPeer = int32(unzz(u))
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				u, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				u, x = uvAtSlow(b, x)
-			}
+			u, x = uvAt(b, x)
 			v.STag = int32(unzz(u))
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				u, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				u, x = uvAtSlow(b, x)
-			}
+			u, x = uvAt(b, x)
 			v.SBytes = unzz(u)
 		}
 		if v.recvFields() {
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				u, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				u, x = uvAtSlow(b, x)
-			}
+			u, x = uvAt(b, x)
 			v.RPeer = int32(unzz(u))
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				u, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				u, x = uvAtSlow(b, x)
-			}
+			u, x = uvAt(b, x)
 			v.RTag = int32(unzz(u))
-			if uint(x) < uint(len(b)) && b[x] < 0x80 {
-				u, x = uint64(b[x]), x+1
-			} else if uint(x)+1 < uint(len(b)) && b[x+1] < 0x80 {
-				u, x = uint64(b[x]&0x7f)|uint64(b[x+1])<<7, x+2
-			} else {
-				u, x = uvAtSlow(b, x)
-			}
+			u, x = uvAt(b, x)
 			v.RBytes = unzz(u)
 		}
-		if x < 0 {
+		if x > len(b) {
 			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
 	}
 	return evs, nil
 }
 
-// uvAtSlow reads the varint at b[x:] (next has the one-byte case inline)
-// and returns it and the offset after it; x < 0 (an earlier varint cut
-// short) stays so, and one cut short here returns -1.
+// uvAt reads the varint at b[x:] and returns it and the offset after it;
+// x beyond b (xCut: an earlier varint cut short) returns xCut, as does a
+// varint cut short here.
+func uvAt(b []byte, x int) (uint64, int) {
+	if uint(x) < uint(len(b)) && b[x] < 0x80 {
+		return uint64(b[x]), x + 1
+	}
+	return uvAtSlow(b, x)
+}
+
+// uvAtSlow reads the varint at b[x:] of two bytes or more (next has the
+// shorter cases inline) and returns it and the offset after it; x beyond
+// b (xCut: an earlier varint cut short) returns xCut, as does a varint cut
+// short here.
 func uvAtSlow(b []byte, x int) (uint64, int) {
 	if x < 0 || x > len(b) {
-		return 0, -1
+		return 0, xCut
 	}
 	if x+1 < len(b) && b[x+1] < 0x80 { // two bytes (b[x] >= 0x80 here)
 		return uint64(b[x]&0x7f) | uint64(b[x+1])<<7, x + 2
@@ -711,13 +932,36 @@ func uvAtSlow(b []byte, x int) (uint64, int) {
 	}
 	v, k := binary.Uvarint(b[x:])
 	if k <= 0 {
-		return 0, -1
+		return 0, xCut
 	}
 	return v, x + k
 }
 
 // unzz undoes the zigzag coding of a signed varint.
 func unzz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// firstT0 returns the first event's t0 from the first bytes of an events
+// block's decoded stream, of format version ver (0: the current one).
+func firstT0(raw []byte, ver int) (uint64, error) {
+	b, k := raw, 1 // version 6: t0 first, a delta from 0
+	if ver != 0 && ver < 6 {
+		// kind, flags, function, communicator, then t0
+		if len(b) < 2 {
+			return 0, errShort
+		}
+		b, k = b[2:], 3
+	}
+	var t uint64
+	for range k {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, errShort
+		}
+		b = b[n:]
+		t = uint64(unzz(v))
+	}
+	return t, nil
+}
 
 // ---- blocks ----
 
@@ -730,8 +974,14 @@ type BlockWriter struct {
 
 // NewBlockWriter writes the magic and returns a writer.
 func NewBlockWriter(w io.Writer) (*BlockWriter, error) {
+	return newBlockWriterVersion(w, Version)
+}
+
+// newBlockWriterVersion is NewBlockWriter for a file of format version
+// ver (the version 5 synthetic traces, the tests' older files).
+func newBlockWriterVersion(w io.Writer, ver int) (*BlockWriter, error) {
 	bw := &BlockWriter{w: bufio.NewWriterSize(w, 1<<16)}
-	n, err := bw.w.WriteString(Magic)
+	n, err := bw.w.WriteString(Magic[:len(Magic)-1] + string(rune(ver)))
 	bw.off = int64(n)
 	return bw, err
 }
@@ -848,6 +1098,7 @@ type BlockReader struct {
 	off   int64
 	start int64 // of the block Next returned last
 	buf   []byte
+	ver   int
 }
 
 // NewBlockReader checks the magic.
@@ -870,8 +1121,13 @@ func NewBlockReader(r io.Reader, name string) (*BlockReader, error) {
 		return nil, &CorruptError{name, 0, errors.New("not an mpiscope trace (bad magic)")}
 	}
 	br.off = int64(len(Magic))
+	br.ver = int(m[7])
 	return br, nil
 }
+
+// Version is the file's format version (2 to Version): how its events
+// blocks are encoded.
+func (br *BlockReader) Version() int { return br.ver }
 
 // Offset is the offset of the next block.
 func (br *BlockReader) Offset() int64 { return br.off }

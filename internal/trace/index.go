@@ -81,7 +81,7 @@ func (r *Rank) Index() ([]BlockSpan, error) {
 				return nil, &CorruptError{r.Path, off, err}
 			}
 			s := BlockSpan{Off: off, Size: end - off, Kind: kind}
-			if err := firstEvent(&s, buf, f, pstart, int64(ln)); err != nil {
+			if err := firstEvent(&s, buf, f, pstart, int64(ln), r.Version); err != nil {
 				return nil, &CorruptError{r.Path, off, fmt.Errorf("block %q: %v", kind, err)}
 			}
 			if s.Events > 0 {
@@ -117,8 +117,8 @@ func (r *Rank) Index() ([]BlockSpan, error) {
 
 // firstEvent reads an events block's thread, event count and first
 // event's time from the start of its payload p (the whole payload is ln
-// bytes at pstart in f).
-func firstEvent(s *BlockSpan, p []byte, f io.ReaderAt, pstart, ln int64) error {
+// bytes at pstart in f; ver is the file's format version).
+func firstEvent(s *BlockSpan, p []byte, f io.ReaderAt, pstart, ln int64, ver int) error {
 	d := dec{b: p}
 	s.Tid = d.n(1 << 31)
 	s.Events = d.u()
@@ -147,8 +147,8 @@ func firstEvent(s *BlockSpan, p []byte, f io.ReaderAt, pstart, ln int64) error {
 	if s.Events == 0 {
 		return nil
 	}
-	// The first event: kind, flags, function, communicator, then t0 as
-	// a delta from 0. Decompress the stream's first bytes only.
+	// The first event's t0 (a delta from 0): decompress the stream's
+	// first bytes only.
 	at := pstart + int64(len(p)-len(d.b))
 	fr := flate.NewReader(bufio.NewReaderSize(io.NewSectionReader(f, at, ln-(at-pstart)), 1024))
 	defer fr.Close()
@@ -157,20 +157,8 @@ func firstEvent(s *BlockSpan, p []byte, f io.ReaderAt, pstart, ln int64) error {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("decompressing events: %v", err)
 	}
-	b := raw[:n]
-	if len(b) < 2 {
-		return errShort
-	}
-	b = b[2:]
-	for range 3 { // function, communicator, t0
-		v, k := binary.Uvarint(b)
-		if k <= 0 {
-			return errShort
-		}
-		b = b[k:]
-		s.First = uint64(int64(v>>1) ^ -int64(v&1))
-	}
-	return nil
+	s.First, err = firstT0(raw[:n], ver)
+	return err
 }
 
 // ReadBlock decodes the events block s of the rank's file (a span from
@@ -229,6 +217,7 @@ func (r *Rank) readBlockBuf(f io.ReaderAt, dec *evDecoder, buf *[]byte, s BlockS
 	if crc := binary.LittleEndian.Uint32(b[len(b)-4:]); crc != crc32.Update(crc32.ChecksumIEEE(b[:1]), crc32.IEEETable, p) {
 		return 0, evs, &CorruptError{r.Path, s.Off, fmt.Errorf("block %q: bad checksum", s.Kind)}
 	}
+	dec.ver = r.Version
 	decode := dec.decode
 	if s.Kind == BRaw {
 		decode = DecodeRaw

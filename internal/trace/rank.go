@@ -23,6 +23,7 @@ func RankPath(job string, rank int) string {
 // but the events.
 type Rank struct {
 	Path     string
+	Version  int // the file's format version (2 to Version)
 	Header   *Header
 	Calib    Calib
 	Syncs    []Sync
@@ -85,9 +86,10 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event, end bool) error, 
 		}
 		return err
 	}
+	r.Version = br.Version()
 	seen := map[int]bool{}
 	var evs []Event
-	var st evDecoder
+	st := evDecoder{ver: r.Version}
 	for {
 		kind, p, err := br.Next()
 		off := br.Start()

@@ -386,8 +386,10 @@ func AppendRaw(dst []byte, tid int, evs []Event) []byte {
 
 // Pack rewrites a trace file with its raw (W) blocks compressed into
 // events (E) blocks, the other blocks unchanged, through a temporary file
-// renamed over the original. A file without raw blocks is left alone. A
-// truncated file is packed up to its last whole block.
+// renamed over the original. The file written has the current format
+// version: the events blocks of a file of an earlier version are encoded
+// again. A file without raw blocks is left alone. A truncated file is
+// packed up to its last whole block.
 func Pack(path string) (err error) {
 	in, err := os.Open(path)
 	if err != nil {
@@ -416,6 +418,7 @@ func Pack(path string) (err error) {
 	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
 	var scratch bytes.Buffer
 	var evs []Event
+	old := evDecoder{ver: br.Version()}
 	raw := 0
 	for {
 		kind, p, err := br.Next()
@@ -430,12 +433,16 @@ func Pack(path string) (err error) {
 		if err != nil {
 			return err
 		}
-		if kind != BRaw {
+		if kind != BRaw && (kind != BEvents || !old.v5()) {
 			bw.Block(kind, p)
 			continue
 		}
-		raw++
-		tid, out, err := DecodeRaw(p, evs[:0])
+		decode := old.decode
+		if kind == BRaw {
+			raw++
+			decode = DecodeRaw
+		}
+		tid, out, err := decode(p, evs[:0])
 		if err != nil {
 			return &CorruptError{path, off, fmt.Errorf("block %q: %v", kind, err)}
 		}

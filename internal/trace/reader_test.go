@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -472,6 +473,143 @@ func wantRawErrors(t *testing.T, good []byte, cases map[string][]byte) {
 			b := slices.Clone(good)
 			b[i] ^= 1 << bit
 			DecodeRaw(b, nil)
+		}
+	}
+}
+
+// TestReadVersion5: a synthetic job written in format version 5 (each
+// event in full in its events blocks) reads as the same job written in
+// version 6 does: the same events whole and in parts, the same time
+// index and blocks read through it.
+func TestReadVersion5(t *testing.T) {
+	jobs := map[int]*Job{}
+	for _, ver := range []int{5, Version} {
+		dir := t.TempDir()
+		if err := WriteSynth(dir, SynthSpec{Ranks: 3, Events: 100_000, Seed: 4, Version: ver}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(RankPath(dir, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[7] != byte(ver) {
+			t.Fatalf("version %d written as %d", ver, b[7])
+		}
+		if jobs[ver], err = OpenJob(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r5 := range jobs[5].Ranks {
+		r6 := jobs[Version].Ranks[i]
+		if r5.Version != 5 || r6.Version != Version || r5.Events != r6.Events || r5.Events != 33_363 { // 3,333 iterations of 10 events, a barrier every 100
+			t.Fatalf("rank %d: versions %d, %d, events %d, %d; want 5, %d, 33,363", i, r5.Version, r6.Version, r5.Events, r6.Events, Version)
+		}
+		var parts [2][]Event
+		for k, r := range []*Rank{r5, r6} {
+			if err := r.scanParts(1000, func(_ int, evs []Event, _ bool) error { parts[k] = append(parts[k], evs...); return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wholes [2][]Event
+		for k, r := range []*Rank{r5, r6} {
+			if err := r.Scan(func(tid int, evs []Event) error {
+				if tid != 1000+i {
+					t.Errorf("rank %d: thread %d", i, tid)
+				}
+				wholes[k] = append(wholes[k], evs...)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		whole := wholes[0]
+		if len(whole) != 33_363 || !slices.Equal(whole, wholes[1]) || !slices.Equal(parts[0], whole) || !slices.Equal(parts[1], whole) {
+			t.Fatalf("rank %d: versions 5 and 6 read differently", i)
+		}
+		x5, err := r5.Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x6, err := r6.Index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(x5) != 2 || len(x6) != len(x5) {
+			t.Fatalf("rank %d: %d and %d blocks indexed, want 2", i, len(x5), len(x6))
+		}
+		var fromIndex [2][]Event
+		for k, x := range [][]BlockSpan{x5, x6} {
+			for _, s := range x {
+				_, evs, err := []*Rank{r5, r6}[k].ReadBlock(s, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.First != evs[0].T0 {
+					t.Errorf("rank %d, version %d: a block's first event at %d, indexed at %d", i, []int{5, 6}[k], evs[0].T0, s.First)
+				}
+				fromIndex[k] = append(fromIndex[k], evs...)
+			}
+		}
+		if x5[0].First != x6[0].First || x5[1].First != x6[1].First || x5[1].Last != x6[1].Last ||
+			!slices.Equal(fromIndex[0], whole) || !slices.Equal(fromIndex[1], whole) {
+			t.Errorf("rank %d: indexes %+v and %+v", i, x5, x6)
+		}
+	}
+}
+
+// TestPackVersion5: packing a version 5 file that holds both events (E)
+// and raw (W) blocks writes a version 6 file whose events blocks, the
+// raw block's and the version 5 one's, are version 6 ones of the same
+// events.
+func TestPackVersion5(t *testing.T) {
+	evs := manyEvents(600)
+	path := filepath.Join(t.TempDir(), "r0.mst")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw, _ := newBlockWriterVersion(f, 5)
+	bw.Block(BHeader, EncodeHeader(&Header{Rank: 0, Size: 1, PID: 100, Host: "h", Family: "test", Tool: "0", Timer: "clock", FnNames: []string{"MPI_Send"}}))
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	var scratch bytes.Buffer
+	p, err := appendEventsV5(nil, 1000, evs[:400], fw, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw.Block(BEvents, p)
+	bw.Block(BRaw, AppendRaw(nil, 1000, evs[400:]))
+	bw.Block(BFinal, EncodeFinal(Final{}))
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	want := readAll(t, path)
+	if len(want) != len(evs) {
+		t.Fatalf("%d events read before packing, want %d", len(want), len(evs))
+	}
+	if err := Pack(path); err != nil {
+		t.Fatal(err)
+	}
+	checkBlocks(t, path, "HEEF")
+	r, err := OpenRank(path)
+	if err != nil || r.Version != Version {
+		t.Fatalf("packed: version %v, %v", r, err)
+	}
+	if got := readAll(t, path); !slices.Equal(got, want) {
+		t.Errorf("the packed file reads differently")
+	}
+	// Its events blocks are version 6's.
+	b, _ := os.ReadFile(path)
+	br, _ := NewBlockReader(bytes.NewReader(b), path)
+	for {
+		kind, p, err := br.Next()
+		if err != nil {
+			break
+		}
+		if kind == BEvents {
+			if _, _, err := DecodeEvents(p, nil); err != nil {
+				t.Errorf("an events block is not of version 6: %v", err)
+			}
 		}
 	}
 }

@@ -42,15 +42,10 @@ func TestScanParts(t *testing.T) {
 		t.Errorf("%d blocks, %d ends, %d parts, %d and %d events", blocks, ends, calls, len(whole), len(parts))
 	}
 
-	// A block whose third event has an unknown kind.
-	var raw []byte
-	for i := 0; i < 3; i++ {
-		kind := byte(KCall)
-		if i == 2 {
-			kind = 0x3f
-		}
-		raw = append(raw, kind, 0, 4, 1, 10, 5, 2) // fn 4, comm 0 (zigzag 1), t0 +5, dt 5, pc +1
-	}
+	// A block (format version 6) whose third event has an unknown kind:
+	// t0 +5, dt 5, then a new shape (slot 0: a call, fn 4, comm -1
+	// (zigzag 1), pc +1), the same (slot 1), a new shape of kind 0x3f.
+	raw := []byte{10, 5, 0, KCall, 0, 4, 1, 2, 10, 5, 1, 10, 5, 0, 0x3f, 0, 4, 1, 2}
 	var z bytes.Buffer
 	fw, _ := flate.NewWriter(&z, flate.BestSpeed)
 	fw.Write(raw)

@@ -16,6 +16,10 @@ type SynthSpec struct {
 	Ranks  int
 	Events uint64 // in all, about: whole iterations of 10 events per rank
 	Seed   uint64
+	// Version is the format version of the files: 0 or 6 the current
+	// one (Version), 5 the one before dictionaries of shapes in events
+	// blocks (to compare a reader of version 5 on the same events).
+	Version int
 }
 
 // Function ids of the synthetic header.
@@ -28,10 +32,11 @@ const (
 )
 
 // WriteSynth writes a job trace as the runtime would (compressed event
-// blocks of 30,000 events, a final block) under dir/trace: each rank runs
-// iterations of a ring halo exchange (MPI_Irecv from both neighbours,
-// MPI_Isend to both, MPI_Waitall completing the four requests) and an
-// MPI_Allreduce, 10 events, with a random compute time before each
+// blocks of 30,000 events, a final block; format version s.Version)
+// under dir/trace: each rank runs iterations of a ring halo exchange
+// (MPI_Irecv from both neighbours, MPI_Isend to both, MPI_Waitall
+// completing the four requests) and an MPI_Allreduce, 10 events, with a
+// random compute time before each
 // (imbalance: wait states in the Waitall and the Allreduce), and an
 // MPI_Barrier every 100 iterations. Times are consistent across ranks (a
 // receive completes after its send began, a collective ends after its
@@ -39,6 +44,13 @@ const (
 func WriteSynth(dir string, s SynthSpec) error {
 	if s.Ranks < 2 {
 		return fmt.Errorf("synthetic trace: want at least 2 ranks, got %d", s.Ranks)
+	}
+	switch s.Version {
+	case 0:
+		s.Version = Version
+	case 5, Version:
+	default:
+		return fmt.Errorf("synthetic trace: format version %d not written (5 or %d)", s.Version, Version)
 	}
 	iters := int(s.Events / uint64(10*s.Ranks))
 	if iters < 1 {
@@ -128,9 +140,13 @@ func writeSynthRank(dir string, s SynthSpec, r, iters int) error {
 		return err
 	}
 	defer f.Close()
-	bw, err := NewBlockWriter(f)
+	bw, err := newBlockWriterVersion(f, s.Version)
 	if err != nil {
 		return err
+	}
+	appendEvents := AppendEvents
+	if s.Version == 5 {
+		appendEvents = appendEventsV5
 	}
 	bw.Block(BHeader, EncodeHeader(&Header{Rank: r, Size: s.Ranks, PID: 1000 + r, Host: "synth", Family: "synth",
 		Tool: "synth", Timer: "clock", RealNs: 1_790_000_000_000_000_000,
@@ -149,7 +165,7 @@ func writeSynthRank(dir string, s SynthSpec, r, iters int) error {
 	var p []byte
 	flush := func() error {
 		var err error
-		p, err = AppendEvents(p[:0], 1000+r, evs, fw, &scratch)
+		p, err = appendEvents(p[:0], 1000+r, evs, fw, &scratch)
 		if err != nil {
 			return err
 		}

@@ -28,10 +28,11 @@ func rate(b *testing.B, n uint64, cpu0 time.Duration) {
 }
 
 // benchJob writes (once per run) a synthetic job of 4 ranks and about
-// 10^6 events.
+// 10^6 events, in the current format version (a directory per version:
+// an earlier mpiscope's benchmarks keep theirs).
 func benchJob(b *testing.B) (*Job, uint64) {
 	b.Helper()
-	dir := filepath.Join(os.TempDir(), "mpiscope-bench-synth-1e6")
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("mpiscope-bench-synth-1e6-v%d", Version))
 	if _, err := os.Stat(filepath.Join(dir, "ok")); err != nil {
 		os.RemoveAll(dir)
 		if err := WriteSynth(dir, SynthSpec{Ranks: 4, Events: 1_000_000, Seed: 1}); err != nil {
@@ -156,8 +157,9 @@ func BenchmarkDecodeParts(b *testing.B) {
 
 // BenchmarkFlateLevel encodes the benchmark job's events blocks at each
 // DEFLATE level (any level's stream is a valid events block: the format
-// does not change) and decodes them as the walk does: the bytes per event
-// on disk, the CPU of packing (AppendEvents) and of decoding, per event.
+// does not change) in format versions 6 and 5, and decodes them as the
+// walk does: the bytes per event on disk, the CPU of packing
+// (AppendEvents, appendEventsV5) and of decoding, per event.
 func BenchmarkFlateLevel(b *testing.B) {
 	j, n := benchJob(b)
 	var blocks [][]Event
@@ -169,43 +171,49 @@ func BenchmarkFlateLevel(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, lvl := range []int{flate.BestSpeed, 2, 4, flate.DefaultCompression, flate.BestCompression} {
-		b.Run(fmt.Sprintf("level=%d", lvl), func(b *testing.B) {
-			fw, _ := flate.NewWriter(nil, lvl)
-			var scratch bytes.Buffer
-			ps := make([][]byte, len(blocks))
-			size := 0
-			cpu0 := cpuTime()
-			for i, evs := range blocks {
-				p, err := AppendEvents(nil, 1, evs, fw, &scratch)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ps[i] = p
-				size += len(p)
-			}
-			enc := cpuTime() - cpu0
-			var st evDecoder
-			var evs []Event
-			b.ResetTimer()
-			cpu0 = cpuTime()
-			for i := 0; i < b.N; i++ {
-				for _, p := range ps {
-					if _, err := st.start(p); err != nil {
+	for _, ver := range []int{Version, 5} {
+		appendEvents := AppendEvents
+		if ver == 5 {
+			appendEvents = appendEventsV5
+		}
+		for _, lvl := range []int{flate.BestSpeed, 2, 4, flate.DefaultCompression, flate.BestCompression} {
+			b.Run(fmt.Sprintf("v%d/level=%d", ver, lvl), func(b *testing.B) {
+				fw, _ := flate.NewWriter(nil, lvl)
+				var scratch bytes.Buffer
+				ps := make([][]byte, len(blocks))
+				size := 0
+				cpu0 := cpuTime()
+				for i, evs := range blocks {
+					p, err := appendEvents(nil, 1, evs, fw, &scratch)
+					if err != nil {
 						b.Fatal(err)
 					}
-					for st.left() > 0 {
-						var err error
-						if evs, err = st.next(evs[:0], 1024); err != nil {
+					ps[i] = p
+					size += len(p)
+				}
+				enc := cpuTime() - cpu0
+				st := evDecoder{ver: ver}
+				var evs []Event
+				b.ResetTimer()
+				cpu0 = cpuTime()
+				for i := 0; i < b.N; i++ {
+					for _, p := range ps {
+						if _, err := st.start(p); err != nil {
 							b.Fatal(err)
+						}
+						for st.left() > 0 {
+							var err error
+							if evs, err = st.next(evs[:0], 1024); err != nil {
+								b.Fatal(err)
+							}
 						}
 					}
 				}
-			}
-			dec := cpuTime() - cpu0
-			b.ReportMetric(float64(size)/float64(n), "B/event")
-			b.ReportMetric(float64(enc.Nanoseconds())/float64(n), "pack-ns/event")
-			b.ReportMetric(float64(dec.Nanoseconds())/float64(n)/float64(b.N), "decode-ns/event")
-		})
+				dec := cpuTime() - cpu0
+				b.ReportMetric(float64(size)/float64(n), "B/event")
+				b.ReportMetric(float64(enc.Nanoseconds())/float64(n), "pack-ns/event")
+				b.ReportMetric(float64(dec.Nanoseconds())/float64(n)/float64(b.N), "decode-ns/event")
+			})
+		}
 	}
 }

@@ -19,29 +19,52 @@ import (
 // analyze on a synthetic job trace of -trace-events events over
 // -trace-ranks ranks (bench/cmd/synth -trace-events): events per second
 // of wall time, and per second of CPU time (user + system of the
-// command: what one core does, whatever else the machine runs).
+// command: what one core does, whatever else the machine runs). With
+// -trace-base the earlier binary reads the same events written in trace
+// format version 5 (bench/cmd/synth -trace-version 5), which it reads.
 func traceSynth(opt *options, res *results) error {
+	synth := func(dir string, ver int) error {
+		cmd := exec.Command("go", "run", "./bench/cmd/synth", "-ranks", strconv.Itoa(opt.traceRanks),
+			"-trace-events", strconv.FormatUint(opt.traceEvents, 10), "-trace-version", strconv.Itoa(ver), "-o", dir)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("synth: %v", err)
+		}
+		return nil
+	}
 	dir := filepath.Join(opt.build, "bench", fmt.Sprintf("trace-%d-%dr", opt.traceEvents, opt.traceRanks))
-	cmd := exec.Command("go", "run", "./bench/cmd/synth", "-ranks", strconv.Itoa(opt.traceRanks),
-		"-trace-events", strconv.FormatUint(opt.traceEvents, 10), "-o", dir)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("synth: %v", err)
+	if err := synth(dir, 0); err != nil {
+		return err
 	}
 	events, err := traceEvents(dir)
 	if err != nil {
 		return err
 	}
+	baseDir := dir + "-v5"
+	if opt.traceBase != "" {
+		if err := synth(baseDir, 5); err != nil {
+			return err
+		}
+		if n, err := traceEvents(baseDir); err != nil || n != events {
+			return fmt.Errorf("%s: %d events (%v), %s has %d", baseDir, n, err, dir, events)
+		}
+	}
 	mps := filepath.Join(opt.build, "bin", "mpiscope")
 	out := filepath.Join(opt.build, "bench", "trace-out")
 	type row struct {
 		name string
-		args []string
+		args func(dir string) []string
 	}
 	rows := []row{
-		{"convert --otf2", []string{"convert", "--otf2", "-force", "-o", filepath.Join(out, "otf2"), dir}},
-		{"convert --perfetto", []string{"convert", "--perfetto", "-force", "-o", filepath.Join(out, "trace.json"), dir}},
-		{"analyze", []string{"analyze", "-format", "json", "-o", filepath.Join(out, "analysis.json"), dir}},
+		{"convert --otf2", func(dir string) []string {
+			return []string{"convert", "--otf2", "-force", "-o", filepath.Join(out, "otf2"), dir}
+		}},
+		{"convert --perfetto", func(dir string) []string {
+			return []string{"convert", "--perfetto", "-force", "-o", filepath.Join(out, "trace.json"), dir}
+		}},
+		{"analyze", func(dir string) []string {
+			return []string{"analyze", "-format", "json", "-o", filepath.Join(out, "analysis.json"), dir}
+		}},
 	}
 	res.md("\n## Trace conversion and analysis on a synthetic trace\n\n")
 	res.md("bench/cmd/synth -trace-events %d -ranks %d: %d events (a ring halo exchange with MPI_Waitall and an imbalanced MPI_Allreduce per iteration), "+
@@ -51,9 +74,10 @@ func traceSynth(opt *options, res *results) error {
 	raw := map[string]any{"events": events, "ranks": opt.traceRanks}
 	// With -trace-base the earlier binary's run of a command alternates
 	// with this build's, so that both see the same machine.
-	bins := []struct{ name, path string }{{"", mps}}
+	type bin struct{ name, path, dir string }
+	bins := []bin{{"", mps, dir}}
 	if opt.traceBase != "" {
-		bins = []struct{ name, path string }{{" (before: " + filepath.Base(opt.traceBase) + ")", opt.traceBase}, {" (after)", mps}}
+		bins = []bin{{" (before: " + filepath.Base(opt.traceBase) + ", format 5)", opt.traceBase, baseDir}, {" (after)", mps, dir}}
 	}
 	for _, r := range rows {
 		walls := make([][]float64, len(bins))
@@ -65,12 +89,12 @@ func traceSynth(opt *options, res *results) error {
 				if err := os.MkdirAll(out, 0o777); err != nil {
 					return err
 				}
-				c := exec.Command(bin.path, r.args...)
+				c := exec.Command(bin.path, r.args(bin.dir)...)
 				var se bytes.Buffer
 				c.Stdout, c.Stderr = io.Discard, &se
 				t0 := time.Now()
 				if err := c.Run(); err != nil {
-					return fmt.Errorf("%s %v: %v\n%s", bin.path, r.args, err, se.String())
+					return fmt.Errorf("%s %v: %v\n%s", bin.path, r.args(bin.dir), err, se.String())
 				}
 				walls[b] = append(walls[b], time.Since(t0).Seconds())
 				ru := c.ProcessState.SysUsage().(*syscall.Rusage)

@@ -22,6 +22,9 @@
 // and `mpiscope analyze`:
 //
 //	go run ./bench/cmd/synth -ranks 8 -trace-events 10000000 -o build/bench/trace-1e7
+//
+// in the current trace format version, or with -trace-version 5 in
+// version 5 (the same events, for an mpiscope that reads only up to 5).
 package main
 
 import (
@@ -39,13 +42,18 @@ import (
 	"github.com/mpiscope/mpiscope/profile"
 )
 
-// synthTrace writes a synthetic job trace (stamped as the profiles are).
-func synthTrace(out string, ranks int, events uint64) error {
+// synthTrace writes a synthetic job trace (stamped as the profiles are,
+// the stamp naming the format version) in format version ver (0: the
+// current one).
+func synthTrace(out string, ranks int, events uint64, ver int) error {
 	if out == "" || ranks < 2 {
-		return fmt.Errorf("usage: synth -ranks N (at least 2) -trace-events E -o dir")
+		return fmt.Errorf("usage: synth -ranks N (at least 2) -trace-events E [-trace-version V] -o dir")
+	}
+	if ver == 0 {
+		ver = trace.Version
 	}
 	stamp := filepath.Join(out, "synth.txt")
-	want := fmt.Sprintf("synth trace v1 ranks=%d events=%d\n", ranks, events)
+	want := fmt.Sprintf("synth trace v1 format=%d ranks=%d events=%d\n", ver, ranks, events)
 	if b, err := os.ReadFile(stamp); err == nil && string(b) == want {
 		fmt.Fprintf(os.Stderr, "synth: %s is up to date\n", out)
 		return nil
@@ -54,7 +62,7 @@ func synthTrace(out string, ranks int, events uint64) error {
 		return err
 	}
 	t0 := time.Now()
-	if err := trace.WriteSynth(out, trace.SynthSpec{Ranks: ranks, Events: events, Seed: 1}); err != nil {
+	if err := trace.WriteSynth(out, trace.SynthSpec{Ranks: ranks, Events: events, Seed: 1, Version: ver}); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "synth: wrote a trace of about %d events on %d ranks to %s in %.1fs\n", events, ranks, out, time.Since(t0).Seconds())
@@ -203,9 +211,10 @@ func main() {
 	n := flag.Int("ranks", 100000, "number of rank profiles")
 	out := flag.String("o", "", "job `directory` to write")
 	events := flag.Uint64("trace-events", 0, "write a job trace of about this many `events` instead (-ranks ranks)")
+	ver := flag.Int("trace-version", 0, "the trace's format `version`: 5, or 0 for the current one")
 	flag.Parse()
 	if *events > 0 {
-		if err := synthTrace(*out, *n, *events); err != nil {
+		if err := synthTrace(*out, *n, *events, *ver); err != nil {
 			fmt.Fprintln(os.Stderr, "synth:", err)
 			os.Exit(1)
 		}
