@@ -520,13 +520,14 @@ func (rw *rankWaits) groupSorted(cs []cand) {
 		for j < len(cs) && cs[j].call == cs[i].call {
 			j++
 		}
-		c0 := cs[i]
+		c0 := &cs[i]
 		wr, wp, wk := c0.t0, noPattern, c0.key
 		jr, jp, jk := c0.t0, int32(-1), int32(-1)
 		// Ties go to the lower pattern and key, partner and its key: the
 		// result does not depend on the candidates' order (shards,
 		// spill files and ranks deliver them in different orders).
-		for _, c := range cs[i:j] {
+		for x := i; x < j; x++ { // by pointer: no copy of the 56-byte candidates
+			c := &cs[x]
 			if c.pattern != noPattern && (c.waitReady > wr || c.waitReady == wr && wp != noPattern &&
 				(c.pattern < wp || c.pattern == wp && c.key < wk)) {
 				wr, wp, wk = c.waitReady, c.pattern, c.key

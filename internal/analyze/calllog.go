@@ -90,7 +90,15 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 	}
 	sp := &l.spans[len(l.spans)-1]
 	sp.n++
-	sp.lo, sp.hi = min(sp.lo, t0), max(sp.hi, t1)
+	// Compares, not min and max: those of float64 look for NaN and -0,
+	// a dozen instructions a call, which the run's bounds need not (a
+	// NaN call overlaps no segment: its run need not be kept for it).
+	if t0 < sp.lo {
+		sp.lo = t0
+	}
+	if t1 > sp.hi {
+		sp.hi = t1
+	}
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
 	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3
@@ -105,8 +113,15 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 // times (each written as 8 bytes) and a varint.
 const logCallMax = 1 + 8 + 8 + binary.MaxVarintLen64
 
-// lowBytes keeps the n low bytes of x (n <= 8; a shift by 64 gives 0).
-func lowBytes(x uint64, n int) uint64 { return x & (^uint64(0) >> (64 - 8*uint(n))) }
+// lowBytes keeps the n low bytes of x (n <= 8): a mask from a table (a
+// load; the shift it replaces, ^0 >> (64 - 8n), took a dozen
+// instructions with Go's checks of a shift by 64 or more).
+func lowBytes(x uint64, n int) uint64 { return x & byteMasks[n&15] }
+
+// byteMasks[n] has the n low bytes set (n <= 8; lengths up to 15 fit the
+// table, so the index needs no bounds check).
+var byteMasks = [16]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff, 0xffff_ffffffff, 0xffffff_ffffffff,
+	^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 
 // putUv writes x as a varint at b[i:] (room checked by the caller) and
 // returns the index after it: binary.AppendUvarint's bytes, without its

@@ -176,3 +176,14 @@ func TestCallLogSpans(t *testing.T) {
 		t.Errorf("%d of %d runs overlap the path", read, len(l.spans))
 	}
 }
+
+// TestLowBytes: lowBytes keeps exactly the n low bytes, n from 0 to 8.
+func TestLowBytes(t *testing.T) {
+	x := uint64(0x8877665544332211)
+	want := []uint64{0, 0x11, 0x2211, 0x332211, 0x44332211, 0x5544332211, 0x665544332211, 0x77665544332211, x}
+	for n, w := range want {
+		if got := lowBytes(x, n); got != w {
+			t.Errorf("lowBytes(%#x, %d) = %#x, want %#x", x, n, got, w)
+		}
+	}
+}

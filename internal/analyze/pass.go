@@ -196,6 +196,14 @@ func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
 	return v
 }
 
+// keyOnce is the call's own key: key when interned already (>= 0).
+func (p *rankPass) keyOnce(c *trace.Call, key int32) int32 {
+	if key < 0 {
+		key = p.key(c, nil)
+	}
+	return key
+}
+
 // keySlot is an entry of rankPass.keyCache: a key and its value + 1 (0:
 // empty).
 type keySlot struct {
@@ -238,31 +246,29 @@ func (p *rankPass) Call(c *trace.Call) error {
 	if p.ncalls == 1 || c.T0 < p.first {
 		p.first = c.T0
 	}
-	p.last = max(p.last, c.T1)
+	if c.T1 > p.last { // not max: that of float64 looks for NaN and -0
+		p.last = c.T1
+	}
 	p.mpi += c.T1 - c.T0
 	if p.log != nil {
 		p.log.add(uint16(c.FnID), c.PC, c.T0, c.T1)
 	}
-	key := int32(-1)
-	k := func() int32 {
-		if key < 0 {
-			key = p.key(c, nil)
-		}
-		return key
-	}
+	key := int32(-1) // the call's key, interned when first needed (keyOnce)
 	me := int32(p.idx)
 	// A nonblocking operation's post time comes with its completion
 	// (Msg.Posted).
 	if m := c.Send; m != nil {
 		if m.Req == 0 && m.Flow != 0 {
 			s := p.shard(m.Flow, m.Peer)
-			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: k(), call: call, blocking: true})
+			key = p.keyOnce(c, key)
+			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: key, call: call, blocking: true})
 			p.added(s)
 		}
 	}
 	if m := c.Recv; m != nil && m.Flow != 0 {
 		s := p.shard(m.Flow, p.rank)
-		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, wt0: c.T0, wt1: c.T1, idx: me, key: k(), call: call, blocking: true})
+		key = p.keyOnce(c, key)
+		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, wt0: c.T0, wt1: c.T1, idx: me, key: key, call: call, blocking: true})
 		p.added(s)
 	}
 	if len(c.SendDone) > 0 || len(c.RecvDone) > 0 {
@@ -285,7 +291,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 		}
 	}
 	if c.Rma != nil {
-		p.rma.call(p, c, call, k)
+		p.rma.call(p, c, call, func() int32 { key = p.keyOnce(c, key); return key })
 	}
 	if c.Coll && c.CollReq == 0 && c.Comm != nil {
 		var seq uint32
@@ -319,7 +325,8 @@ func (p *rankPass) Call(c *trace.Call) error {
 		}
 		if ok {
 			s := int((uint64(comm)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
-			p.colls[s] = append(p.colls[s], collRec{comm: comm, seq: seq, idx: me, key: k(), call: call,
+			key = p.keyOnce(c, key)
+			p.colls[s] = append(p.colls[s], collRec{comm: comm, seq: seq, idx: me, key: key, call: call,
 				kind: kind, side: side, root: root, t0: c.T0, t1: c.T1})
 			p.added(s)
 		}

@@ -7,11 +7,12 @@ import (
 
 // sortByKey sorts a by key, stably: a counting pass on the key's top bits
 // (below the largest key) into buckets of about 8 records (one copy of a),
-// then each bucket sorted by insertion, or by a stable comparison sort
-// when keys crowd into it; dense keys (below 4 times the records' count)
-// get a bucket each and no sort after the counting pass. For the evenly spread keys here (hashed flow
-// ids, call numbers) it does far fewer moves of the 56-byte records than
-// a comparison sort.
+// then each bucket sorted by insertion, or, when keys crowd into it, by
+// (key, position) pairs (sortScratch: no allocation per comparison);
+// dense keys (below 4 times the records' count) get a bucket each and no
+// sort after the counting pass. For the evenly spread keys here (hashed
+// flow ids, call numbers) it does far fewer moves of the 56-byte records
+// than a comparison sort.
 func sortByKey[T any](a []T, key func(*T) uint64) []T { return sortParts([][]T{a}, key) }
 
 // sortParts is sortByKey of the concatenation of parts, without making it:
@@ -22,7 +23,6 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 	for _, a := range parts {
 		n += len(a)
 	}
-	byKey := func(x, y T) int { return cmpU(key(&x), key(&y)) }
 	var maxKey uint64
 	sorted := true
 	for _, a := range parts {
@@ -43,7 +43,7 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 			}
 		}
 		if !sorted {
-			slices.SortStableFunc(a, byKey)
+			insertionSort(a, key) // fewer than 64 records
 		}
 		return a
 	}
@@ -97,19 +97,101 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 			pos[b]++
 		}
 	}
+	var sc sortScratch[T]
+	big := 0 // the largest bucket: the scratch lists' size
+	for b := 0; b+1 < len(count); b++ {
+		big = max(big, count[b+1]-count[b])
+	}
 	for b := 0; b+1 < len(count); b++ {
 		s := out[count[b]:count[b+1]]
 		if len(s) > 32 {
-			if !slices.IsSortedFunc(s, byKey) { // all equal: one key per bucket
-				slices.SortStableFunc(s, byKey)
-			}
+			// Keys crowd the bucket (an instance's parts from many
+			// ranks, all of one key): sorted by (key, position) pairs
+			// unless in order already.
+			sc.sort(s, key, big)
 			continue
 		}
-		for i := 1; i < len(s); i++ {
-			for j := i; j > 0 && key(&s[j-1]) > key(&s[j]); j-- {
-				s[j-1], s[j] = s[j], s[j-1]
-			}
-		}
+		insertionSort(s, key)
 	}
 	return out
+}
+
+// insertionSort sorts a by key, stably, comparing the records in place
+// (key takes their addresses in a: nothing is copied to be compared).
+func insertionSort[T any](a []T, key func(*T) uint64) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && key(&a[j-1]) > key(&a[j]); j-- {
+			a[j-1], a[j] = a[j], a[j-1]
+		}
+	}
+}
+
+// keyPos is a record's key (less the list's least) and its position in
+// the list being sorted.
+type keyPos struct {
+	k uint64
+	i int
+}
+
+// sortScratch holds the pairs (two lists) and the records' copy of a sort
+// by pairs, made once for the largest list to be sorted (n) and reused.
+type sortScratch[T any] struct {
+	pairs, alt []keyPos
+	tmp        []T
+}
+
+// sort sorts a by key, stably: its keys are read once each, the pairs
+// (key, position) sorted by a radix sort of the bytes in which the keys
+// differ (least significant first, each pass stable: ties keep their
+// positions), and the records moved once to their places; a in order
+// already is left as it is. No comparison of records (a comparison by
+// value through key(&x) makes x escape: an allocation each), at most one
+// of each scratch list per sortScratch. Keys that share their top bits
+// and crowd a bucket (an instance's parts from many ranks; a
+// communicator's collectives, keyed communicator<<32 | sequence) take as
+// many passes as bytes their range spans.
+func (sc *sortScratch[T]) sort(a []T, key func(*T) uint64, n int) {
+	if sc.pairs == nil {
+		sc.pairs = make([]keyPos, max(n, len(a)))
+		sc.alt = make([]keyPos, max(n, len(a)))
+	}
+	src, dst := sc.pairs[:len(a)], sc.alt[:len(a)]
+	sorted := true
+	lo, hi := ^uint64(0), uint64(0)
+	for i := range a {
+		k := key(&a[i])
+		sorted = sorted && (i == 0 || k >= src[i-1].k)
+		lo, hi = min(lo, k), max(hi, k)
+		src[i] = keyPos{k, i}
+	}
+	if sorted {
+		return
+	}
+	for i := range src {
+		src[i].k -= lo
+	}
+	for shift := 0; shift < 64 && (hi-lo)>>shift != 0; shift += 8 {
+		var count [257]int
+		for i := range src {
+			count[int(byte(src[i].k>>shift))+1]++
+		}
+		for b := 1; b < len(count); b++ {
+			count[b] += count[b-1]
+		}
+		for i := range src {
+			b := byte(src[i].k >> shift)
+			dst[count[b]] = src[i]
+			count[b]++
+		}
+		src, dst = dst, src
+	}
+	if sc.tmp == nil {
+		sc.tmp = make([]T, max(n, len(a)))
+	}
+	tmp := sc.tmp[:len(a)]
+	copy(tmp, a)
+	for j, p := range src {
+		a[j] = tmp[p.i]
+	}
+	clear(tmp) // no pointers kept alive by the scratch
 }
