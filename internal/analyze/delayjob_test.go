@@ -3,7 +3,6 @@ package analyze
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -54,19 +53,12 @@ func TestDelaysInJobRandom(t *testing.T) {
 			}
 			var want Result
 			want.delays(parts)
-			net := newChanNet(size)
 			got := make([][]Delay, size)
-			errs := make([]error, size)
-			var wg sync.WaitGroup
-			for r := range size {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var st delayStats
-					got[r], errs[r] = delaysInJob(chanComm{r, net}, parts[r].DWaits, parts[r].Keys, &st)
-				}()
-			}
-			wg.Wait()
+			errs := onRanks(newChanNet(size), size, func(r int, c chanComm) (err error) {
+				var st delayStats
+				got[r], err = delaysInJob(c, parts[r].DWaits, parts[r].Keys, &st)
+				return err
+			})
 			var all []Delay
 			for r := range size {
 				if errs[r] != nil {

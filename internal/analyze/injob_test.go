@@ -48,6 +48,22 @@ type mail struct {
 	data []byte
 }
 
+// onRanks runs f for each of the size ranks of net on goroutines and
+// returns each rank's error.
+func onRanks(net *chanNet, size int, f func(r int, c chanComm) error) []error {
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = f(r, chanComm{r, net})
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
 func newChanNet(size int) *chanNet {
 	n := &chanNet{size: size, token: make([]chan [3]uint64, size)}
 	for s := 0; s < size; s++ {
@@ -475,16 +491,10 @@ func TestPathDoubling(t *testing.T) {
 			segs := make([][][2]float64, c.size)
 			infos := make([]pathInfo, c.size)
 			sts := make([]pathStats, c.size)
-			errs := make([]error, c.size)
-			var wg sync.WaitGroup
-			for r := range c.size {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					segs[r], errs[r] = doublingReplay(chanComm{r, net}, ws[r].jumps, passes[r], want.info.EndRank, &infos[r], &sts[r])
-				}()
-			}
-			wg.Wait()
+			errs := onRanks(net, c.size, func(r int, cc chanComm) (err error) {
+				segs[r], err = doublingReplay(cc, ws[r].jumps, passes[r], want.info.EndRank, &infos[r], &sts[r])
+				return err
+			})
 			st := sts[0]
 			for r := range c.size {
 				if errs[r] != nil {

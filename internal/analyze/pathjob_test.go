@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -65,16 +64,10 @@ func TestPathExchanges(t *testing.T) {
 			segs := make([][][2]float64, size)
 			infos := make([]pathInfo, size)
 			sts := make([]pathStats, size)
-			errs := make([]error, size)
-			var wg sync.WaitGroup
-			for r := range size {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					segs[r], errs[r] = doublingReplay(chanComm{r, net}, ws[r].jumps, passes[r], int(at[0]), &infos[r], &sts[r])
-				}()
-			}
-			wg.Wait()
+			errs := onRanks(net, size, func(r int, c chanComm) (err error) {
+				segs[r], err = doublingReplay(c, ws[r].jumps, passes[r], int(at[0]), &infos[r], &sts[r])
+				return err
+			})
 			for r := range size {
 				if errs[r] != nil {
 					t.Fatalf("%d ranks, T=%d, rank %d: %v", size, T, r, errs[r])
@@ -143,16 +136,10 @@ func TestPathLeaves(t *testing.T) {
 		segs := make([][][2]float64, 2)
 		infos := make([]pathInfo, 2)
 		sts := make([]pathStats, 2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for r := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				segs[r], errs[r] = doublingReplay(chanComm{r, net}, ws[r].jumps, passes[r], 0, &infos[r], &sts[r])
-			}()
-		}
-		wg.Wait()
+		errs := onRanks(net, 2, func(r int, c chanComm) (err error) {
+			segs[r], err = doublingReplay(c, ws[r].jumps, passes[r], 0, &infos[r], &sts[r])
+			return err
+		})
 		for r := range 2 {
 			if errs[r] != nil {
 				t.Fatalf("%d leaves, rank %d: %v", leaves, r, errs[r])

@@ -776,22 +776,7 @@ func (st *evDecoder) shape(v *Event, b []byte, x int, ppc *uint64) (int, error) 
 	u, x = uvAt(b, x)
 	*ppc += uint64(unzz(u))
 	v.PC = *ppc
-	if v.sendFields() {
-		u, x = uvAt(b, x)
-		v.SPeer = int32(unzz(u))
-		u, x = uvAt(b, x)
-		v.STag = int32(unzz(u))
-		u, x = uvAt(b, x)
-		v.SBytes = unzz(u)
-	}
-	if v.recvFields() {
-		u, x = uvAt(b, x)
-		v.RPeer = int32(unzz(u))
-		u, x = uvAt(b, x)
-		v.RTag = int32(unzz(u))
-		u, x = uvAt(b, x)
-		v.RBytes = unzz(u)
-	}
+	x = v.msgFields(b, x)
 	if x > len(b) {
 		return xCut, errShort
 	}
@@ -878,27 +863,36 @@ func (st *evDecoder) nextV5(evs []Event, k int) ([]Event, error) {
 		if v.hasReq() {
 			v.Req, x = uvAt(b, x)
 		}
-		if v.sendFields() {
-			u, x = uvAt(b, x)
-			v.SPeer = int32(unzz(u))
-			u, x = uvAt(b, x)
-			v.STag = int32(unzz(u))
-			u, x = uvAt(b, x)
-			v.SBytes = unzz(u)
-		}
-		if v.recvFields() {
-			u, x = uvAt(b, x)
-			v.RPeer = int32(unzz(u))
-			u, x = uvAt(b, x)
-			v.RTag = int32(unzz(u))
-			u, x = uvAt(b, x)
-			v.RBytes = unzz(u)
-		}
+		x = v.msgFields(b, x)
 		if x > len(b) {
 			return evs[:len(evs)-1], fmt.Errorf("event %d of %d: %v", i, n, errShort)
 		}
 	}
 	return evs, nil
+}
+
+// msgFields reads the send and receive fields the flags announce, from
+// b at x, in both versions' layout (each field a zigzag varint); it
+// returns the offset after them (past len(b) when cut short).
+func (v *Event) msgFields(b []byte, x int) int {
+	var u uint64
+	if v.sendFields() {
+		u, x = uvAt(b, x)
+		v.SPeer = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.STag = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.SBytes = unzz(u)
+	}
+	if v.recvFields() {
+		u, x = uvAt(b, x)
+		v.RPeer = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.RTag = int32(unzz(u))
+		u, x = uvAt(b, x)
+		v.RBytes = unzz(u)
+	}
+	return x
 }
 
 // uvAt reads the varint at b[x:] and returns it and the offset after it;
