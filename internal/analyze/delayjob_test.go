@@ -54,7 +54,7 @@ func TestDelaysInJobRandom(t *testing.T) {
 			var want Result
 			want.delays(parts)
 			got := make([][]Delay, size)
-			errs := onRanks(newChanNet(size), size, func(r int, c chanComm) (err error) {
+			errs := onRanks(newChanNet(size), func(r int, c chanComm) (err error) {
 				var st delayStats
 				got[r], err = delaysInJob(c, parts[r].DWaits, parts[r].Keys, &st)
 				return err

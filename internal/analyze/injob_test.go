@@ -48,12 +48,12 @@ type mail struct {
 	data []byte
 }
 
-// onRanks runs f for each of the size ranks of net on goroutines and
-// returns each rank's error.
-func onRanks(net *chanNet, size int, f func(r int, c chanComm) error) []error {
-	errs := make([]error, size)
+// onRanks runs f for each rank of net on goroutines and returns each
+// rank's error.
+func onRanks(net *chanNet, f func(r int, c chanComm) error) []error {
+	errs := make([]error, net.size)
 	var wg sync.WaitGroup
-	for r := range size {
+	for r := range net.size {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -491,7 +491,7 @@ func TestPathDoubling(t *testing.T) {
 			segs := make([][][2]float64, c.size)
 			infos := make([]pathInfo, c.size)
 			sts := make([]pathStats, c.size)
-			errs := onRanks(net, c.size, func(r int, cc chanComm) (err error) {
+			errs := onRanks(net, func(r int, cc chanComm) (err error) {
 				segs[r], err = doublingReplay(cc, ws[r].jumps, passes[r], want.info.EndRank, &infos[r], &sts[r])
 				return err
 			})

@@ -64,7 +64,7 @@ func TestPathExchanges(t *testing.T) {
 			segs := make([][][2]float64, size)
 			infos := make([]pathInfo, size)
 			sts := make([]pathStats, size)
-			errs := onRanks(net, size, func(r int, c chanComm) (err error) {
+			errs := onRanks(net, func(r int, c chanComm) (err error) {
 				segs[r], err = doublingReplay(c, ws[r].jumps, passes[r], int(at[0]), &infos[r], &sts[r])
 				return err
 			})
@@ -136,7 +136,7 @@ func TestPathLeaves(t *testing.T) {
 		segs := make([][][2]float64, 2)
 		infos := make([]pathInfo, 2)
 		sts := make([]pathStats, 2)
-		errs := onRanks(net, 2, func(r int, c chanComm) (err error) {
+		errs := onRanks(net, func(r int, c chanComm) (err error) {
 			segs[r], err = doublingReplay(c, ws[r].jumps, passes[r], 0, &infos[r], &sts[r])
 			return err
 		})
