@@ -448,6 +448,12 @@ func (e *enc) shape(v *Event, pc uint64) {
 	e.u(uint64(v.Fn))
 	e.i(int64(v.Comm))
 	e.i(zz(pc, v.PC))
+	e.msg(v)
+}
+
+// msg appends the send and receive fields v's kind and flags give (the
+// layout msgFields reads, in every version).
+func (e *enc) msg(v *Event) {
 	if v.sendFields() {
 		e.i(int64(v.SPeer))
 		e.i(int64(v.STag))
@@ -525,16 +531,7 @@ func appendEventsV5(dst []byte, tid int, evs []Event, fw *flate.Writer, scratch 
 		if v.hasReq() {
 			e.u(v.Req)
 		}
-		if v.sendFields() {
-			e.i(int64(v.SPeer))
-			e.i(int64(v.STag))
-			e.i(v.SBytes)
-		}
-		if v.recvFields() {
-			e.i(int64(v.RPeer))
-			e.i(int64(v.RTag))
-			e.i(v.RBytes)
-		}
+		e.msg(v)
 	}
 	return appendEventsBlock(dst, tid, len(evs), e.b, fw, scratch)
 }
