@@ -140,7 +140,7 @@ func (sp *jobSpill) put(p *rankPass) {
 			sp.rc[k] = append(sp.rc[k], *c)
 		}
 		for k := range sp.rounds {
-			if b := appendBlock(sp.buf[:0], sp.rs[k], sp.rr[k], sp.rc[k]); len(b) > 0 {
+			if b := appendBlock(sp.buf[:0], p.times, sp.rs[k], sp.rr[k], sp.rc[k]); len(b) > 0 {
 				sp.write(k, d, b)
 				sp.buf = b[:0]
 			}
@@ -148,6 +148,7 @@ func (sp *jobSpill) put(p *rankPass) {
 		}
 		p.sends[d], p.recvs[d], p.colls[d] = p.sends[d][:0], p.recvs[d][:0], p.colls[d][:0]
 	}
+	p.times = p.times[:0] // no record names them any more
 }
 
 func (sp *jobSpill) write(k, dest int, b []byte) {
@@ -271,6 +272,7 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 	var rr []recvRec
 	var rc []collRec
 	sendParts, recvParts, collParts := make([][]sendRec, size), make([][]recvRec, size), make([][]collRec, size)
+	timeParts, keepT := make([][]callTimes, size), make([][]callTimes, size) // each rank's calls' times (callTimes)
 	// Over rounds, each rank's lists are decoded into the room of the
 	// round before.
 	keepS, keepR, keepC := make([][]sendRec, size), make([][]recvRec, size), make([][]collRec, size)
@@ -284,7 +286,7 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 					ownS, ownR, ownC = p.sends[d], p.recvs[d], p.colls[d]
 				} else {
 					out[d] = appendBlock(make([]byte, 0, xHeader+(len(p.sends[d])+len(p.recvs[d]))*xMsg+len(p.colls[d])*xColl+len(tail)),
-						p.sends[d], p.recvs[d], p.colls[d])
+						p.times, p.sends[d], p.recvs[d], p.colls[d])
 				}
 				p.sends[d], p.recvs[d], p.colls[d] = nil, nil, nil
 			}
@@ -306,7 +308,7 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 						rc = append(rc, *x)
 					}
 				}
-				out[d] = appendBlock(out[d][:0], rs, rr, rc)
+				out[d] = appendBlock(out[d][:0], p.times, rs, rr, rc)
 			}
 		}
 		if k == 0 {
@@ -334,11 +336,11 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 		for s, b := range in {
 			sendParts[s], recvParts[s], collParts[s] = nil, nil, nil
 			if s == me && sp == nil && rounds == 1 {
-				sendParts[s], recvParts[s], collParts[s] = ownS, ownR, ownC
+				sendParts[s], recvParts[s], collParts[s], timeParts[s] = ownS, ownR, ownC, p.times
 				ownS, ownR, ownC = nil, nil, nil
 				continue
 			}
-			if sendParts[s], recvParts[s], collParts[s], err = decodeBlocks(b, int32(s), keepS[s], keepR[s], keepC[s]); err != nil {
+			if timeParts[s], sendParts[s], recvParts[s], collParts[s], err = decodeBlocks(b, int32(s), keepT[s], keepS[s], keepR[s], keepC[s]); err != nil {
 				warn(fmt.Sprintf("rank %d: records from rank %d: %v (left out)", me, s, err))
 			}
 			in[s] = nil
@@ -348,6 +350,7 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 			copy(keepS, sendParts)
 			copy(keepR, recvParts)
 			copy(keepC, collParts)
+			copy(keepT, timeParts)
 		}
 		var cands []cand
 		var rst matchStats
@@ -358,13 +361,14 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 				}
 			}()
 			var co candOut
-			rst = matchParts(sendParts, recvParts, collParts, func(w int) (int, bool) { return w, w >= 0 && w < size }, &co)
+			rst = matchParts(sendParts, recvParts, collParts, timeParts, func(w int) (int, bool) { return w, w >= 0 && w < size }, &co)
 			cands = co.flat
 		}()
 		st.add(rst)
 		clear(sendParts)
 		clear(recvParts)
 		clear(collParts)
+		clear(timeParts)
 		// In memory, the candidates of this rank's own calls skip the
 		// exchange, as its own records do.
 		var own []cand
@@ -461,7 +465,7 @@ const (
 
 // appendBlock appends the records as one block to b (nothing when there
 // are none).
-func appendBlock(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) []byte {
+func appendBlock(b []byte, times []callTimes, sends []sendRec, recvs []recvRec, colls []collRec) []byte {
 	ns, nr, nc := len(sends), len(recvs), len(colls)
 	if ns+nr+nc == 0 {
 		return b
@@ -477,25 +481,28 @@ func appendBlock(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) []
 	w = w[xHeader:]
 	for i := range sends {
 		r := &sends[i]
-		putMsg(w[:xMsg], r.flow, r.enter, r.bt0, r.bt1, r.key, r.call, r.blocking)
+		t := &times[r.tix]
+		putMsg(w[:xMsg], r.flow, r.enter, t.t0, t.t1, r.key, t.call, t.blocking)
 		w = w[xMsg:]
 	}
 	for i := range recvs {
 		r := &recvs[i]
-		putMsg(w[:xMsg], r.flow, r.post, r.wt0, r.wt1, r.key, r.call, r.blocking)
+		t := &times[r.tix]
+		putMsg(w[:xMsg], r.flow, r.post, t.t0, t.t1, r.key, t.call, t.blocking)
 		w = w[xMsg:]
 	}
 	for i := range colls {
 		r := &colls[i]
+		t := &times[r.tix]
 		w := w[i*xColl : (i+1)*xColl]
 		le.PutUint32(w, uint32(r.comm))
 		le.PutUint32(w[4:], r.seq)
 		le.PutUint32(w[8:], uint32(r.key))
-		le.PutUint32(w[12:], r.call)
+		le.PutUint32(w[12:], t.call)
 		le.PutUint32(w[16:], uint32(r.root))
 		w[20] = byte(r.kind) | r.side<<4
-		le.PutUint64(w[21:], math.Float64bits(r.t0))
-		le.PutUint64(w[29:], math.Float64bits(r.t1))
+		le.PutUint64(w[21:], math.Float64bits(t.t0))
+		le.PutUint64(w[29:], math.Float64bits(t.t1))
 	}
 	return b
 }
@@ -530,11 +537,12 @@ func blockCounts(b []byte) (ns, nr, nc int, err error) {
 
 // decodeBlocks decodes b's blocks, the records of rank idx, into the
 // lists given (their room reused, else one allocation each of the exact
-// size; no record appended).
-func decodeBlocks(b []byte, idx int32, sends []sendRec, recvs []recvRec, colls []collRec) ([]sendRec, []recvRec, []collRec, error) {
+// size; no record appended), and their calls' times into times (reused).
+func decodeBlocks(b []byte, idx int32, times []callTimes, sends []sendRec, recvs []recvRec, colls []collRec) ([]callTimes, []sendRec, []recvRec, []collRec, error) {
+	times = times[:0]
 	ns, nr, nc, err := blockCounts(b)
 	if err != nil {
-		return sends[:0], recvs[:0], colls[:0], err
+		return times, sends[:0], recvs[:0], colls[:0], err
 	}
 	sends, recvs, colls = resize(sends, ns), resize(recvs, nr), resize(colls, nc)
 	le := binary.LittleEndian
@@ -545,25 +553,25 @@ func decodeBlocks(b []byte, idx int32, sends []sendRec, recvs []recvRec, colls [
 		b = b[xHeader:]
 		for x := range sends[is : is+s] {
 			w := b[x*xMsg : (x+1)*xMsg]
-			sends[is+x] = sendRec{flow: le.Uint64(w), enter: f(w[8:]), bt0: f(w[16:]), bt1: f(w[24:]), idx: idx,
-				key: int32(le.Uint32(w[32:])), call: le.Uint32(w[36:]), blocking: w[40] != 0}
+			tix := timesOf(&times, callTimes{t0: f(w[16:]), t1: f(w[24:]), call: le.Uint32(w[36:]), blocking: w[40] != 0})
+			sends[is+x] = sendRec{flow: le.Uint64(w), enter: f(w[8:]), tix: tix, key: int32(le.Uint32(w[32:]))}
 		}
 		b, is = b[s*xMsg:], is+s
 		for x := range recvs[ir : ir+r] {
 			w := b[x*xMsg : (x+1)*xMsg]
-			recvs[ir+x] = recvRec{flow: le.Uint64(w), post: f(w[8:]), wt0: f(w[16:]), wt1: f(w[24:]), idx: idx,
-				key: int32(le.Uint32(w[32:])), call: le.Uint32(w[36:]), blocking: w[40] != 0}
+			tix := timesOf(&times, callTimes{t0: f(w[16:]), t1: f(w[24:]), call: le.Uint32(w[36:]), blocking: w[40] != 0})
+			recvs[ir+x] = recvRec{flow: le.Uint64(w), post: f(w[8:]), tix: tix, key: int32(le.Uint32(w[32:]))}
 		}
 		b, ir = b[r*xMsg:], ir+r
 		for x := range colls[ic : ic+c] {
 			w := b[x*xColl : (x+1)*xColl]
+			tix := timesOf(&times, callTimes{t0: f(w[21:]), t1: f(w[29:]), call: le.Uint32(w[12:]), blocking: true})
 			colls[ic+x] = collRec{comm: int32(le.Uint32(w)), seq: le.Uint32(w[4:]), idx: idx, key: int32(le.Uint32(w[8:])),
-				call: le.Uint32(w[12:]), root: int32(le.Uint32(w[16:])), kind: collKind(w[20] & 0xf), side: w[20] >> 4,
-				t0: f(w[21:]), t1: f(w[29:])}
+				tix: tix, root: int32(le.Uint32(w[16:])), kind: collKind(w[20] & 0xf), side: w[20] >> 4}
 		}
 		b, ic = b[c*xColl:], ic+c
 	}
-	return sends, recvs, colls, nil
+	return times, sends, recvs, colls, nil
 }
 
 // resize is a of length n, in a's room when it has enough.

@@ -7,29 +7,39 @@ import (
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
 
+// callTimes is what the message ends and the collective part of one
+// call share, kept once per call in its rank's list (rankPass.times) and
+// named by the records' tix: the call's entry and exit, its number on its
+// rank (cand.call), and whether it blocks (the Test family does not).
+// Since 2026-11-28 (night) the records hold this index instead of the two
+// times, their rank (messages: the part they are in) and the flag: 24
+// bytes a message end instead of 48, 28 a collective part instead of 48,
+// and 24 bytes a call that keeps any (TestRecordSizes).
+type callTimes struct {
+	t0, t1   float64
+	call     uint32
+	blocking bool
+}
+
 // sendRec is the sending end of a message: when the send began (the
 // blocking send's or the post's entry) and the call that may have been
-// blocked by it (the blocking send, or the MPI_Wait* completing the post).
+// blocked by it (the blocking send, or the MPI_Wait* completing the post),
+// at tix in its rank's callTimes. Its rank is that of the list (part) it
+// is in.
 type sendRec struct {
-	flow     uint64
-	enter    float64
-	bt0, bt1 float64
-	idx      int32 // rank index in Job.Ranks
-	key      int32
-	call     uint32
-	blocking bool // bt0..bt1 is a call that blocks (not MPI_Test*)
+	flow  uint64
+	enter float64
+	tix   uint32
+	key   int32
 }
 
 // recvRec is the receiving end: when the receive was posted and the call
-// that waited for the message.
+// that waited for the message (its callTimes at tix).
 type recvRec struct {
-	flow     uint64
-	post     float64
-	wt0, wt1 float64
-	idx      int32
-	key      int32
-	call     uint32
-	blocking bool
+	flow uint64
+	post float64
+	tix  uint32
+	key  int32
 }
 
 // collKind classifies a blocking collective for the patterns.
@@ -60,17 +70,16 @@ func kindOf(fn string) collKind {
 }
 
 // collRec is one rank's part of a blocking collective: the seq-th on its
-// communicator.
+// communicator; its call's times at tix in the callTimes of rank idx.
 type collRec struct {
-	comm   int32
-	seq    uint32
-	idx    int32
-	key    int32
-	call   uint32
-	kind   collKind
-	side   uint8 // an intercommunicator's group (1: the lower ID's, 2: the other), 0 an intracommunicator
-	root   int32 // world rank, -1 none
-	t0, t1 float64
+	comm int32
+	seq  uint32
+	idx  int32
+	key  int32
+	tix  uint32
+	root int32 // world rank, -1 none
+	kind collKind
+	side uint8 // an intercommunicator's group (1: the lower ID's, 2: the other), 0 an intracommunicator
 }
 
 // interSide is an intercommunicator's instance numbering: both groups'
@@ -125,6 +134,7 @@ type rankPass struct {
 	lastKey   keyID // the key interned last, and its value
 	lastKeyV  int32
 	keyCache  [64]keySlot
+	times     []callTimes // the calls that keep records (sendRec.tix ...)
 	sends     [][]sendRec
 	recvs     [][]recvRec
 	colls     [][]collRec
@@ -153,11 +163,34 @@ const maxCollSeqs = 1 << 12
 // to the spill.
 const spillBatch = 512
 
-// added writes shard s's records to the spill once a batch is full.
+// added writes shard s's records to the spill once a batch is full; and
+// every shard's, once the calls' times are as many as the batches could
+// hold records, so that the times can be let go of (a spilled record
+// carries its call's times).
 func (p *rankPass) added(s int) {
-	if p.sp != nil && len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
+	if p.sp == nil {
+		return
+	}
+	if len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
 		p.flush(s)
 	}
+	if len(p.times) >= spillBatch*p.nshard {
+		for s := range p.sends {
+			p.flush(s)
+		}
+		p.times = p.times[:0]
+	}
+}
+
+// timed is the index in p.times of call c's times (its number call, b
+// whether it blocks): the last entry when it is that call's, else a new
+// one.
+func (p *rankPass) timed(c *trace.Call, call uint32, b bool) uint32 {
+	if n := len(p.times); n > 0 && p.times[n-1].call == call && p.times[n-1].blocking == b {
+		return uint32(n - 1)
+	}
+	p.times = append(p.times, callTimes{t0: c.T0, t1: c.T1, call: call, blocking: b})
+	return uint32(len(p.times) - 1)
 }
 
 func newRankPass(idx, rank, nshard int) *rankPass {
@@ -254,21 +287,20 @@ func (p *rankPass) Call(c *trace.Call) error {
 		p.log.add(uint16(c.FnID), c.PC, c.T0, c.T1)
 	}
 	key := int32(-1) // the call's key, interned when first needed (keyOnce)
-	me := int32(p.idx)
 	// A nonblocking operation's post time comes with its completion
 	// (Msg.Posted).
 	if m := c.Send; m != nil {
 		if m.Req == 0 && m.Flow != 0 {
 			s := p.shard(m.Flow, m.Peer)
 			key = p.keyOnce(c, key)
-			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, bt0: c.T0, bt1: c.T1, idx: me, key: key, call: call, blocking: true})
+			p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: c.T0, tix: p.timed(c, call, true), key: key})
 			p.added(s)
 		}
 	}
 	if m := c.Recv; m != nil && m.Flow != 0 {
 		s := p.shard(m.Flow, p.rank)
 		key = p.keyOnce(c, key)
-		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, wt0: c.T0, wt1: c.T1, idx: me, key: key, call: call, blocking: true})
+		p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: c.T0, tix: p.timed(c, call, true), key: key})
 		p.added(s)
 	}
 	if len(c.SendDone) > 0 || len(c.RecvDone) > 0 {
@@ -277,7 +309,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			m := &c.SendDone[i]
 			if m.Flow != 0 {
 				s := p.shard(m.Flow, m.Peer)
-				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: m.Posted, bt0: c.T0, bt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.sends[s] = append(p.sends[s], sendRec{flow: m.Flow, enter: m.Posted, tix: p.timed(c, call, b), key: p.key(c, m.Comm)})
 				p.added(s)
 			}
 		}
@@ -285,7 +317,7 @@ func (p *rankPass) Call(c *trace.Call) error {
 			m := &c.RecvDone[i]
 			if m.Flow != 0 {
 				s := p.shard(m.Flow, p.rank)
-				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: m.Posted, wt0: c.T0, wt1: c.T1, idx: me, key: p.key(c, m.Comm), call: call, blocking: b})
+				p.recvs[s] = append(p.recvs[s], recvRec{flow: m.Flow, post: m.Posted, tix: p.timed(c, call, b), key: p.key(c, m.Comm)})
 				p.added(s)
 			}
 		}
@@ -326,8 +358,8 @@ func (p *rankPass) Call(c *trace.Call) error {
 		if ok {
 			s := int((uint64(comm)*0x9e3779b97f4a7c15 + uint64(seq)) % uint64(p.nshard))
 			key = p.keyOnce(c, key)
-			p.colls[s] = append(p.colls[s], collRec{comm: comm, seq: seq, idx: me, key: key, call: call,
-				kind: kind, side: side, root: root, t0: c.T0, t1: c.T1})
+			p.colls[s] = append(p.colls[s], collRec{comm: comm, seq: seq, idx: int32(p.idx), key: key, tix: p.timed(c, call, true),
+				kind: kind, side: side, root: root})
 			p.added(s)
 		}
 	}
@@ -345,6 +377,7 @@ func (p *rankPass) reserve(seen, events uint64) {
 	}
 	p.reserved = true
 	f := float64(events) / float64(seen) * 1.02
+	p.times = grow(p.times, f)
 	for s := range p.sends {
 		p.sends[s] = grow(p.sends[s], f)
 		p.recvs[s] = grow(p.recvs[s], f)
@@ -370,34 +403,41 @@ type matchStats struct {
 }
 
 // matchShard pairs the message ends of shard s by flow and groups its
-// collective parts by instance, producing the wait candidates.
+// collective parts by instance, producing the wait candidates. Each
+// rank's records are a part of the lists, with its calls' times: those of
+// its pass, or, when spilled, those decoded with them.
 func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm, sp *spill, out *candOut) matchStats {
-	// The spilled records first, then each rank's: one list in that
-	// order, sorted from its parts.
-	sends := make([][]sendRec, 0, len(passes)+1)
-	recvs := make([][]recvRec, 0, len(passes)+1)
-	colls := make([][]collRec, 0, len(passes)+1)
+	n := len(passes)
+	var sends [][]sendRec
+	var recvs [][]recvRec
+	var colls [][]collRec
+	var times [][]callTimes
 	if sp != nil {
-		s0, r0, c0, err := decodeSpill(sp.read(s), nil, nil, nil)
+		// Every record was spilled (rankPass.flushAll).
+		var c0 []collRec
+		var err error
+		sends, recvs, c0, times, err = decodeSpill(sp.read(s), n)
 		if err != nil {
 			sp.fail(err)
 		}
-		sends, recvs, colls = append(sends, s0), append(recvs, r0), append(colls, c0)
+		colls = [][]collRec{c0}
+	} else {
+		sends, recvs, colls = make([][]sendRec, n), make([][]recvRec, n), make([][]collRec, n)
+		times = make([][]callTimes, n)
+		for i, p := range passes {
+			sends[i], recvs[i], colls[i], times[i] = p.sends[s], p.recvs[s], p.colls[s], p.times
+			p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
+		}
 	}
-	for _, p := range passes {
-		sends = append(sends, p.sends[s])
-		recvs = append(recvs, p.recvs[s])
-		colls = append(colls, p.colls[s])
-		p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
-	}
-	return matchParts(sends, recvs, colls, func(w int) (int, bool) { i, ok := idx[w]; return i, ok }, out)
+	return matchParts(sends, recvs, colls, times, func(w int) (int, bool) { i, ok := idx[w]; return i, ok }, out)
 }
 
 // matchRecs pairs message ends by flow and groups collective parts by
-// instance, producing the wait candidates.
-func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, idx func(world int) (int, bool)) ([]cand, matchStats) {
+// instance, producing the wait candidates: the records of one rank
+// (index 0), its calls' times ts.
+func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, ts []callTimes, idx func(world int) (int, bool)) ([]cand, matchStats) {
 	var out candOut
-	st := matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, idx, &out)
+	st := matchParts([][]sendRec{sends}, [][]recvRec{recvs}, [][]collRec{colls}, [][]callTimes{ts}, idx, &out)
 	return out.flat, st
 }
 
@@ -430,9 +470,10 @@ func (o *candOut) add(c cand) {
 	ch[n-1] = append(ch[n-1], c)
 }
 
-// matchParts is matchRecs of the records in parts (each list the
-// concatenation of its parts).
-func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, idx func(world int) (int, bool), out *candOut) matchStats {
+// matchParts is matchRecs of the records in parts: sendParts[i] and
+// recvParts[i] those of rank index i, whose calls' times are times[i]; a
+// collective part's times are those of its idx.
+func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]collRec, times [][]callTimes, idx func(world int) (int, bool), out *candOut) matchStats {
 	var st matchStats
 	nc := 0
 	for _, p := range collParts {
@@ -452,7 +493,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		}
 		out.flat = make([]cand, 0, min(ns, nr)+nc)
 	}
-	matchFlows(sendParts, recvParts, &st, out)
+	matchFlows(sendParts, recvParts, times, &st, out)
 	clear(sendParts)
 	clear(recvParts)
 	// By (communicator, sequence number), then rank: one stable sort by
@@ -477,7 +518,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 			continue
 		}
 		st.colls++
-		collCands(g, idx, out)
+		collCands(g, times, idx, out)
 	}
 	return st
 }
@@ -515,7 +556,7 @@ type flowSlot struct {
 // both lists sorted stably by flow makes. The candidates come in the
 // sends' order; what is made of them does not depend on their order
 // (rankWaits.group).
-func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, st *matchStats, out *candOut) {
+func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTimes, st *matchStats, out *candOut) {
 	nr, ns := 0, 0
 	for _, p := range recvParts {
 		nr += len(p)
@@ -544,13 +585,16 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, st *matchStats, ou
 		}
 	}
 	var matched uint64
-	for _, p := range sendParts {
+	for si, p := range sendParts {
+		sts := times[si]
 		for k := range p {
 			sd := &p[k]
 			var rv *recvRec
+			ri := int32(0)
 			for h := home(sd.flow); tab[h].p1 != 0; h = (h + 1) & mask {
 				if e := &tab[h]; e.flow == sd.flow && e.i >= 0 {
-					rv = &recvParts[e.p1-1][e.i]
+					ri = e.p1 - 1
+					rv = &recvParts[ri][e.i]
 					e.i = -1
 					break
 				}
@@ -561,15 +605,16 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, st *matchStats, ou
 			}
 			matched++
 			// Late sender: the receiver waited for the send to begin.
-			if rv.blocking && sd.enter > rv.wt0 {
-				out.add(cand{idx: rv.idx, key: rv.key, call: rv.call, pattern: LateSender, partner: sd.idx, pkey: sd.key,
-					t0: rv.wt0, t1: rv.wt1, waitReady: sd.enter, jumpReady: sd.enter})
+			rt := &times[ri][rv.tix]
+			if rt.blocking && sd.enter > rt.t0 {
+				out.add(cand{idx: ri, key: rv.key, call: rt.call, pattern: LateSender, partner: int32(si), pkey: sd.key,
+					t0: rt.t0, t1: rt.t1, waitReady: sd.enter, jumpReady: sd.enter})
 			}
 			// Late receiver: the sender was still blocked when the
 			// receive was posted.
-			if sd.blocking && rv.post > sd.bt0 && rv.post < sd.bt1 {
-				out.add(cand{idx: sd.idx, key: sd.key, call: sd.call, pattern: LateReceiver, partner: rv.idx, pkey: rv.key,
-					t0: sd.bt0, t1: sd.bt1, waitReady: rv.post, jumpReady: rv.post})
+			if t := &sts[sd.tix]; t.blocking && rv.post > t.t0 && rv.post < t.t1 {
+				out.add(cand{idx: int32(si), key: sd.key, call: t.call, pattern: LateReceiver, partner: ri, pkey: rv.key,
+					t0: t.t0, t1: t.t1, waitReady: rv.post, jumpReady: rv.post})
 			}
 		}
 	}
@@ -577,22 +622,26 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, st *matchStats, ou
 	st.unmatched += uint64(nr) - matched
 }
 
-// collCands adds the wait candidates of one collective instance.
-func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
+// collCands adds the wait candidates of one collective instance; a
+// part's times are times[idx][tix].
+func collCands(g []collRec, times [][]callTimes, idx func(world int) (int, bool), out *candOut) {
+	tm := func(c *collRec) *callTimes { return &times[c.idx][c.tix] }
 	last := 0
-	for k := range g {
-		if g[k].t0 > g[last].t0 {
-			last = k
+	t0s := tm(&g[0]).t0
+	for k := 1; k < len(g); k++ {
+		if t := tm(&g[k]).t0; t > t0s {
+			last, t0s = k, t
 		}
 	}
 	add := func(c *collRec, p Pattern, waitReady float64, partner *collRec, jumpReady float64) {
-		if waitReady <= c.t0 && jumpReady <= c.t0 {
+		t := tm(c)
+		if waitReady <= t.t0 && jumpReady <= t.t0 {
 			return
 		}
-		out.add(cand{idx: c.idx, key: c.key, call: c.call, pattern: p, partner: partner.idx, pkey: partner.key,
-			t0: c.t0, t1: c.t1, waitReady: waitReady, jumpReady: jumpReady})
+		out.add(cand{idx: c.idx, key: c.key, call: t.call, pattern: p, partner: partner.idx, pkey: partner.key,
+			t0: t.t0, t1: t.t1, waitReady: waitReady, jumpReady: jumpReady})
 	}
-	maxT, who := g[last].t0, &g[last]
+	maxT, who := t0s, &g[last]
 	switch g[0].kind {
 	case collBarrier, collNxN:
 		p := WaitNxN
@@ -603,14 +652,15 @@ func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
 			// An intercommunicator: each group waits for the last
 			// member of the other to enter.
 			var last [3]*collRec
+			var lt [3]float64
 			for k := range g {
-				if s := g[k].side; last[s] == nil || g[k].t0 > last[s].t0 {
-					last[s] = &g[k]
+				if s, t := g[k].side, tm(&g[k]).t0; last[s] == nil || t > lt[s] {
+					last[s], lt[s] = &g[k], t
 				}
 			}
 			for k := range g {
 				if o := last[3-g[k].side]; o != nil {
-					add(&g[k], p, o.t0, o, o.t0)
+					add(&g[k], p, lt[3-g[k].side], o, lt[3-g[k].side])
 				}
 			}
 			return
@@ -632,9 +682,10 @@ func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
 		if root == nil {
 			return
 		}
+		rt := tm(root).t0
 		for k := range g {
 			if &g[k] != root {
-				add(&g[k], LateBroadcast, root.t0, root, root.t0)
+				add(&g[k], LateBroadcast, rt, root, rt)
 			}
 		}
 	case collNx1:
@@ -647,8 +698,8 @@ func collCands(g []collRec, idx func(world int) (int, bool), out *candOut) {
 		for k := range g {
 			if int(g[k].idx) == ri {
 				root = &g[k]
-			} else if first < 0 || g[k].t0 < first {
-				first = g[k].t0
+			} else if t := tm(&g[k]).t0; first < 0 || t < first {
+				first = t
 			}
 		}
 		if root == nil || first < 0 {

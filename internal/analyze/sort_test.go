@@ -177,26 +177,36 @@ func TestMatchFlows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var sendParts [][]sendRec
 	var recvParts [][]recvRec
+	var times [][]callTimes
 	n := 0
 	for p := 0; p < 3; p++ {
 		var ss []sendRec
 		var rs []recvRec
+		ts := []callTimes{{}} // the sends' call: not blocking
 		for i := 0; i < 400+p*50; i++ {
 			n++
 			// The send's entry names it, the receive's call number it.
-			ss = append(ss, sendRec{flow: uint64(rng.IntN(300)), enter: float64(n), idx: int32(p)})
-			rs = append(rs, recvRec{flow: uint64(rng.IntN(300) + 20), wt0: 0, wt1: 1e9, call: uint32(n), blocking: true, idx: int32(p)})
+			ss = append(ss, sendRec{flow: uint64(rng.IntN(300)), enter: float64(n)})
+			rs = append(rs, recvRec{flow: uint64(rng.IntN(300) + 20), tix: uint32(len(ts))})
+			ts = append(ts, callTimes{t0: 0, t1: 1e9, call: uint32(n), blocking: true})
 		}
-		sendParts, recvParts = append(sendParts, ss), append(recvParts, rs)
+		sendParts, recvParts, times = append(sendParts, ss), append(recvParts, rs), append(times, ts)
 	}
 	// The reference: both sides sorted stably by flow, merged.
 	var sends []sendRec
-	var recvs []recvRec
+	type recvCall struct {
+		flow uint64
+		call uint32
+	}
+	var recvs []recvCall
 	for p := range sendParts {
-		sends, recvs = append(sends, sendParts[p]...), append(recvs, recvParts[p]...)
+		sends = append(sends, sendParts[p]...)
+		for _, r := range recvParts[p] {
+			recvs = append(recvs, recvCall{r.flow, times[p][r.tix].call})
+		}
 	}
 	slices.SortStableFunc(sends, func(a, b sendRec) int { return cmpU(a.flow, b.flow) })
-	slices.SortStableFunc(recvs, func(a, b recvRec) int { return cmpU(a.flow, b.flow) })
+	slices.SortStableFunc(recvs, func(a, b recvCall) int { return cmpU(a.flow, b.flow) })
 	var want [][2]float64 // (send's entry, receive's call)
 	var wantSt matchStats
 	for i, j := 0, 0; i < len(sends) || j < len(recvs); {
@@ -216,7 +226,7 @@ func TestMatchFlows(t *testing.T) {
 	}
 	var out candOut
 	var st matchStats
-	matchFlows(sendParts, recvParts, &st, &out)
+	matchFlows(sendParts, recvParts, times, &st, &out)
 	var got [][2]float64
 	for _, c := range out.flat {
 		if c.pattern != LateSender {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 )
 
@@ -109,50 +108,54 @@ func (e *recEnc) bool(v bool) {
 
 // flush writes the pass's records of shard s to the spill and empties them.
 func (p *rankPass) flush(s int) {
-	p.buf = encodeRecs(p.buf[:0], p.sends[s], p.recvs[s], p.colls[s])
+	p.buf = encodeRecs(p.buf[:0], int32(p.idx), p.times, p.sends[s], p.recvs[s], p.colls[s])
 	if len(p.buf) > 0 {
 		p.sp.write(s, p.buf)
 	}
 	p.sends[s], p.recvs[s], p.colls[s] = p.sends[s][:0], p.recvs[s][:0], p.colls[s][:0]
 }
 
-// encodeRecs appends the records to b (the spill's and the in-job
-// exchange's format; decodeSpill reads it).
-func encodeRecs(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) []byte {
+// encodeRecs appends the records of rank idx, whose calls' times are
+// times, to b: each with its call's times, rank, number and flag
+// (decodeSpill reads them).
+func encodeRecs(b []byte, idx int32, times []callTimes, sends []sendRec, recvs []recvRec, colls []collRec) []byte {
 	e := recEnc{b: b}
 	for _, r := range sends {
+		t := &times[r.tix]
 		e.b = append(e.b, tagSend)
 		e.u64(r.flow)
 		e.f64(r.enter)
-		e.f64(r.bt0)
-		e.f64(r.bt1)
-		e.u32(uint32(r.idx))
+		e.f64(t.t0)
+		e.f64(t.t1)
+		e.u32(uint32(idx))
 		e.u32(uint32(r.key))
-		e.u32(r.call)
-		e.bool(r.blocking)
+		e.u32(t.call)
+		e.bool(t.blocking)
 	}
 	for _, r := range recvs {
+		t := &times[r.tix]
 		e.b = append(e.b, tagRecv)
 		e.u64(r.flow)
 		e.f64(r.post)
-		e.f64(r.wt0)
-		e.f64(r.wt1)
-		e.u32(uint32(r.idx))
+		e.f64(t.t0)
+		e.f64(t.t1)
+		e.u32(uint32(idx))
 		e.u32(uint32(r.key))
-		e.u32(r.call)
-		e.bool(r.blocking)
+		e.u32(t.call)
+		e.bool(t.blocking)
 	}
 	for _, r := range colls {
+		t := &times[r.tix]
 		e.b = append(e.b, tagColl)
 		e.u32(uint32(r.comm))
 		e.u32(r.seq)
 		e.u32(uint32(r.idx))
 		e.u32(uint32(r.key))
-		e.u32(r.call)
+		e.u32(t.call)
 		e.b = append(e.b, byte(r.kind)|r.side<<4)
 		e.u32(uint32(r.root))
-		e.f64(r.t0)
-		e.f64(r.t1)
+		e.f64(t.t0)
+		e.f64(t.t1)
 	}
 	return e.b
 }
@@ -166,37 +169,58 @@ func (p *rankPass) flushAll() {
 	p.buf = nil
 }
 
-// decodeSpill appends the records of a shard's file.
-func decodeSpill(b []byte, sends []sendRec, recvs []recvRec, colls []collRec) ([]sendRec, []recvRec, []collRec, error) {
+// timesOf is the index in *ts of a call's times, appended unless the
+// last entry is the same (a call's records come together).
+func timesOf(ts *[]callTimes, t callTimes) uint32 {
+	if n := len(*ts); n > 0 && (*ts)[n-1] == t {
+		return uint32(n - 1)
+	}
+	*ts = append(*ts, t)
+	return uint32(len(*ts) - 1)
+}
+
+// decodeSpill decodes the records of a shard's file: the message ends by
+// rank index (below n), the collective parts, and each rank's calls'
+// times that they name.
+func decodeSpill(b []byte, n int) (sends [][]sendRec, recvs [][]recvRec, colls []collRec, times [][]callTimes, err error) {
 	le := binary.LittleEndian
 	f := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
-	n := len(b) / collLen // at most this many records of one kind
-	sends, recvs = slices.Grow(sends, n/2), slices.Grow(recvs, n/2)
-	for len(b) > 0 {
-		switch b[0] {
+	sends, recvs, times = make([][]sendRec, n), make([][]recvRec, n), make([][]callTimes, n)
+	for off := 0; off < len(b); {
+		r := b[off:]
+		switch r[0] {
 		case tagSend, tagRecv:
-			if len(b) < msgLen {
-				return sends, recvs, colls, fmt.Errorf("spill file cut short")
+			if len(r) < msgLen {
+				return sends, recvs, colls, times, fmt.Errorf("spill file cut short at byte %d", off)
 			}
-			flow, t1, t2, t3 := le.Uint64(b[1:]), f(b[9:]), f(b[17:]), f(b[25:])
-			idx, key, call, blk := int32(le.Uint32(b[33:])), int32(le.Uint32(b[37:])), le.Uint32(b[41:]), b[45] != 0
-			if b[0] == tagSend {
-				sends = append(sends, sendRec{flow: flow, enter: t1, bt0: t2, bt1: t3, idx: idx, key: key, call: call, blocking: blk})
+			flow, t1 := le.Uint64(r[1:]), f(r[9:])
+			t := callTimes{t0: f(r[17:]), t1: f(r[25:]), call: le.Uint32(r[41:]), blocking: r[45] != 0}
+			idx, key := le.Uint32(r[33:]), int32(le.Uint32(r[37:]))
+			if uint64(idx) >= uint64(n) {
+				return sends, recvs, colls, times, fmt.Errorf("spill file: rank index %d at byte %d, of %d ranks", idx, off, n)
+			}
+			tix := timesOf(&times[idx], t)
+			if r[0] == tagSend {
+				sends[idx] = append(sends[idx], sendRec{flow: flow, enter: t1, tix: tix, key: key})
 			} else {
-				recvs = append(recvs, recvRec{flow: flow, post: t1, wt0: t2, wt1: t3, idx: idx, key: key, call: call, blocking: blk})
+				recvs[idx] = append(recvs[idx], recvRec{flow: flow, post: t1, tix: tix, key: key})
 			}
-			b = b[msgLen:]
+			off += msgLen
 		case tagColl:
-			if len(b) < collLen {
-				return sends, recvs, colls, fmt.Errorf("spill file cut short")
+			if len(r) < collLen {
+				return sends, recvs, colls, times, fmt.Errorf("spill file cut short at byte %d", off)
 			}
-			colls = append(colls, collRec{comm: int32(le.Uint32(b[1:])), seq: le.Uint32(b[5:]), idx: int32(le.Uint32(b[9:])),
-				key: int32(le.Uint32(b[13:])), call: le.Uint32(b[17:]), kind: collKind(b[21] & 0xf), side: b[21] >> 4, root: int32(le.Uint32(b[22:])),
-				t0: f(b[26:]), t1: f(b[34:])})
-			b = b[collLen:]
+			idx := le.Uint32(r[9:])
+			if uint64(idx) >= uint64(n) {
+				return sends, recvs, colls, times, fmt.Errorf("spill file: rank index %d at byte %d, of %d ranks", idx, off, n)
+			}
+			t := callTimes{t0: f(r[26:]), t1: f(r[34:]), call: le.Uint32(r[17:]), blocking: true}
+			colls = append(colls, collRec{comm: int32(le.Uint32(r[1:])), seq: le.Uint32(r[5:]), idx: int32(idx),
+				key: int32(le.Uint32(r[13:])), tix: timesOf(&times[idx], t), kind: collKind(r[21] & 0xf), side: r[21] >> 4, root: int32(le.Uint32(r[22:]))})
+			off += collLen
 		default:
-			return sends, recvs, colls, fmt.Errorf("spill file: bad record tag %d", b[0])
+			return sends, recvs, colls, times, fmt.Errorf("spill file: bad record tag %d at byte %d", r[0], off)
 		}
 	}
-	return sends, recvs, colls, nil
+	return sends, recvs, colls, times, nil
 }
