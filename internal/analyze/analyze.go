@@ -109,8 +109,9 @@ type Options struct {
 	// Source resolves a rank's callsite address (nil: callsites stay
 	// addresses); called from one goroutine, once per rank and address.
 	Source func(r *trace.Rank, pc uint64) (trace.Source, bool)
-	// Phase is called, in the job, as each step ends (its name), for the
-	// benchmarks' timings; nil: none.
+	// Phase is called as each step ends (its name), for the benchmarks'
+	// timings and the tests' measures of memory: in the job, and offline
+	// ("read", "match", "group"); nil: none.
 	Phase func(name string)
 }
 
@@ -291,6 +292,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			}
 		}
 	})
+	opt.phase("read")
 	for _, d := range damaged {
 		if d != "" {
 			res.Warnings = append(res.Warnings, d)
@@ -341,6 +343,10 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	if sp != nil && sp.err != nil {
 		return nil, sp.err
 	}
+	for _, p := range passes {
+		p.times = nil // the candidates hold the times they need
+	}
+	opt.phase("match")
 	var total matchStats
 	for _, st := range stats {
 		total.add(st)
@@ -369,6 +375,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		ws[i].sortJumps()
 	})
 	outs = nil
+	opt.phase("group")
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
 	}
@@ -514,7 +521,13 @@ func (rw *rankWaits) group(cs []cand) {
 
 // groupSorted is group of candidates in call order.
 func (rw *rankWaits) groupSorted(cs []cand) {
-	rw.jumps = slices.Grow(rw.jumps, len(cs)) // at most one a call
+	calls := 0 // at most one jump a call: room for that many, not one a candidate
+	for i := range cs {
+		if i == 0 || cs[i].call != cs[i-1].call {
+			calls++
+		}
+	}
+	rw.jumps = slices.Grow(rw.jumps, calls)
 	for i := 0; i < len(cs); {
 		j := i + 1
 		for j < len(cs) && cs[j].call == cs[i].call {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -376,7 +377,7 @@ func (p *rankPass) reserve(seen, events uint64) {
 		return
 	}
 	p.reserved = true
-	f := float64(events) / float64(seen) * 1.02
+	f := float64(events) / float64(seen)
 	p.times = grow(p.times, f)
 	for s := range p.sends {
 		p.sends[s] = grow(p.sends[s], f)
@@ -385,11 +386,18 @@ func (p *rankPass) reserve(seen, events uint64) {
 	}
 }
 
+// grow gives a room for f times its records, and a margin: 2 % and three
+// standard deviations of a count of len(a) drawn at random (a shard's
+// share of the first block's records strays by 1/sqrt(n): 3.7 % for the
+// 750 of a shard in a block of 30,000 events on 8 shards, where 2 % alone
+// left a third of the lists to grow by copies on the 10^7-event trace).
+// Room not written is not touched: it costs no page.
 func grow[T any](a []T, f float64) []T {
 	if len(a) == 0 {
 		return a
 	}
-	return slices.Grow(a, int(float64(len(a))*f)+16-len(a))
+	n := float64(len(a))
+	return slices.Grow(a, int(n*f*(1.02+3/math.Sqrt(n)))+16-len(a))
 }
 
 // Region implements trace.Visitor.

@@ -105,8 +105,10 @@ func TestSortPartsAllocs(t *testing.T) {
 // TestReserve: once a rank's first block is read, its pass sizes its
 // lists for the whole rank from that block: on a regular trace (the
 // synthetic job) no list moves to a larger array afterwards, and none
-// holds more than a fifth of spare room at the end (the first block
-// holds a sixth of the rank's events: its share of a shard varies).
+// holds more than a quarter of spare room at the end, less than append
+// would leave (the first block holds a fifth of the rank's events, about
+// 380 of a list's: the margin for its share of a shard, 2 % and three
+// standard deviations, is 17 %).
 func TestReserve(t *testing.T) {
 	dir := t.TempDir()
 	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 2, Events: 300000, Seed: 7}); err != nil {
@@ -149,7 +151,7 @@ func TestReserve(t *testing.T) {
 	for s := range p.sends {
 		for _, x := range [][2]int{{len(p.sends[s]), cap(p.sends[s])}, {len(p.recvs[s]), cap(p.recvs[s])}, {len(p.colls[s]), cap(p.colls[s])}} {
 			n += x[0]
-			if x[1] > x[0]+x[0]/5+16 {
+			if x[1] > x[0]+x[0]/4+16 {
 				t.Errorf("shard %d: %d records in room for %d", s, x[0], x[1])
 			}
 		}
