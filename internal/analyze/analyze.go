@@ -37,9 +37,10 @@
 // calls on the path; the rest is computation).
 //
 // Ranks are read in parallel (one goroutine per worker). Memory holds, per
-// point-to-point message, one record at each end (about 50 bytes each), per
-// blocking collective call one record, and per wait state one jump of the
-// critical path: not the events themselves.
+// point-to-point message, one record at each end (24 bytes each), per
+// blocking collective call one record (28 bytes), per call with records its
+// times (24 bytes), and per wait state one jump of the critical path: not
+// the events themselves.
 package analyze
 
 import (
@@ -323,7 +324,12 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		}
 		defer csp.close()
 	}
-	forEach(nshard, opt.Workers, func(s int) {
+	// Each worker's shards pair their messages in one table of flows,
+	// reused (candOut.tab): not a table a shard.
+	tabs := make([][]flowSlot, opt.Workers)
+	forEachW(nshard, opt.Workers, func(wk, s int) {
+		outs[s].tab = tabs[wk]
+		defer func() { tabs[wk], outs[s].tab = outs[s].tab, nil }()
 		if csp == nil {
 			outs[s].by = make([][][]cand, n)
 			stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
@@ -412,7 +418,11 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 }
 
 // forEach runs fn(0..n-1) on at most workers goroutines.
-func forEach(n, workers int, fn func(i int)) {
+func forEach(n, workers int, fn func(i int)) { forEachW(n, workers, func(_, i int) { fn(i) }) }
+
+// forEachW is forEach that tells fn which goroutine runs it (0 to
+// workers-1): one call at a time each.
+func forEachW(n, workers int, fn func(w, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for g := 0; g < min(n, workers); g++ {
@@ -424,7 +434,7 @@ func forEach(n, workers int, fn func(i int)) {
 				if i >= n {
 					return
 				}
-				fn(i)
+				fn(g, i)
 			}
 		}()
 	}

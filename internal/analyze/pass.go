@@ -455,6 +455,7 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, ts []callTimes
 type candOut struct {
 	flat []cand
 	by   [][][]cand
+	tab  []flowSlot // matchFlows' table, kept for the next shard
 }
 
 const candChunk = 4096
@@ -580,7 +581,14 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTime
 	for 1<<bits < 2*nr {
 		bits++
 	}
-	tab := make([]flowSlot, 1<<bits)
+	var tab []flowSlot
+	if cap(out.tab) >= 1<<bits {
+		tab = out.tab[:1<<bits]
+		clear(tab)
+	} else {
+		tab = make([]flowSlot, 1<<bits)
+	}
+	out.tab = tab
 	mask := len(tab) - 1
 	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> (64 - bits)) }
 	for pi, p := range recvParts {
