@@ -150,12 +150,16 @@ type Call struct {
 	IoDone       []IoDone  // MPI-IO operations completed in this call
 }
 
-// reset empties a call the walk reuses, field by field (cheaper than
-// writing the whole struct): the slices keep their arrays, Root is -1.
-// TestCallReset checks that it clears every field.
-func (c *Call) reset() {
-	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = 0, 0, "", "", 0
-	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = 0, 0, 0, nil, nil, nil
+// reset empties a call the walk reuses: begin with every value zero.
+func (c *Call) reset() { c.begin(0, 0, 0, "", "", 0, 0, 0, nil, nil, nil) }
+
+// begin starts a call the walk reuses with the fields every call has,
+// and empties the others, field by field (cheaper than writing the whole
+// struct), each written once: the slices keep their arrays, Root is -1.
+// TestCallReset checks that it sets or clears every field.
+func (c *Call) begin(rank, thread, fnID int, fn, class string, t0, t1 float64, pc uint64, src *Source, path []*Source, comm *GComm) {
+	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = rank, thread, fn, class, fnID
+	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t0, t1, pc, src, path, comm
 	c.Send, c.Recv, c.RecvPost = nil, nil, nil
 	c.StartSend, c.StartRecv, c.SendDone, c.RecvDone = c.StartSend[:0], c.StartRecv[:0], c.SendDone[:0], c.RecvDone[:0]
 	c.Coll, c.CollBytes, c.Root, c.CollReq = false, 0, -1, 0
@@ -326,9 +330,22 @@ func flowHash(k chanKey) uint64 {
 	return fnvMix(h, uint64(int64(k.tag)))
 }
 
-// flowSeq finishes flowID from the channel's flowHash.
+// fnvPrime5 is fnvPrime to the fifth power (modulo 2^64): FNV-1a over
+// five zero bytes, (h^0)*fnvPrime five times, is h*fnvPrime5.
+const fnvPrime5 = fnvPrime * fnvPrime * fnvPrime * fnvPrime * fnvPrime % (1 << 64)
+
+// flowSeq finishes flowID from the channel's flowHash. A sequence number
+// below 2^24 (nearly all) has five zero bytes on top: one multiply by
+// fnvPrime5 does their FNV-1a rounds (the same value as fnvMix).
 func flowSeq(h, seq uint64) uint64 {
-	h = fnvMix(h, seq)
+	if seq < 1<<24 {
+		h = (h ^ seq&0xff) * fnvPrime
+		h = (h ^ seq>>8&0xff) * fnvPrime
+		h = (h ^ seq>>16) * fnvPrime
+		h *= fnvPrime5
+	} else {
+		h = fnvMix(h, seq)
+	}
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
@@ -398,8 +415,10 @@ type postSlot struct {
 	sp *[]*post
 }
 
+// slot is h's entry: the top byte of h times a large odd number (the
+// product's top bits depend on all of h's bits).
 func (pt *postTable) slot(h uint64) *postSlot {
-	return &pt.cache[(h^h>>8^h>>16^h>>29)*0x9e3779b97f4a7c15>>56]
+	return &pt.cache[h*0x9e3779b97f4a7c15>>56]
 }
 
 // slice returns handle h's slice of posts, nil when h has none.
@@ -428,6 +447,38 @@ func (pt *postTable) push(h uint64, po *post) {
 	*sp = s
 }
 
+// take1 is take of one post (most completions: one post a handle): it
+// removes and returns the latest post of handle h, nil when none.
+func (pt *postTable) take1(h uint64) *post {
+	sp := pt.slice(h)
+	if sp == nil {
+		return nil
+	}
+	s := *sp
+	var po *post
+	if n := len(s) - 1; n >= 0 {
+		po = s[n]
+		s[n] = nil
+		s = s[:n]
+	}
+	pt.emptied(h, sp, s)
+	return po
+}
+
+// emptied stores handle h's posts s back in place after a take; an
+// emptied handle keeps its slice for its next post (handles are reused)
+// unless the table is large.
+func (pt *postTable) emptied(h uint64, sp *[]*post, s []*post) {
+	if len(s) == 0 && len(pt.m) > 4096 {
+		delete(pt.m, h)
+		if e := pt.slot(h); e.h == h {
+			*e = postSlot{}
+		}
+	} else {
+		*sp = s
+	}
+}
+
 // take removes the k latest posts of handle h and appends them to out,
 // oldest first (fewer when fewer are pending).
 func (pt *postTable) take(h uint64, k int, out []*post) []*post {
@@ -437,21 +488,9 @@ func (pt *postTable) take(h uint64, k int, out []*post) []*post {
 	}
 	s := *sp
 	k = min(k, len(s))
-	if k == 1 { // most completions: one post a handle
-		out = append(out, s[len(s)-1])
-		s[len(s)-1] = nil
-	} else {
-		out = append(out, s[len(s)-k:]...)
-		clear(s[len(s)-k:])
-	}
-	if s = s[:len(s)-k]; len(s) == 0 && len(pt.m) > 4096 {
-		delete(pt.m, h)
-		if e := pt.slot(h); e.h == h {
-			*e = postSlot{}
-		}
-	} else {
-		*sp = s // an emptied handle keeps its slice for its next post (handles are reused)
-	}
+	out = append(out, s[len(s)-k:]...)
+	clear(s[len(s)-k:])
+	pt.emptied(h, sp, s[:len(s)-k])
 	return out
 }
 
@@ -535,6 +574,40 @@ func (w *Walker) WalkRank(i int, v Visitor) error { return w.walkRank(i, w.Job.R
 // the walk does.
 func (w *Walker) Ns(i int, tick uint64) float64 { return w.Clocks[i].Ns(tick) - w.Origin }
 
+// tickConv converts a rank's ticks to job time as Walker.Ns does
+// (Clock.Ns less the origin), the same operations in the same order, with
+// the clock's fields read and its calibration's integers converted once:
+// a call converts two times.
+type tickConv struct {
+	ns0, tick0, perTick float64
+	off                 float64 // the clock's constant offset (not interp)
+	shift, origin       float64
+	interp              bool // the offset drifts: Clock.Offset per time
+	clk                 *Clock
+}
+
+func newTickConv(clk *Clock, origin float64) tickConv {
+	x := tickConv{ns0: float64(clk.cal.Ns0), tick0: float64(clk.cal.Tick0), perTick: clk.cal.NsPerTick,
+		shift: clk.Shift, origin: origin, clk: clk}
+	switch {
+	case clk.Off || clk.n == 0:
+	case clk.n == 1 || clk.l1 <= clk.l0:
+		x.off = clk.o0
+	default:
+		x.interp = true
+	}
+	return x
+}
+
+// at is tick t in job time.
+func (x *tickConv) at(t uint64) float64 {
+	l := x.ns0 + (float64(t)-x.tick0)*x.perTick
+	if x.interp {
+		return l + x.clk.Offset(l) + x.shift - x.origin
+	}
+	return l + x.off + x.shift - x.origin
+}
+
 func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var end float64
 	var unmatched int
@@ -547,6 +620,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		w.mu.Unlock()
 	}()
 	clk := w.Clocks[idx]
+	conv := newTickConv(clk, w.Origin)
 	me := r.Header.Rank
 	t := func(tick uint64) float64 { return clk.Ns(tick) - w.Origin } // regions, marks (a call inlines it)
 	// comm resolves a rank's communicator id: the last one, else from a
@@ -572,7 +646,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	sendSeq := map[chanKey]*sendChan{}
 	var sendCache chanCache[*sendChan]
 	var nextReq uint64
-	pending := map[int][]Event{}
+	pending := map[int][]cplEv{}
 	var done uint64
 	sendFlow := func(g *GComm, peer, tag int) uint64 {
 		if g == nil || peer < 0 {
@@ -633,7 +707,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var rmaBuf RmaOp
 	var ioBuf IoOp
 	type match struct {
-		e  *Event
+		e  *cplEv
 		po *post
 	}
 	var matched []match
@@ -666,7 +740,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			e := &evs[i]
 			switch e.Kind {
 			case KComplete:
-				pend = append(pend, *e)
+				pend = append(pend, cplEv{req: e.Req, rbytes: e.RBytes, rpeer: e.RPeer, rtag: e.RTag, flags: e.Flags})
 			case KPost:
 				start = append(start, *e)
 			case KEnter, KLeave:
@@ -687,12 +761,12 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 			case KCall, KRma, KIo:
 				c := &cb
-				c.reset()
-				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
-				c.T0, c.T1, c.PC, c.Comm = clk.Ns(e.T0)-w.Origin, clk.Ns(e.T1)-w.Origin, e.PC, comm(e.Comm)
+				var src *Source
+				var path []*Source
 				if !w.opt.NoSources {
-					c.Src, c.Path = source(e.PC), callers.of(e.Path)
+					src, path = source(e.PC), callers.of(e.Path)
 				}
+				c.begin(me, th, int(e.Fn), r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), conv.at(e.T0), conv.at(e.T1), e.PC, src, path, comm(e.Comm))
 				if c.T1 > end {
 					end = c.T1
 				}
@@ -799,26 +873,21 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if !small {
 					clear(seenReq)
 					for i := range cpl {
-						seenReq[cpl[i].Req]++
+						seenReq[cpl[i].req]++
 					}
 				}
+				var later uint32 // small: completions taken with an earlier one of their handle
 				for i := range cpl {
-					h := cpl[i].Req
-					var k int
+					h := cpl[i].req
+					k := 1
 					if small {
-						first := true
-						for x := 0; x < i; x++ {
-							if cpl[x].Req == h {
-								first = false
-								break
-							}
-						}
-						if !first {
+						if later&(1<<i) != 0 {
 							continue // taken with its handle's first completion
 						}
-						for x := i; x < len(cpl); x++ {
-							if cpl[x].Req == h {
+						for x := i + 1; x < len(cpl); x++ {
+							if cpl[x].req == h {
 								k++
+								later |= 1 << x
 							}
 						}
 					} else {
@@ -828,11 +897,19 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						}
 						delete(seenReq, h)
 					}
+					if k == 1 {
+						if po := pt.take1(h); po != nil {
+							matched = append(matched, match{&cpl[i], po})
+						} else {
+							unmatched++
+						}
+						continue
+					}
 					took = pt.take(h, k, took[:0])
 					unmatched += k - len(took)
 					j := 0
 					for x := i; x < len(cpl) && j < len(took); x++ {
-						if cpl[x].Req == h {
+						if cpl[x].req == h {
 							matched = append(matched, match{&cpl[x], took[j]})
 							j++
 						}
@@ -846,7 +923,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 				for _, mt := range matched {
 					p, po := mt.e, mt.po
-					if p.Flags&FRecv != 0 && p.RPeer == Cancelled {
+					if p.flags&FRecv != 0 && p.rpeer == Cancelled {
 						if po.send != nil {
 							c.Cancelled = append(c.Cancelled, po.send.Req)
 						}
@@ -862,8 +939,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					}
 					if po.isIo {
 						d := po.io
-						if p.Flags&(FLocal|FRecv) == FLocal {
-							d.Bytes = p.RBytes // what the status tells
+						if p.flags&(FLocal|FRecv) == FLocal {
+							d.Bytes = p.rbytes // what the status tells
 						}
 						c.IoDone = append(c.IoDone, d)
 						continue
@@ -884,15 +961,15 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					// leaves unset: there the posted source and tag stand,
 					// and the posted size.
 					isr := po.send != nil && m.Peer >= 0 && m.Tag >= 0
-					if p.Flags&FRecv != 0 && p.RPeer >= 0 && !isr {
-						src := int(p.RPeer)
-						if p.Flags&FLocal != 0 {
+					if p.flags&FRecv != 0 && p.rpeer >= 0 && !isr {
+						src := int(p.rpeer)
+						if p.flags&FLocal != 0 {
 							src = -1
-							if m.Comm != nil && int(p.RPeer) < len(m.Comm.World) {
-								src = m.Comm.World[p.RPeer]
+							if m.Comm != nil && int(p.rpeer) < len(m.Comm.World) {
+								src = m.Comm.World[p.rpeer]
 							}
 						}
-						m.Peer, m.Tag, m.Bytes = src, int(p.RTag), p.RBytes
+						m.Peer, m.Tag, m.Bytes = src, int(p.rtag), p.rbytes
 					}
 					if m.Peer < 0 {
 						ord.cancel(m.pi)
@@ -917,6 +994,15 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		}
 		return nil
 	})
+}
+
+// cplEv is a completion waiting for its call: what the matching reads of
+// its event (32 bytes instead of the event's 88).
+type cplEv struct {
+	req         uint64
+	rbytes      int64
+	rpeer, rtag int32
+	flags       uint8
 }
 
 // scanPart is how many events of a block the walk takes at once: their
