@@ -608,6 +608,11 @@ func (x *tickConv) at(t uint64) float64 {
 	return l + x.off + x.shift - x.origin
 }
 
+// span is at of a call's two times, in one call.
+func (x *tickConv) span(t0, t1 uint64) (float64, float64) {
+	return x.at(t0), x.at(t1)
+}
+
 func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var end float64
 	var unmatched int
@@ -707,8 +712,9 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var rmaBuf RmaOp
 	var ioBuf IoOp
 	type match struct {
-		e  *cplEv
-		po *post
+		e   *cplEv
+		po  *post
+		req uint64 // firstReq(po): the order of the matches
 	}
 	var matched []match
 	var took []*post
@@ -766,7 +772,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if !w.opt.NoSources {
 					src, path = source(e.PC), callers.of(e.Path)
 				}
-				c.begin(me, th, int(e.Fn), r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), conv.at(e.T0), conv.at(e.T1), e.PC, src, path, comm(e.Comm))
+				t0, t1 := conv.span(e.T0, e.T1)
+				c.begin(me, th, int(e.Fn), r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), t0, t1, e.PC, src, path, comm(e.Comm))
 				if c.T1 > end {
 					end = c.T1
 				}
@@ -863,123 +870,125 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					pt.push(p.Req, sp)
 				}
 				start = start[:0]
-				// The k completions of one handle take its k latest posts,
-				// in array order; all are then taken in the order their
-				// requests were posted (MPI matches receives in that
-				// order), not in array order.
-				cpl := pend
-				matched = matched[:0]
-				small := len(cpl) <= 16 // count each handle's completions by scanning, not in a map
-				if !small {
-					clear(seenReq)
+				if len(pend) > 0 { // most calls complete nothing
+					// The k completions of one handle take its k latest posts,
+					// in array order; all are then taken in the order their
+					// requests were posted (MPI matches receives in that
+					// order), not in array order.
+					cpl := pend
+					matched = matched[:0]
+					small := len(cpl) <= 16 // count each handle's completions by scanning, not in a map
+					if !small {
+						clear(seenReq)
+						for i := range cpl {
+							seenReq[cpl[i].req]++
+						}
+					}
+					var later uint32 // small: completions taken with an earlier one of their handle
 					for i := range cpl {
-						seenReq[cpl[i].req]++
-					}
-				}
-				var later uint32 // small: completions taken with an earlier one of their handle
-				for i := range cpl {
-					h := cpl[i].req
-					k := 1
-					if small {
-						if later&(1<<i) != 0 {
-							continue // taken with its handle's first completion
-						}
-						for x := i + 1; x < len(cpl); x++ {
-							if cpl[x].req == h {
-								k++
-								later |= 1 << x
+						h := cpl[i].req
+						k := 1
+						if small {
+							if later&(1<<i) != 0 {
+								continue // taken with its handle's first completion
 							}
-						}
-					} else {
-						var ok bool
-						if k, ok = seenReq[h]; !ok {
-							continue // taken with its handle's first completion
-						}
-						delete(seenReq, h)
-					}
-					if k == 1 {
-						if po := pt.take1(h); po != nil {
-							matched = append(matched, match{&cpl[i], po})
+							for x := i + 1; x < len(cpl); x++ {
+								if cpl[x].req == h {
+									k++
+									later |= 1 << x
+								}
+							}
 						} else {
-							unmatched++
+							var ok bool
+							if k, ok = seenReq[h]; !ok {
+								continue // taken with its handle's first completion
+							}
+							delete(seenReq, h)
 						}
-						continue
-					}
-					took = pt.take(h, k, took[:0])
-					unmatched += k - len(took)
-					j := 0
-					for x := i; x < len(cpl) && j < len(took); x++ {
-						if cpl[x].req == h {
-							matched = append(matched, match{&cpl[x], took[j]})
-							j++
+						if k == 1 {
+							if po := pt.take1(h); po != nil {
+								matched = append(matched, match{&cpl[i], po, firstReq(po)})
+							} else {
+								unmatched++
+							}
+							continue
 						}
-					}
-				}
-				if len(matched) > 1 {
-					by := func(a, b match) int { return cmpU64(firstReq(a.po), firstReq(b.po)) }
-					if !slices.IsSortedFunc(matched, by) {
-						slices.SortStableFunc(matched, by)
-					}
-				}
-				for _, mt := range matched {
-					p, po := mt.e, mt.po
-					if p.flags&FRecv != 0 && p.rpeer == Cancelled {
-						if po.send != nil {
-							c.Cancelled = append(c.Cancelled, po.send.Req)
-						}
-						if po.recv != nil {
-							ord.cancel(po.recv.pi)
-							c.Cancelled = append(c.Cancelled, po.recv.Req)
-						}
-						continue
-					}
-					if po.isRma {
-						c.RmaDone = append(c.RmaDone, po.rma)
-						continue
-					}
-					if po.isIo {
-						d := po.io
-						if p.flags&(FLocal|FRecv) == FLocal {
-							d.Bytes = p.rbytes // what the status tells
-						}
-						c.IoDone = append(c.IoDone, d)
-						continue
-					}
-					if po.coll != nil {
-						c.CollDone = append(c.CollDone, *po.coll)
-						continue
-					}
-					if po.send != nil {
-						c.SendDone = append(c.SendDone, *po.send)
-					}
-					if po.recv == nil {
-						continue
-					}
-					m := *po.recv
-					// The status tells a receive's source, tag and size,
-					// except for MPI_Isendrecv, whose status MPICH 4.0
-					// leaves unset: there the posted source and tag stand,
-					// and the posted size.
-					isr := po.send != nil && m.Peer >= 0 && m.Tag >= 0
-					if p.flags&FRecv != 0 && p.rpeer >= 0 && !isr {
-						src := int(p.rpeer)
-						if p.flags&FLocal != 0 {
-							src = -1
-							if m.Comm != nil && int(p.rpeer) < len(m.Comm.World) {
-								src = m.Comm.World[p.rpeer]
+						took = pt.take(h, k, took[:0])
+						unmatched += k - len(took)
+						j := 0
+						for x := i; x < len(cpl) && j < len(took); x++ {
+							if cpl[x].req == h {
+								matched = append(matched, match{&cpl[x], took[j], firstReq(took[j])})
+								j++
 							}
 						}
-						m.Peer, m.Tag, m.Bytes = src, int(p.rtag), p.rbytes
 					}
-					if m.Peer < 0 {
-						ord.cancel(m.pi)
-						continue // MPI_PROC_NULL or cancelled
+					for x := 1; x < len(matched); x++ {
+						if matched[x].req < matched[x-1].req {
+							slices.SortStableFunc(matched, func(a, b match) int { return cmpU64(a.req, b.req) })
+							break
+						}
 					}
-					m.Flow = recvFlow(m.Comm, m.Peer, m.Tag, m.pi)
-					c.RecvDone = append(c.RecvDone, m)
-				}
-				for _, mt := range matched {
-					pool.put(mt.po) // copied into the call: free
+					for _, mt := range matched {
+						p, po := mt.e, mt.po
+						if p.flags&FRecv != 0 && p.rpeer == Cancelled {
+							if po.send != nil {
+								c.Cancelled = append(c.Cancelled, po.send.Req)
+							}
+							if po.recv != nil {
+								ord.cancel(po.recv.pi)
+								c.Cancelled = append(c.Cancelled, po.recv.Req)
+							}
+							continue
+						}
+						if po.isRma {
+							c.RmaDone = append(c.RmaDone, po.rma)
+							continue
+						}
+						if po.isIo {
+							d := po.io
+							if p.flags&(FLocal|FRecv) == FLocal {
+								d.Bytes = p.rbytes // what the status tells
+							}
+							c.IoDone = append(c.IoDone, d)
+							continue
+						}
+						if po.coll != nil {
+							c.CollDone = append(c.CollDone, *po.coll)
+							continue
+						}
+						if po.send != nil {
+							c.SendDone = append(c.SendDone, *po.send)
+						}
+						if po.recv == nil {
+							continue
+						}
+						m := *po.recv
+						// The status tells a receive's source, tag and size,
+						// except for MPI_Isendrecv, whose status MPICH 4.0
+						// leaves unset: there the posted source and tag stand,
+						// and the posted size.
+						isr := po.send != nil && m.Peer >= 0 && m.Tag >= 0
+						if p.flags&FRecv != 0 && p.rpeer >= 0 && !isr {
+							src := int(p.rpeer)
+							if p.flags&FLocal != 0 {
+								src = -1
+								if m.Comm != nil && int(p.rpeer) < len(m.Comm.World) {
+									src = m.Comm.World[p.rpeer]
+								}
+							}
+							m.Peer, m.Tag, m.Bytes = src, int(p.rtag), p.rbytes
+						}
+						if m.Peer < 0 {
+							ord.cancel(m.pi)
+							continue // MPI_PROC_NULL or cancelled
+						}
+						m.Flow = recvFlow(m.Comm, m.Peer, m.Tag, m.pi)
+						c.RecvDone = append(c.RecvDone, m)
+					}
+					for _, mt := range matched {
+						pool.put(mt.po) // copied into the call: free
+					}
 				}
 				pend = pend[:0]
 				calls++
