@@ -609,8 +609,13 @@ func (x *tickConv) at(t uint64) float64 {
 }
 
 // span is at of a call's two times, in one call.
-func (x *tickConv) span(t0, t1 uint64) (float64, float64) {
-	return x.at(t0), x.at(t1)
+func (x *tickConv) span(t0, t1 uint64) (a, b float64) {
+	if x.interp {
+		return x.at(t0), x.at(t1)
+	}
+	a = x.ns0 + (float64(t0)-x.tick0)*x.perTick + x.off + x.shift - x.origin
+	b = x.ns0 + (float64(t1)-x.tick0)*x.perTick + x.off + x.shift - x.origin
+	return a, b
 }
 
 func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
@@ -739,9 +744,12 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	callers := pathSources{r: r, src: source}
 	return r.scanParts(scanPart, func(tid int, evs []Event, blockEnd bool) error {
 		th := r.ThreadIndex(tid)
-		// The thread's completions and starts waiting for their call.
+		// The thread's completions and starts waiting for their call
+		// (stored back after the part: no deferred closure holding them
+		// in memory).
 		pend, start := pending[tid], starts[tid]
-		defer func() { pending[tid], starts[tid] = pend, start }()
+		var err error
+	events:
 		for i := range evs {
 			e := &evs[i]
 			switch e.Kind {
@@ -754,16 +762,16 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if name == "" {
 					name = fmt.Sprintf("region#%d", e.Fn)
 				}
-				if err := v.Region(me, th, e.Kind == KEnter, name, t(e.T0)); err != nil {
-					return err
+				if err = v.Region(me, th, e.Kind == KEnter, name, t(e.T0)); err != nil {
+					break events
 				}
 			case KMark:
 				text, ok := r.Texts[int(e.Fn)]
 				if !ok {
 					text = fmt.Sprintf("event#%d", e.Fn)
 				}
-				if err := v.Mark(me, th, text, t(e.T0)); err != nil {
-					return err
+				if err = v.Mark(me, th, text, t(e.T0)); err != nil {
+					break events
 				}
 			case KCall, KRma, KIo:
 				c := &cb
@@ -773,7 +781,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					src, path = source(e.PC), callers.of(e.Path)
 				}
 				t0, t1 := conv.span(e.T0, e.T1)
-				c.begin(me, th, int(e.Fn), r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), t0, t1, e.PC, src, path, comm(e.Comm))
+				g := lastG
+				if e.Comm != lastComm {
+					g = comm(e.Comm)
+				}
+				c.begin(me, th, int(e.Fn), r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), t0, t1, e.PC, src, path, g)
 				if c.T1 > end {
 					end = c.T1
 				}
@@ -992,10 +1004,14 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 				pend = pend[:0]
 				calls++
-				if err := v.Call(c); err != nil {
-					return err
+				if err = v.Call(c); err != nil {
+					break events
 				}
 			}
+		}
+		pending[tid], starts[tid] = pend, start
+		if err != nil {
+			return err
 		}
 		done += uint64(len(evs))
 		if blockEnd && w.opt.Progress != nil {

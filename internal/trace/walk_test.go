@@ -318,6 +318,9 @@ func TestTickConv(t *testing.T) {
 				if got := x.at(tk); math.Float64bits(got) != math.Float64bits(want) {
 					t.Errorf("%s, origin %v: tick %d gives %v, Clock.Ns less the origin %v", name, origin, tk, got, want)
 				}
+				if a, b := x.span(tk, tk/3); math.Float64bits(a) != math.Float64bits(want) || math.Float64bits(b) != math.Float64bits(clk.Ns(tk/3)-origin) {
+					t.Errorf("%s, origin %v: span of ticks %d, %d gives %v, %v", name, origin, tk, tk/3, a, b)
+				}
 			}
 		}
 	}
