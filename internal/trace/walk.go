@@ -150,16 +150,19 @@ type Call struct {
 	IoDone       []IoDone  // MPI-IO operations completed in this call
 }
 
-// reset empties a call the walk reuses: begin with every value zero.
-func (c *Call) reset() { c.begin(0, 0, 0, "", "", 0, 0, 0, nil, nil, nil) }
+// reset empties a call the walk reuses: the fields every call sets
+// (which the walk writes itself, each once) zero, the others as
+// clearRest leaves them. TestCallReset checks that it clears every field.
+func (c *Call) reset() {
+	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = 0, 0, "", "", 0
+	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = 0, 0, 0, nil, nil, nil
+	c.clearRest()
+}
 
-// begin starts a call the walk reuses with the fields every call has,
-// and empties the others, field by field (cheaper than writing the whole
-// struct), each written once: the slices keep their arrays, Root is -1.
-// TestCallReset checks that it sets or clears every field.
-func (c *Call) begin(rank, thread, fnID int, fn, class string, t0, t1 float64, pc uint64, src *Source, path []*Source, comm *GComm) {
-	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = rank, thread, fn, class, fnID
-	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t0, t1, pc, src, path, comm
+// clearRest empties the fields of a call the walk reuses that only some
+// calls set, field by field (cheaper than writing the whole struct): the
+// slices keep their arrays, Root is -1.
+func (c *Call) clearRest() {
 	c.Send, c.Recv, c.RecvPost = nil, nil, nil
 	c.StartSend, c.StartRecv, c.SendDone, c.RecvDone = c.StartSend[:0], c.StartRecv[:0], c.SendDone[:0], c.RecvDone[:0]
 	c.Coll, c.CollBytes, c.Root, c.CollReq = false, 0, -1, 0
@@ -785,7 +788,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if e.Comm != lastComm {
 					g = comm(e.Comm)
 				}
-				c.begin(me, th, int(e.Fn), r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), t0, t1, e.PC, src, path, g)
+				// The fields every call has, each written once (reset
+				// clears the same), then the others emptied.
+				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
+				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t0, t1, e.PC, src, path, g
+				c.clearRest()
 				if c.T1 > end {
 					end = c.T1
 				}
