@@ -731,9 +731,20 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var sendBuf, recvBuf Msg
 	var pool posts
 	srcs := map[uint64]*Source{}
+	// srcCache is a direct-mapped cache in front of srcs: a rank calls
+	// from a few callsites over and over.
+	type srcSlot struct {
+		pc uint64 // 0: empty
+		s  *Source
+	}
+	var srcCache [64]srcSlot
 	source := func(pc uint64) *Source {
 		if w.opt.Source == nil || pc == 0 {
 			return nil
+		}
+		e := &srcCache[pc*0x9e3779b97f4a7c15>>58]
+		if e.pc == pc {
+			return e.s
 		}
 		s, ok := srcs[pc]
 		if !ok {
@@ -742,6 +753,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			}
 			srcs[pc] = s
 		}
+		*e = srcSlot{pc, s}
 		return s
 	}
 	callers := pathSources{r: r, src: source}
