@@ -600,7 +600,12 @@ type evDecoder struct {
 }
 
 // v5 tells whether the decoder reads blocks of format versions 2 to 5.
-func (st *evDecoder) v5() bool { return st.ver != 0 && st.ver < 6 }
+func (st *evDecoder) v5() bool { return eventsV5(st.ver) }
+
+// eventsV5 tells whether an events block of format version ver (0: the
+// current one) has version 5's layout (versions 2 to 5) rather than
+// version 6's dictionary of shapes.
+func eventsV5(ver int) bool { return ver != 0 && ver < 6 }
 
 func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err error) {
 	if tid, err = st.start(p); err != nil {
@@ -935,7 +940,7 @@ func unzz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 // block's decoded stream, of format version ver (0: the current one).
 func firstT0(raw []byte, ver int) (uint64, error) {
 	b, k := raw, 1 // version 6: t0 first, a delta from 0
-	if ver != 0 && ver < 6 {
+	if eventsV5(ver) {
 		// kind, flags, function, communicator, then t0
 		if len(b) < 2 {
 			return 0, errShort
