@@ -26,8 +26,12 @@ type PerfettoWriter struct {
 	// chunks: ConvertPerfetto's rank writer hands p.out over in chunks
 	// (perfetto_chunks.go) instead of writing to w; each chunk starts
 	// without a separator.
-	chunks  *chunkSink
-	limit   int // p.out is flushed when it holds this many bytes
+	chunks *chunkSink
+	limit  int // p.out is flushed when it holds this many bytes
+	// rec is where the last record begun starts in p.out; carry holds a
+	// record that moves to the next chunk (perfetto_chunks.go).
+	rec     int
+	carry   []byte
 	named   map[[2]int]bool
 	q       map[string]string
 	pq      map[**Source]string // callctx.go
@@ -83,6 +87,7 @@ func jq(s string) string {
 
 // begin starts a record in p.out: the separator, counted.
 func (p *PerfettoWriter) begin() {
+	p.rec = len(p.out)
 	if p.n > 0 || p.sep {
 		p.out = append(p.out, ",\n"...)
 	}
@@ -96,15 +101,17 @@ func (p *PerfettoWriter) open(sh string) []byte {
 	if p.n == 0 && !p.sep {
 		sh = sh[2:]
 	}
+	p.rec = len(p.out)
 	p.n++
 	p.Records++
 	return append(p.out, sh...)
 }
 
-// end ends a record: p.out goes to the writer once it holds flushAt bytes.
+// end ends a record: p.out goes to the writer once it holds p.limit
+// bytes (a chunk: see full).
 func (p *PerfettoWriter) end() {
 	if len(p.out) >= p.limit {
-		p.flush()
+		p.full()
 	}
 }
 

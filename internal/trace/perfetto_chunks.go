@@ -69,6 +69,28 @@ func padPage(b []byte) []byte {
 	return b
 }
 
+// full passes p.out on once it holds p.limit bytes. A chunk
+// (ConvertPerfetto) ends before the record that took it past p.limit:
+// that record, copied aside, starts the next chunk, so that a chunk holds
+// at most p.limit bytes unless its one record is longer. With chunks of
+// 64 KiB padded to pages, the padding is the part of the last page no
+// record filled, about half a record (170 bytes per event on average),
+// where a chunk ending after the record padded most of a page (6.1 % of
+// the 10^7-event synthetic trace at 2949656). The copy: one record per
+// chunk.
+func (p *PerfettoWriter) full() {
+	if p.chunks == nil || len(p.out) == p.limit || p.rec == 0 || p.err != nil {
+		p.flush()
+		return
+	}
+	p.carry = append(p.carry[:0], p.out[p.rec:]...)
+	p.out = p.out[:p.rec]
+	if p.handOver() == nil {
+		p.out = append(p.out, p.carry...)
+		p.rec = 0
+	}
+}
+
 var errPerfettoStopped = errors.New("perfetto: conversion stopped")
 
 // handOver passes p.out to the writer as one chunk and takes a new buffer.
