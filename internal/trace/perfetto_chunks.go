@@ -185,8 +185,7 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int) (uint64, error) {
 		defer close(walked)
 		walkErr = w.WalkRanks(streams, func(i int) Visitor {
 			sem <- struct{}{}
-			p := newPerfettoFragment(nil)
-			p.sep = true // every chunk starts with a separator: the first one in out is dropped
+			p := newPerfettoFragment(nil) // every chunk starts with a separator: the first one in out is dropped
 			p.limit = perfettoChunk
 			p.chunks = &chunkSink{ch: chs[i], free: free, sem: sem, quit: quit, pages: pages}
 			if pages {
