@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Per-event formatting of PerfettoWriter: what repeats from one slice to
@@ -27,7 +28,10 @@ func (p *PerfettoWriter) head(c *Call) *lit {
 	id := c.FnID
 	if id >= 0 && id < len(p.heads) {
 		h := &p.heads[id]
-		if h.rank == c.Rank && h.thread == c.Thread && h.fn == c.Fn && h.l.n != 0 {
+		// The walk hands over the same name each time: its pointer
+		// first (no call to compare the bytes).
+		if h.rank == c.Rank && h.thread == c.Thread && h.l.n != 0 && len(h.fn) == len(c.Fn) &&
+			(unsafe.StringData(h.fn) == unsafe.StringData(c.Fn) || h.fn == c.Fn) {
 			return &h.l
 		}
 	}
