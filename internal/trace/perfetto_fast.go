@@ -235,6 +235,32 @@ func appendDec[T int64 | uint64](b []byte, v T) []byte {
 		binary.LittleEndian.PutUint32(o[e:], uint32(dig2[h])|uint32(l)<<16)
 		return o
 	}
+	if u < 1e8 { // request ids: the high part's 1 to 4 digits, then 4
+		q := u / 10000
+		r := u - q*10000
+		rh := r / 100
+		lo := uint32(dig2[rh]) | uint32(dig2[r-rh*100])<<16
+		b = room(b, 8)
+		e := len(b)
+		o := (*[8]byte)(b[e : e+8])
+		n := 4
+		switch {
+		case q < 10:
+			o[0], n = byte('0'+q), 1
+		case q < 100:
+			binary.LittleEndian.PutUint16(o[0:], dig2[q])
+			n = 2
+		case q < 1000:
+			qh := q / 100
+			o[0], n = byte('0'+qh), 3
+			binary.LittleEndian.PutUint16(o[1:], dig2[q-qh*100])
+		default:
+			qh := q / 100
+			binary.LittleEndian.PutUint32(o[0:], uint32(dig2[qh])|uint32(dig2[q-qh*100])<<16)
+		}
+		binary.LittleEndian.PutUint32(o[n:], lo)
+		return b[:e+n+4]
+	}
 	n := decLen(u)
 	b = room(b, n)
 	e := len(b) + n
