@@ -20,7 +20,7 @@ import (
 type PerfettoWriter struct {
 	w   io.Writer
 	err error  // the first write error: later writes are dropped
-	out []byte // written to w when it holds flushAt bytes
+	out []byte // written to w when it holds limit bytes
 	n   int
 	// dropSep: every record starts with its separator (",\n"); the
 	// sequential writer drops the first one, after the document's head,
@@ -28,7 +28,7 @@ type PerfettoWriter struct {
 	dropSep bool
 	// chunks: ConvertPerfetto's rank writer hands p.out over in chunks
 	// (perfetto_chunks.go) instead of writing to w; each chunk starts
-	// without a separator.
+	// with its first record's separator.
 	chunks *chunkSink
 	limit  int // p.out is flushed when it holds this many bytes
 	// rec is where the last record begun starts in p.out; carry holds a
@@ -200,8 +200,8 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	p.end()
 }
 
-// flowS and flowF start a flow record ("s", "f") up to its id's digits,
-// after the separator.
+// flowS and flowF start a flow record ("s", "f"), its separator first,
+// up to its id's digits.
 var (
 	flowS = makeLit(",\n" + `{"ph":"s","cat":"msg","name":"message","id":"0x`)
 	flowF = makeLit(",\n" + `{"ph":"f","cat":"msg","name":"message","id":"0x`)

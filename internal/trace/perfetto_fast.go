@@ -21,8 +21,8 @@ type head struct {
 	l            lit
 }
 
-// head returns the bytes of c's slice up to its "ts" value, after the
-// separator: `,\n{"ph":"X","cat":"C","name":"F","pid":R,"tid":T,"ts":`,
+// head returns the bytes of c's slice up to its "ts" value, its
+// separator first: `,\n{"ph":"X","cat":"C","name":"F","pid":R,"tid":T,"ts":`,
 // made once per function id and track.
 func (p *PerfettoWriter) head(c *Call) *lit {
 	id := c.FnID
