@@ -228,63 +228,63 @@ func (e *inflateLenError) Error() string {
 	return fmt.Sprintf("DEFLATE stream: %d bytes, %d wanted", e.got, e.want)
 }
 
-func inflateErr(ip int, format string, a ...any) error {
-	return fmt.Errorf("DEFLATE stream: "+format+" (near byte %d)", append(a, ip)...)
+func inflateErr(at int, format string, a ...any) error {
+	return fmt.Errorf("DEFLATE stream: "+format+" (near byte %d)", append(a, at)...)
 }
 
-// bitReader reads src's bits least significant first. ip counts the
-// bytes put into bits, beyond len(src) once the stream is read to its
-// end (zeros then: a stream that uses them is cut short).
+// bitReader reads src's bits least significant first from bit pos on.
+// Beyond src the bits are zeros; pos beyond 8*len(src) tells that the
+// stream was cut short.
 type bitReader struct {
-	src  []byte
-	ip   int
-	bits uint64
-	nb   uint // 0 to 63
+	src []byte
+	pos uint
 }
 
-// refill makes nb at least 56.
-func (r *bitReader) refill() error {
-	if r.ip <= len(r.src)-8 {
-		r.bits |= binary.LittleEndian.Uint64(r.src[r.ip:]) << r.nb
-		r.ip += int(63-r.nb) >> 3
-		r.nb |= 56
-		return nil
-	}
-	for r.nb < 56 {
-		if r.ip < len(r.src) {
-			r.bits |= uint64(r.src[r.ip]) << r.nb
-		} else if r.ip >= len(r.src)+8 {
-			// Eight bytes past the end and bits still wanted: some of
-			// them were used.
-			return errInflateEOF
-		}
-		r.ip++
-		r.nb += 8
-	}
-	return nil
+// word returns the next 57 bits at least (in the low bits).
+func (r *bitReader) word() uint64 {
+	return wordAt(r.src, r.pos)
 }
 
-// take returns the next k bits (k <= nb).
+// wordAt returns src's next 57 bits at least from bit pos on.
+func wordAt(src []byte, pos uint) uint64 {
+	if i := int(pos >> 3); i <= len(src)-8 {
+		return binary.LittleEndian.Uint64(src[i:]) >> (pos & 7)
+	}
+	return tailWord(src, pos)
+}
+
+// tailWord is wordAt less than 8 bytes from the end.
+func tailWord(src []byte, pos uint) uint64 {
+	var b [8]byte
+	if i := pos >> 3; i < uint(len(src)) {
+		copy(b[:], src[i:])
+	}
+	return binary.LittleEndian.Uint64(b[:]) >> (pos & 7)
+}
+
+// take returns the next k bits (k <= 57).
 func (r *bitReader) take(k uint) uint64 {
-	v := r.bits & (1<<k - 1)
-	r.bits >>= k
-	r.nb -= k
+	v := r.word() & (1<<k - 1)
+	r.pos += k
 	return v
 }
 
 // over tells whether the bits used run past the end of src.
 func (r *bitReader) over() bool {
-	return r.ip*8-int(r.nb) > len(r.src)*8
+	return r.pos > uint(len(r.src))*8
 }
 
-// sym decodes a symbol of h (nb at least 15).
+// at is the byte offset of the bits read (for errors).
+func (r *bitReader) at() int { return int(min(r.pos>>3, uint(len(r.src)))) }
+
+// sym decodes a symbol of h.
 func (r *bitReader) sym(h *hTable, root uint) uint32 {
-	e := h.t[r.bits&(1<<root-1)]
+	w := r.word()
+	e := h.t[w&(1<<root-1)]
 	if e&hKindMask == hLink {
-		e = h.t[int(e>>16)+int(r.bits>>root)&(1<<(e>>8&0xff)-1)]
+		e = h.t[int(e>>16)+int(w>>root)&(1<<(e>>8&31)-1)]
 	}
-	r.bits >>= e & 31
-	r.nb -= uint(e & 31)
+	r.pos += uint(e & 31)
 	return e
 }
 
@@ -294,40 +294,35 @@ func (f *inflater) inflate(dst, src []byte, n int) ([]byte, error) {
 		return dst, fmt.Errorf("DEFLATE stream: %d bytes wanted", n)
 	}
 	end := start + n
-	out := dst[:cap(dst)]
+	// out's length is where bytes may go without growing it: its
+	// capacity, up to end.
+	out := dst[:min(cap(dst), end)]
 	op := start
 	r := bitReader{src: src}
 	for final := false; !final; {
-		if err := r.refill(); err != nil {
-			return dst, err
-		}
-		final = r.take(1) == 1
-		switch r.take(2) {
-		case 0:
-			var err error
-			if out, op, err = f.stored(&r, out, start, op, end); err != nil {
-				return dst, err
-			}
-			continue
-		case 1:
-			var err error
-			if out, op, err = f.codes(&r, &fixedLit, &fixedDist, out, start, op, end); err != nil {
-				return dst, err
-			}
-		case 2:
-			if err := f.dynamic(&r); err != nil {
-				return dst, err
-			}
-			var err error
-			if out, op, err = f.codes(&r, &f.lit, &f.dist, out, start, op, end); err != nil {
-				return dst, err
-			}
-		default:
-			return dst, inflateErr(r.ip, "block type 3")
-		}
 		if r.over() {
 			return dst, errInflateEOF
 		}
+		final = r.take(1) == 1
+		var err error
+		switch r.take(2) {
+		case 0:
+			out, op, err = f.stored(&r, out, start, op, end)
+		case 1:
+			out, op, err = f.codes(&r, &fixedLit, &fixedDist, out, start, op, end)
+		case 2:
+			if err = f.dynamic(&r); err == nil {
+				out, op, err = f.codes(&r, &f.lit, &f.dist, out, start, op, end)
+			}
+		default:
+			err = inflateErr(r.at(), "block type 3")
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+	if r.over() {
+		return dst, errInflateEOF
 	}
 	if op != end {
 		return dst, &inflateLenError{op - start, n}
@@ -335,20 +330,17 @@ func (f *inflater) inflate(dst, src []byte, n int) ([]byte, error) {
 	return out[:op], nil
 }
 
-// grow makes room in out for k more bytes at op, k <= end-op: the
-// capacity doubles (64 KiB at least), up to end.
+// growOut makes room in out for k more bytes at op, op+k <= end: the
+// capacity doubles (64 KiB at least); the length is the capacity up to
+// end.
 func growOut(out []byte, op, k, end int) []byte {
-	want := min(end, max(op+k, 2*len(out), op+1<<16))
-	return slices.Grow(out[:op], want-op)[:want]
+	out = slices.Grow(out[:op], min(end, max(op+k, 2*len(out), op+1<<16))-op)
+	return out[:min(cap(out), end)]
 }
 
 // stored copies a stored block (type 0).
 func (f *inflater) stored(r *bitReader, out []byte, start, op, end int) ([]byte, int, error) {
-	// To the byte boundary, and back to the first byte not used.
-	r.take(r.nb & 7)
-	r.ip -= int(r.nb >> 3)
-	r.bits, r.nb = 0, 0
-	ip := r.ip
+	ip := int((r.pos + 7) >> 3) // to the byte boundary
 	if ip+4 > len(r.src) {
 		return out, op, errInflateEOF
 	}
@@ -367,7 +359,7 @@ func (f *inflater) stored(r *bitReader, out []byte, start, op, end int) ([]byte,
 		out = growOut(out, op, ln, end)
 	}
 	op += copy(out[op:op+ln], r.src[ip:ip+ln])
-	r.ip = ip + ln
+	r.pos = uint(ip+ln) * 8
 	return out, op, nil
 }
 
@@ -376,33 +368,27 @@ var clenOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2,
 
 // dynamic reads a dynamic block's header (type 2) into f.lit and f.dist.
 func (f *inflater) dynamic(r *bitReader) error {
-	if err := r.refill(); err != nil {
-		return err
-	}
 	nlit := int(r.take(5)) + 257
 	ndist := int(r.take(5)) + 1
 	nclen := int(r.take(4)) + 4
 	if nlit > 286 || ndist > 30 {
-		return inflateErr(r.ip, "%d literal/length codes, %d distance codes", nlit, ndist)
+		return inflateErr(r.at(), "%d literal/length codes, %d distance codes", nlit, ndist)
 	}
 	var cl [19]uint8
 	for i := 0; i < nclen; i++ {
-		if err := r.refill(); err != nil {
-			return err
-		}
 		cl[clenOrder[i]] = uint8(r.take(3))
 	}
 	if !f.clen.build(cl[:], clenSyms[:], clenRoot) {
-		return inflateErr(r.ip, "bad code lengths' code")
+		return inflateErr(r.at(), "bad code lengths' code")
 	}
 	lens := f.lens[:nlit+ndist]
 	for i := 0; i < len(lens); {
-		if err := r.refill(); err != nil {
-			return err
+		if r.over() {
+			return errInflateEOF
 		}
 		e := r.sym(&f.clen, clenRoot)
 		if e&hKindMask != hLit {
-			return inflateErr(r.ip, "bad code length code")
+			return inflateErr(r.at(), "bad code length code")
 		}
 		x := e >> 16
 		if x < 16 {
@@ -415,7 +401,7 @@ func (f *inflater) dynamic(r *bitReader) error {
 		switch x {
 		case 16:
 			if i == 0 {
-				return inflateErr(r.ip, "code length repeated with none before")
+				return inflateErr(r.at(), "code length repeated with none before")
 			}
 			rep, l = 3+int(r.take(2)), lens[i-1]
 		case 17:
@@ -424,7 +410,7 @@ func (f *inflater) dynamic(r *bitReader) error {
 			rep = 11 + int(r.take(7))
 		}
 		if i+rep > len(lens) {
-			return inflateErr(r.ip, "code lengths beyond the %d codes", len(lens))
+			return inflateErr(r.at(), "code lengths beyond the %d codes", len(lens))
 		}
 		for ; rep > 0; rep-- {
 			lens[i] = l
@@ -432,104 +418,132 @@ func (f *inflater) dynamic(r *bitReader) error {
 		}
 	}
 	if !f.lit.build(lens[:nlit], litSyms[:], litRoot) || !f.dist.build(lens[nlit:], distSyms[:], distRoot) {
-		return inflateErr(r.ip, "bad Huffman code")
+		return inflateErr(r.at(), "bad Huffman code")
 	}
 	return nil
 }
 
-// codes decodes a Huffman-coded block's symbols up to its end.
+// codes decodes a Huffman-coded block's symbols up to its end: fast
+// while 8 bytes of src and 266 bytes of out are left (a match of 258 and
+// its last 8-byte step), then symbol by symbol with every check.
 func (f *inflater) codes(r *bitReader, lt, dt *hTable, out []byte, start, op, end int) ([]byte, int, error) {
-	lroot := (*[1 << litRoot]uint32)(lt.t)
-	droot := (*[1 << distRoot]uint32)(dt.t)
-	bb, nb, ip, src := r.bits, r.nb, r.ip, r.src
-	lim := min(len(out), end) // where the bytes may go without growing out
-	var err error
 	for {
-		// Refill: at least 56 bits, enough for a length, a distance and
-		// their extra bits (15+5+15+13).
-		if ip <= len(src)-8 {
-			bb |= binary.LittleEndian.Uint64(src[ip:]) << nb
-			ip += int(63-nb) >> 3
-			nb |= 56
-		} else {
-			r.bits, r.nb, r.ip = bb, nb, ip
-			if err = r.refill(); err != nil {
-				break
-			}
-			bb, nb, ip = r.bits, r.nb, r.ip
+		var ok bool
+		op, r.pos, ok = fastCodes(lt.t, dt.t, r.src, r.pos, out, start, op)
+		if ok {
+			return out, op, nil
 		}
-		e := lroot[bb&(1<<litRoot-1)]
-		if e&hKindMask == hLink {
-			e = lt.t[int(e>>16)+int(bb>>litRoot)&(1<<(e>>8&0xff)-1)]
+		var err error
+		if out, op, ok, err = slowCode(r, lt, dt, out, start, op, end); ok || err != nil {
+			return out, op, err
 		}
-		bb >>= e & 31
-		nb -= uint(e & 31)
-		kind := e & hKindMask
-		if kind == hLit {
-			if op >= lim {
-				if op >= end {
-					err = &inflateLenError{end - start + 1, end - start}
-					break
-				}
-				out = growOut(out, op, 1, end)
-				lim = min(len(out), end)
-			}
+	}
+}
+
+// fastCodes decodes symbols while src has 8 bytes left at pos and out
+// 266 at op. It reports true at the end of the block; false when it
+// stopped short of either end, or at a symbol it leaves to slowCode (a
+// bad code or distance).
+func fastCodes(lt, dt []uint32, src []byte, pos uint, out []byte, start, op int) (int, uint, bool) {
+	for int(pos>>3) <= len(src)-8 && op <= len(out)-266 {
+		// The next 57 bits at least: enough for a length, a distance
+		// and their extra bits (15+5+15+13).
+		w := binary.LittleEndian.Uint64(src[pos>>3:]) >> (pos & 7)
+		e := lt[w&(1<<litRoot-1)]
+		if e&hKindMask == hLit {
 			out[op] = byte(e >> 16)
 			op++
+			pos += uint(e & 31)
 			continue
 		}
-		if kind != hBase {
-			if kind != hEnd {
-				err = inflateErr(ip, "bad literal/length code")
-			}
-			break
-		}
-		k := uint(e >> 8 & 0xff)
-		length := int(e>>16) + int(bb&(1<<k-1))
-		bb >>= k
-		nb -= k
-		e = droot[bb&(1<<distRoot-1)]
 		if e&hKindMask == hLink {
-			e = dt.t[int(e>>16)+int(bb>>distRoot)&(1<<(e>>8&0xff)-1)]
-		}
-		bb >>= e & 31
-		nb -= uint(e & 31)
-		if e&hKindMask != hBase {
-			err = inflateErr(ip, "bad distance code")
-			break
-		}
-		k = uint(e >> 8 & 0xff)
-		dist := int(e>>16) + int(bb&(1<<k-1))
-		bb >>= k
-		nb -= k
-		if dist > op-start {
-			err = inflateErr(ip, "distance %d before the stream's start", dist)
-			break
-		}
-		if op+length > lim {
-			if op+length > end {
-				err = &inflateLenError{end - start + 1, end - start}
-				break
+			e = lt[int(e>>16)+int(w>>litRoot)&(1<<(e>>8&31)-1)]
+			if e&hKindMask == hLit {
+				out[op] = byte(e >> 16)
+				op++
+				pos += uint(e & 31)
+				continue
 			}
-			out = growOut(out, op, length, end)
-			lim = min(len(out), end)
 		}
+		if e&hKindMask != hBase {
+			if e&hKindMask == hEnd {
+				return op, pos + uint(e&31), true
+			}
+			return op, pos, false
+		}
+		n := uint(e & 31)
+		w >>= n
+		k := uint(e >> 8 & 31)
+		length := int(e>>16) + int(w&(1<<k-1))
+		w >>= k
+		n += k
+		e = dt[w&(1<<distRoot-1)]
+		if e&hKindMask == hLink {
+			e = dt[int(e>>16)+int(w>>distRoot)&(1<<(e>>8&31)-1)]
+		}
+		w >>= e & 31
+		k = uint(e >> 8 & 31)
+		dist := int(e>>16) + int(w&(1<<k-1))
+		if e&hKindMask != hBase || dist > op-start {
+			return op, pos, false
+		}
+		pos += n + uint(e&31) + k
 		from := op - dist
-		if dist >= 8 && op+(length+7)&^7 <= lim {
+		if dist >= 8 {
 			for i := 0; i < length; i += 8 {
 				binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[from+i:]))
 			}
 			op += length
 			continue
 		}
-		if dist >= length {
-			op += copy(out[op:op+length], out[from:from+length])
-			continue
-		}
 		for m := op + length; op < m; {
 			op += copy(out[op:m], out[from:op])
 		}
 	}
-	r.bits, r.nb, r.ip = bb, nb, ip
-	return out, op, err
+	return op, pos, false
+}
+
+// slowCode decodes one symbol with every check: it reports true at the
+// end of the block.
+func slowCode(r *bitReader, lt, dt *hTable, out []byte, start, op, end int) ([]byte, int, bool, error) {
+	if r.over() {
+		return out, op, false, errInflateEOF
+	}
+	e := r.sym(lt, litRoot)
+	switch e & hKindMask {
+	case hLit:
+		if op >= len(out) {
+			if op >= end {
+				return out, op, false, &inflateLenError{end - start + 1, end - start}
+			}
+			out = growOut(out, op, 1, end)
+		}
+		out[op] = byte(e >> 16)
+		return out, op + 1, false, nil
+	case hEnd:
+		return out, op, true, nil
+	case hBase:
+	default:
+		return out, op, false, inflateErr(r.at(), "bad literal/length code")
+	}
+	length := int(e>>16) + int(r.take(uint(e>>8&31)))
+	e = r.sym(dt, distRoot)
+	if e&hKindMask != hBase {
+		return out, op, false, inflateErr(r.at(), "bad distance code")
+	}
+	dist := int(e>>16) + int(r.take(uint(e>>8&31)))
+	if dist > op-start {
+		return out, op, false, inflateErr(r.at(), "distance %d before the stream's start", dist)
+	}
+	if op+length > len(out) {
+		if op+length > end {
+			return out, op, false, &inflateLenError{end - start + 1, end - start}
+		}
+		out = growOut(out, op, length, end)
+	}
+	from := op - dist
+	for m := op + length; op < m; {
+		op += copy(out[op:m], out[from:op])
+	}
+	return out, op, false, nil
 }
