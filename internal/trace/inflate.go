@@ -451,8 +451,17 @@ func fastCodes(lt, dt []uint32, src []byte, pos uint, out []byte, start, op int)
 		w := binary.LittleEndian.Uint64(src[pos>>3:]) >> (pos & 7)
 		e := lt[w&(1<<litRoot-1)]
 		if e&hKindMask == hLit {
+			// A second literal from the same bits (10 used at most).
 			out[op] = byte(e >> 16)
-			op++
+			pos += uint(e & 31)
+			w >>= e & 31
+			e = lt[w&(1<<litRoot-1)]
+			if e&hKindMask != hLit {
+				op++
+				continue
+			}
+			out[op+1] = byte(e >> 16)
+			op += 2
 			pos += uint(e & 31)
 			continue
 		}
@@ -490,10 +499,11 @@ func fastCodes(lt, dt []uint32, src []byte, pos uint, out []byte, start, op int)
 		pos += n + uint(e&31) + k
 		from := op - dist
 		if dist >= 8 {
-			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(out[op+i:], binary.LittleEndian.Uint64(out[from+i:]))
+			m := op + length
+			for ; op < m; op, from = op+8, from+8 {
+				binary.LittleEndian.PutUint64(out[op:op+8], binary.LittleEndian.Uint64(out[from:from+8]))
 			}
-			op += length
+			op = m
 			continue
 		}
 		for m := op + length; op < m; {
