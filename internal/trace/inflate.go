@@ -169,8 +169,12 @@ func (h *hTable) build(lens []uint8, syms []uint32, root uint) bool {
 		next[l] = c
 	}
 	mask := 1<<root - 1
-	var subLen [1 << litRoot]uint8 // a long code's longest length by its root bits
 	if uint(maxLen) > root {
+		// A long code's longest length by its root bits, and those root
+		// bits in the order found.
+		var subLen [1 << litRoot]uint8
+		var subs [1 << litRoot]uint16
+		nsubs := 0
 		nx := next
 		for _, l := range lens {
 			if uint(l) <= root {
@@ -181,12 +185,13 @@ func (h *hTable) build(lens []uint8, syms []uint32, root uint) bool {
 			}
 			r := int(bits.Reverse16(uint16(nx[l]))>>(16-l)) & mask
 			nx[l]++
+			if subLen[r] == 0 {
+				subs[nsubs] = uint16(r)
+				nsubs++
+			}
 			subLen[r] = max(subLen[r], l)
 		}
-		for r := 0; r <= mask; r++ {
-			if subLen[r] == 0 {
-				continue
-			}
+		for _, r := range subs[:nsubs] {
 			sb := uint32(subLen[r]) - uint32(root)
 			h.t[r] = hLink | sb<<8 | uint32(len(h.t))<<16 | uint32(root)
 			h.t = append(h.t, make([]uint32, 1<<sb)...)
