@@ -11,12 +11,14 @@ import (
 // A whole-buffer DEFLATE decoder (RFC 1951) for events blocks: the
 // compressed stream is one byte slice, the decompressed size is known
 // from the block's header, so there is no io.Reader, no sliding window
-// and no copy out of one. The bits are read least significant first from
-// a 64-bit buffer refilled eight bytes at a time; Huffman codes are
-// decoded by a table indexed by the next bits (10 for literals and
-// lengths, 8 for distances) whose entries for longer codes point to a
-// subtable indexed by the code's remaining bits; a match whose distance
-// is 8 or more is copied 8 bytes a step.
+// and no copy out of one. The bits are read least significant first,
+// the next 57 of them by one unaligned 8-byte load at the bit position;
+// Huffman codes are decoded by a table indexed by the next bits (10 for
+// literals and lengths, 8 for distances) whose entries for longer codes
+// point to a subtable indexed by the code's remaining bits; a match whose
+// distance is 8 or more is copied 8 bytes a step. (9f51f18 kept a 64-bit
+// bit buffer refilled a word at a time: 139 instructions per event of
+// BenchmarkDecodeParts against 65 now; docs/performance.md.)
 //
 // What it accepts is what compress/flate accepts: every tree is complete
 // (a Huffman code of one symbol of length 1 excepted; its unused code is
@@ -293,6 +295,7 @@ func (r *bitReader) sym(h *hTable, root uint) uint32 {
 	return e
 }
 
+// inflate is inflateAll with f's tables (evDecoder keeps an inflater).
 func (f *inflater) inflate(dst, src []byte, n int) ([]byte, error) {
 	start := len(dst)
 	if n < 0 || n > maxRaw {
