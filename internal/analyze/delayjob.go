@@ -75,14 +75,15 @@ type recvWait struct {
 }
 
 // delayStats is what carrying the costs took one rank: the messages it
-// sent (and the waits' entries in them), and how many times it waited
-// for one (each a link of a chain of waits that crosses ranks).
+// sent (and the waits' entries in them), the messages it received, and
+// how many times it waited for one (each a link of a chain of waits that
+// crosses ranks; then it takes all that have come).
 type delayStats struct {
-	sent, entries, waits int
+	sent, entries, recvs, waits int
 }
 
 func (s delayStats) String() string {
-	return fmt.Sprintf("sent=%d,entries=%d,recvs=%d", s.sent, s.entries, s.waits)
+	return fmt.Sprintf("sent=%d,entries=%d,recvs=%d,waits=%d", s.sent, s.entries, s.recvs, s.waits)
 }
 
 // delayMsgLen is one wait in the exchanges: index, T0, Ready, Wait, PKey.
@@ -285,21 +286,30 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		if emitted < len(own) && known == len(recv) {
 			return nil, fmt.Errorf("delay costs: %d waits never done", len(own)-emitted)
 		}
+		// Wait for one message, then take every one that has come
+		// meanwhile before working and sending again (since 2026-11-28,
+		// night: before, every message received was followed by the
+		// batches it made ready, so more and smaller messages, each one
+		// more wait for its receiver).
 		src, b, err := c.RecvAny()
-		if err != nil {
-			return nil, err
+		for ok := true; ok; {
+			if err != nil {
+				return nil, err
+			}
+			st.recvs++
+			if len(b)%12 != 0 || src < 0 || src >= size {
+				return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), src)
+			}
+			for ; len(b) > 0; b = b[12:] {
+				o := le.Uint32(b)
+				if o >= uint32(base[src+1]-base[src]) {
+					return nil, fmt.Errorf("delay costs: rank %d's wait %d is unknown here (it sent %d)", src, o, base[src+1]-base[src])
+				}
+				deliver(pos[base[src]+int32(o)], f64(b[4:]))
+			}
+			src, b, ok, err = c.PollAny()
 		}
 		st.waits++
-		if len(b)%12 != 0 || src < 0 || src >= size {
-			return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), src)
-		}
-		for ; len(b) > 0; b = b[12:] {
-			o := le.Uint32(b)
-			if o >= uint32(base[src+1]-base[src]) {
-				return nil, fmt.Errorf("delay costs: rank %d's wait %d is unknown here (it sent %d)", src, o, base[src+1]-base[src])
-			}
-			deliver(pos[base[src]+int32(o)], f64(b[4:]))
-		}
 	}
 	if err := c.WaitSends(); err != nil {
 		return nil, err

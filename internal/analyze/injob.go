@@ -30,12 +30,14 @@ type Comm interface {
 	// one rank, and the next such message from any rank.
 	SendToken(dest int, m [3]uint64) error
 	RecvToken() ([3]uint64, error)
-	// SendAsync, RecvAny and WaitSends carry the delay analysis: a
-	// message to one rank that does not wait for its receipt (data may
-	// be reused at once), the next such message from any rank, and the
-	// end of this rank's sends.
+	// SendAsync, RecvAny, PollAny and WaitSends carry the delay
+	// analysis: a message to one rank that does not wait for its receipt
+	// (data may be reused at once), the next such message from any rank,
+	// the same without waiting (ok false: none has arrived), and the end
+	// of this rank's sends.
 	SendAsync(dest int, data []byte) error
 	RecvAny() (int, []byte, error)
+	PollAny() (src int, data []byte, ok bool, err error)
 	WaitSends() error
 }
 

@@ -126,6 +126,17 @@ func (c chanComm) RecvAny() (int, []byte, error) {
 	m.q = m.q[1:]
 	return x.src, x.data, nil
 }
+func (c chanComm) PollAny() (int, []byte, bool, error) {
+	m := c.net.inbox[c.rank]
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.q) == 0 {
+		return 0, nil, false, nil
+	}
+	x := m.q[0]
+	m.q = m.q[1:]
+	return x.src, x.data, true, nil
+}
 func (c chanComm) WaitSends() error { return nil }
 
 // inJob runs InJob on every rank of the job as goroutines; the result is

@@ -41,26 +41,66 @@ int64_t ms_an_msgs, ms_an_pieces;
  * (MPISCOPE_DEBUG_ANALYZE_WAIT): ms_an_block = 1 makes them the blocking
  * calls, ms_an_sleep_max sets the bound (0: poll without sleeping). */
 
-#define MS_AN_POLLS 32
 #define MS_AN_SLEEP_MIN 8000L     /* ns */
 
+/* The polls before the first sleep: 32, or 1 when the node holds more of
+ * the job's ranks than it has CPUs (analyze.go: a rank that finds nothing
+ * then waits for ranks that need its CPU; since 2026-11-28, night). */
+int ms_an_polls = 32;
 int ms_an_block;
 long ms_an_sleep_max = 1000000L; /* ns */
+
+/* With MPISCOPE_DEBUG_TIMING=1 (ms_an_timing), what the waits cost this
+ * rank: the waits, the polls that found nothing, the sleeps, and the
+ * process's CPU time and the wall time inside them (ns), which the timing
+ * line gives per phase (analyze.go): the rank's CPU in a phase less its
+ * CPU in waits is its own work. */
+int ms_an_timing;
+int64_t ms_an_nwaits, ms_an_npolls, ms_an_nsleeps, ms_an_wait_cpu, ms_an_wait_wall;
 
 typedef struct {
 	int polls;
 	long ns;
+	int64_t cpu0, wall0;
 } ms_an_waiter;
+
+static int64_t ms_an_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void ms_an_wait_begin(ms_an_waiter *w)
+{
+	w->polls = 0;
+	w->ns = 0;
+	if (ms_an_timing) {
+		ms_an_nwaits++;
+		w->cpu0 = ms_an_clock(CLOCK_PROCESS_CPUTIME_ID);
+		w->wall0 = ms_an_clock(CLOCK_MONOTONIC);
+	}
+}
+
+static void ms_an_wait_end(ms_an_waiter *w)
+{
+	if (ms_an_timing) {
+		ms_an_wait_cpu += ms_an_clock(CLOCK_PROCESS_CPUTIME_ID) - w->cpu0;
+		ms_an_wait_wall += ms_an_clock(CLOCK_MONOTONIC) - w->wall0;
+	}
+}
 
 static void ms_an_pause(ms_an_waiter *w)
 {
-	if (w->polls < MS_AN_POLLS || ms_an_sleep_max <= 0) {
+	ms_an_npolls++;
+	if (w->polls < ms_an_polls || ms_an_sleep_max <= 0) {
 		w->polls++;
 		return;
 	}
 	w->ns = w->ns < MS_AN_SLEEP_MIN ? MS_AN_SLEEP_MIN : w->ns;
 	w->ns = w->ns > ms_an_sleep_max ? ms_an_sleep_max : w->ns;
 	struct timespec ts = {0, w->ns};
+	ms_an_nsleeps++;
 	nanosleep(&ts, NULL);
 	w->ns *= 2;
 }
@@ -70,7 +110,8 @@ static void ms_an_pause(ms_an_waiter *w)
  * array of size 0). */
 static int ms_an_waitall(int n, MPI_Request *r)
 {
-	ms_an_waiter w = {0, 0};
+	ms_an_waiter w;
+	ms_an_wait_begin(&w);
 	int rc = MPI_SUCCESS;
 	for (int i = 0; i < n && rc == MPI_SUCCESS;) {
 		if (ms_an_block) {
@@ -84,6 +125,7 @@ static int ms_an_waitall(int n, MPI_Request *r)
 		else if (rc == MPI_SUCCESS)
 			ms_an_pause(&w);
 	}
+	ms_an_wait_end(&w);
 	return rc;
 }
 
@@ -93,14 +135,16 @@ static int ms_an_mprobe(int src, int tag, MPI_Message *m, int *len)
 {
 	MPI_Status st;
 	int rc;
+	ms_an_waiter w;
+	ms_an_wait_begin(&w);
 	if (ms_an_block) {
 		rc = PMPI_Mprobe(src, tag, ms_priv, m, &st);
 	} else {
-		ms_an_waiter w = {0, 0};
 		int flag = 0;
 		while ((rc = PMPI_Improbe(src, tag, ms_priv, &flag, m, &st)) == MPI_SUCCESS && !flag)
 			ms_an_pause(&w);
 	}
+	ms_an_wait_end(&w);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	return PMPI_Get_count(&st, MPI_BYTE, len);
@@ -282,10 +326,12 @@ int ms_an_isend(int dest, const void *b, int n)
 		int rc = PMPI_Test(&ms_an_pend[i].req, &done, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		if (done)
+		if (done) {
 			free(ms_an_pend[i].buf);
-		else
+		} else {
+			ms_an_npolls++;
 			ms_an_pend[k++] = ms_an_pend[i];
+		}
 	}
 	ms_an_npend = k;
 	if (ms_an_npend == ms_an_cpend) {
@@ -317,15 +363,29 @@ int ms_an_probe(int *src, int *n)
 {
 	MPI_Status st;
 	int rc;
+	ms_an_waiter w;
+	ms_an_wait_begin(&w);
 	if (ms_an_block) {
 		rc = PMPI_Probe(MPI_ANY_SOURCE, MS_AN_DELAY, ms_priv, &st);
 	} else {
-		ms_an_waiter w = {0, 0};
 		int flag = 0;
 		while ((rc = PMPI_Iprobe(MPI_ANY_SOURCE, MS_AN_DELAY, ms_priv, &flag, &st)) == MPI_SUCCESS && !flag)
 			ms_an_pause(&w);
 	}
+	ms_an_wait_end(&w);
 	if (rc != MPI_SUCCESS)
+		return rc;
+	*src = st.MPI_SOURCE;
+	return PMPI_Get_count(&st, MPI_BYTE, n);
+}
+
+/* ms_an_iprobe is ms_an_probe without waiting: *flag 0 when no message
+ * has come. */
+int ms_an_iprobe(int *flag, int *src, int *n)
+{
+	MPI_Status st;
+	int rc = PMPI_Iprobe(MPI_ANY_SOURCE, MS_AN_DELAY, ms_priv, flag, &st);
+	if (rc != MPI_SUCCESS || !*flag)
 		return rc;
 	*src = st.MPI_SOURCE;
 	return PMPI_Get_count(&st, MPI_BYTE, n);

@@ -4,8 +4,10 @@ package interpose
 
 /*
 #include <stdint.h>
-extern int ms_an_block;
+extern int ms_an_block, ms_an_polls;
 extern long ms_an_sleep_max;
+extern int ms_an_timing;
+extern int64_t ms_an_nwaits, ms_an_npolls, ms_an_nsleeps, ms_an_wait_cpu, ms_an_wait_wall;
 extern int64_t ms_an_piece, ms_an_msgs, ms_an_pieces;
 int ms_an_post(const char *sbuf, const int64_t *scount, const int64_t *soff, int64_t *rcount);
 int ms_an_take(char *rbuf, const int64_t *roff);
@@ -15,6 +17,7 @@ int ms_an_token_send(int dest, const uint64_t *m);
 int ms_an_token_recv(uint64_t *m);
 int ms_an_isend(int dest, const void *b, int n);
 int ms_an_probe(int *src, int *n);
+int ms_an_iprobe(int *flag, int *src, int *n);
 int ms_an_recv(int src, void *b, int n);
 int ms_an_waitsends(void);
 int ms_trace_any(int mine);
@@ -71,7 +74,14 @@ func analyzeFinalize() *profile.Analysis {
 	// and sleeps; to measure against, MPISCOPE_DEBUG_ANALYZE_WAIT=block
 	// (MPI's blocking calls) or =N (sleeps of at most N us; 0: polls
 	// only).
-	C.ms_an_block, C.ms_an_sleep_max = 0, 1000000
+	C.ms_an_block, C.ms_an_sleep_max, C.ms_an_timing = 0, 1000000, 0
+	// The polls before the first sleep: 32, but 1 on an oversubscribed
+	// node (more of the job's ranks than CPUs, as the launcher tells:
+	// Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, Hydra's MPI_LOCALNRANKS),
+	// where a rank that finds nothing waits for ranks that need its CPU
+	// (2026-11-28, night); MPISCOPE_DEBUG_ANALYZE_POLLS=N sets them (0 to
+	// 1000), to measure.
+	C.ms_an_polls = C.int(anPolls(os.Getenv("MPISCOPE_DEBUG_ANALYZE_POLLS"), localRanks(), runtime.NumCPU()))
 	if v := os.Getenv("MPISCOPE_DEBUG_ANALYZE_WAIT"); v == "block" {
 		C.ms_an_block = 1
 	} else if us, err := strconv.Atoi(v); err == nil && us >= 0 && us <= 100000 {
@@ -102,12 +112,20 @@ func analyzeFinalize() *profile.Analysis {
 		// process's threads (getrusage), which tells the rank's own work
 		// from its waiting for the others (blocked, or polling: Open MPI
 		// yields the CPU while it polls, MPICH spins).
+		// And the waits' part of it (analyze.c): after each phase's
+		// wall/CPU, its waits' wall/CPU (ms), how many waits, the polls
+		// that found nothing and the sleeps between them.
+		C.ms_an_timing = 1
+		C.ms_an_nwaits, C.ms_an_npolls, C.ms_an_nsleeps, C.ms_an_wait_cpu, C.ms_an_wait_wall = 0, 0, 0, 0, 0
 		last, lastCPU := time.Now(), cpuMs()
 		cpu0 = lastCPU
+		var lw [5]int64
 		opt.Phase = func(name string) {
 			now, c := time.Now(), cpuMs()
-			phases = append(phases, fmt.Sprintf("%s=%.3f/%.3f", name, float64(now.Sub(last).Microseconds())/1e3, c-lastCPU))
-			last, lastCPU = now, c
+			w := [5]int64{int64(C.ms_an_wait_wall), int64(C.ms_an_wait_cpu), int64(C.ms_an_nwaits), int64(C.ms_an_npolls), int64(C.ms_an_nsleeps)}
+			phases = append(phases, fmt.Sprintf("%s=%.3f/%.3f,wait=%.3f/%.3f,n=%d,polls=%d,sleeps=%d", name, float64(now.Sub(last).Microseconds())/1e3, c-lastCPU,
+				float64(w[0]-lw[0])/1e6, float64(w[1]-lw[1])/1e6, w[2]-lw[2], w[3]-lw[3], w[4]-lw[4]))
+			last, lastCPU, lw = now, c, w
 		}
 		before = vmHWM()
 		// The peak from here on is the analysis' (Linux 4.0 and later).
@@ -135,6 +153,35 @@ func analyzeFinalize() *profile.Analysis {
 		return nil
 	}
 	return res.Profile()
+}
+
+// anPolls is the waits' polls before their first sleep: v
+// (MPISCOPE_DEBUG_ANALYZE_POLLS) when set, else 1 when the node holds
+// more ranks than CPUs, else 32. A bad v warns and keeps the default.
+func anPolls(v string, local, cpus int) int {
+	def := 32
+	if local > cpus && cpus > 0 {
+		def = 1
+	}
+	if v == "" {
+		return def
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 && n <= 1000 {
+		return n
+	}
+	warn(fmt.Sprintf("MPISCOPE_DEBUG_ANALYZE_POLLS=%q: want a number of polls from 0 to 1000; the default (%d)", v, def))
+	return def
+}
+
+// localRanks is the job's ranks on this node as the launcher tells (0:
+// unknown).
+func localRanks() int {
+	for _, k := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
+		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 // ownSites resolves this rank's callsites from its trace's mappings, as
@@ -280,6 +327,21 @@ func (anComm) RecvAny() (int, []byte, error) {
 		return 0, nil, fmt.Errorf("MPI error %d", int(rc))
 	}
 	return int(src), b[:n], nil
+}
+
+func (anComm) PollAny() (int, []byte, bool, error) {
+	var flag, src, n C.int
+	if rc := C.ms_an_iprobe(&flag, &src, &n); rc != 0 {
+		return 0, nil, false, fmt.Errorf("MPI error %d", int(rc))
+	}
+	if flag == 0 {
+		return 0, nil, false, nil
+	}
+	b := make([]byte, int(n)+1)
+	if rc := C.ms_an_recv(src, unsafe.Pointer(&b[0]), n); rc != 0 {
+		return 0, nil, false, fmt.Errorf("MPI error %d", int(rc))
+	}
+	return int(src), b[:n], true, nil
 }
 
 func (anComm) WaitSends() error {

@@ -583,8 +583,7 @@ func DecodeEvents(p []byte, evs []Event) (tid int, out []Event, err error) {
 // out of memory (a part stays in the cache while its reader goes through
 // it).
 type evDecoder struct {
-	fr  io.ReadCloser
-	br  bytes.Reader
+	inf inflater
 	raw []byte
 	// ver is the file's format version: 2 to 5 decode as those versions
 	// wrote, 0 and 6 as version 6.
@@ -600,7 +599,12 @@ type evDecoder struct {
 }
 
 // v5 tells whether the decoder reads blocks of format versions 2 to 5.
-func (st *evDecoder) v5() bool { return st.ver != 0 && st.ver < 6 }
+func (st *evDecoder) v5() bool { return eventsV5(st.ver) }
+
+// eventsV5 tells whether an events block of format version ver (0: the
+// current one) has version 5's layout (versions 2 to 5) rather than
+// version 6's dictionary of shapes.
+func eventsV5(ver int) bool { return ver != 0 && ver < 6 }
 
 func (st *evDecoder) decode(p []byte, evs []Event) (tid int, out []Event, err error) {
 	if tid, err = st.start(p); err != nil {
@@ -638,35 +642,16 @@ func (st *evDecoder) start(p []byte) (tid int, err error) {
 		// DEFLATE expands at most about 1032:1.
 		return 0, fmt.Errorf("%d bytes cannot come from %d compressed bytes", rawLen, len(d.b))
 	}
-	// Allocate what decompression yields, not what the header claims:
-	// the buffer grows as data arrives (and is kept for the next block).
-	st.br.Reset(d.b)
-	if st.fr == nil {
-		st.fr = flate.NewReader(&st.br)
-	} else if err := st.fr.(flate.Resetter).Reset(&st.br, nil); err != nil {
+	// inflateAll allocates what decompression yields, not what the
+	// header claims: the buffer grows as data arrives (and is kept for
+	// the next block).
+	raw, err := st.inf.inflate(st.raw[:0], d.b, rawLen)
+	if le := (*inflateLenError)(nil); errors.As(err, &le) {
+		return 0, fmt.Errorf("decompressing events: %d bytes, header says %d", le.got, rawLen)
+	} else if err != nil {
 		return 0, fmt.Errorf("decompressing events: %v", err)
 	}
-	raw := st.raw[:0]
-	for {
-		if len(raw) == cap(raw) {
-			raw = slices.Grow(raw, min(max(cap(raw), 1<<16), rawLen+1-len(raw)))
-		}
-		m, err := st.fr.Read(raw[len(raw):cap(raw)])
-		raw = raw[:len(raw)+m]
-		if len(raw) > rawLen {
-			break
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return 0, fmt.Errorf("decompressing events: %v", err)
-		}
-	}
 	st.raw = raw
-	if len(raw) != rawLen {
-		return 0, fmt.Errorf("decompressing events: %d bytes, header says %d", len(raw), rawLen)
-	}
 	st.b, st.n, st.pt, st.ppc, st.preq, st.dict = raw, n, 0, 0, 0, st.dict[:0]
 	return tid, nil
 }
@@ -935,7 +920,7 @@ func unzz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 // block's decoded stream, of format version ver (0: the current one).
 func firstT0(raw []byte, ver int) (uint64, error) {
 	b, k := raw, 1 // version 6: t0 first, a delta from 0
-	if ver != 0 && ver < 6 {
+	if eventsV5(ver) {
 		// kind, flags, function, communicator, then t0
 		if len(b) < 2 {
 			return 0, errShort

@@ -43,6 +43,7 @@ type chanOrder struct {
 	done    []uint64 // post indices of completed receives, sorted
 	waiting []uint64 // post indices of pending receives bound to this channel, sorted
 	h       uint64   // flowID's hash of the channel (flowHash)
+	k       chanKey  // the channel
 }
 
 // maxPending bounds how long a pending receive holds completed ones.
@@ -62,7 +63,7 @@ func (o *recvOrder) ch(k chanKey) *chanOrder {
 	}
 	c := o.chans[k]
 	if c == nil {
-		c = &chanOrder{h: flowHash(k)}
+		c = &chanOrder{h: flowHash(k), k: k}
 		o.chans[k] = c
 	}
 	e.k, e.v = k, c
@@ -81,10 +82,11 @@ type chanEntry[V comparable] struct {
 	v V
 }
 
-// slot is k's entry (holding k or another key).
+// slot is k's entry (holding k or another key): the fields in pairs of
+// 32 bits, each pair times a large odd number, the top byte of their sum.
 func (c *chanCache[V]) slot(k chanKey) *chanEntry[V] {
-	h := uint64(k.src)*0x9e3779b97f4a7c15 ^ uint64(k.dst)*0xc2b2ae3d27d4eb4f ^ uint64(k.comm)*0x165667b19e3779f9 ^ uint64(k.tag)*0x27d4eb2f165667c5
-	return &c.e[(h^h>>29)>>56]
+	h := (uint64(k.src)<<32^uint64(uint32(k.dst)))*0x9e3779b97f4a7c15 + (uint64(k.comm)<<32^uint64(uint32(k.tag)))*0xc2b2ae3d27d4eb4f
+	return &c.e[h>>56]
 }
 
 // post registers a receive; k is its channel when source and tag are
@@ -141,7 +143,9 @@ func (o *recvOrder) drop(pi uint64) {
 	}
 	p.live = false
 	if c := p.c; c != nil {
-		if i := search(c.waiting, pi); i < len(c.waiting) && c.waiting[i] == pi {
+		if n := len(c.waiting) - 1; n >= 0 && c.waiting[n] == pi {
+			c.waiting = c.waiting[:n] // the latest of its channel (usual)
+		} else if i := search(c.waiting, pi); i < len(c.waiting) && c.waiting[i] == pi {
 			c.waiting = append(c.waiting[:i], c.waiting[i+1:]...)
 		}
 	}
@@ -165,10 +169,15 @@ func search(a []uint64, x uint64) int {
 // sequence number on k (1-based), and the channel (flowHash in its h).
 // pi 0 is a receive posted and completed at once (blocking).
 func (o *recvOrder) complete(pi uint64, k chanKey) (uint64, *chanOrder) {
+	var c *chanOrder
 	if pi == 0 {
 		pi = o.post(wildcard)
+	} else if p := o.at(pi); p != nil && p.c != nil && p.c.k == k {
+		c = p.c // the channel it was posted on (no lookup)
 	}
-	c := o.ch(k)
+	if c == nil {
+		c = o.ch(k)
+	}
 	// Completed receives older than every pending one (this one
 	// included) count for every later query: fold them into base.
 	w := o.watermark()

@@ -20,14 +20,21 @@ import (
 type PerfettoWriter struct {
 	w   io.Writer
 	err error  // the first write error: later writes are dropped
-	out []byte // written to w when it holds flushAt bytes
+	out []byte // written to w when it holds limit bytes
 	n   int
-	sep bool // a separator before the first record too (ConvertPerfetto)
+	// dropSep: every record starts with its separator (",\n"); the
+	// sequential writer drops the first one, after the document's head,
+	// at its first flush (ConvertPerfetto drops it in its output).
+	dropSep bool
 	// chunks: ConvertPerfetto's rank writer hands p.out over in chunks
 	// (perfetto_chunks.go) instead of writing to w; each chunk starts
-	// without a separator.
-	chunks  *chunkSink
-	limit   int // p.out is flushed when it holds this many bytes
+	// with its first record's separator.
+	chunks *chunkSink
+	limit  int // p.out is flushed when it holds this many bytes
+	// rec is where the last record begun starts in p.out; carry holds a
+	// record that moves to the next chunk (perfetto_chunks.go).
+	rec     int
+	carry   []byte
 	named   map[[2]int]bool
 	q       map[string]string
 	pq      map[**Source]string // callctx.go
@@ -38,7 +45,7 @@ type PerfettoWriter struct {
 	// each).
 	fnName, fnQ []string
 	lastComm    *GComm
-	lastCommQ   string // `,"args":{"comm":"NAME"`
+	lastCommQ   lit // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
 	sites       [256]site
 	tails       [3][]tail // by kind and peer (perfetto.go)
@@ -48,6 +55,8 @@ type PerfettoWriter struct {
 	// `","pid":R,"tid":T,"ts":` of lastTrack.
 	heads  []head
 	whereB []byte
+	whereL lit // whereB
+	litTmp lit // a head or message tail not cached
 	// The last time's milliseconds (ts): their value, their digits
 	// (little-endian, the first in the lowest byte) and how many.
 	tsMs uint64
@@ -65,11 +74,13 @@ const (
 func NewPerfettoWriter(w io.Writer) *PerfettoWriter {
 	p := newPerfettoFragment(w)
 	p.out = append(p.out, perfettoHead...)
+	p.dropSep = true
 	return p
 }
 
-// newPerfettoFragment writes events separated by commas, without the
-// document's head and tail (one rank's part: ConvertPerfetto).
+// newPerfettoFragment writes events each after a separator (",\n"),
+// without the document's head and tail (one rank's part:
+// ConvertPerfetto).
 func newPerfettoFragment(w io.Writer) *PerfettoWriter {
 	return &PerfettoWriter{w: w, limit: flushAt, out: make([]byte, 0, flushAt+4096), named: map[[2]int]bool{}, q: map[string]string{},
 		src: map[*Source][2]string{}}
@@ -83,28 +94,34 @@ func jq(s string) string {
 
 // begin starts a record in p.out: the separator, counted.
 func (p *PerfettoWriter) begin() {
-	if p.n > 0 || p.sep {
-		p.out = append(p.out, ",\n"...)
-	}
+	p.rec = len(p.out)
+	p.out = append(p.out, ",\n"...)
 	p.n++
 	p.Records++
 }
 
-// open starts a record in p.out with sh, its start after the separator
-// (",\n", dropped before the first record), counted.
-func (p *PerfettoWriter) open(sh string) []byte {
-	if p.n == 0 && !p.sep {
-		sh = sh[2:]
-	}
+// openLit starts a record in p.out with l, its start after the
+// separator (",\n"), counted.
+func (p *PerfettoWriter) openLit(l *lit) []byte {
+	p.rec = len(p.out)
 	p.n++
 	p.Records++
-	return append(p.out, sh...)
+	return appendLit(p.out, l)
 }
 
-// end ends a record: p.out goes to the writer once it holds flushAt bytes.
+// appendFrom appends l without its first k bytes (the comma before a
+// first argument).
+//
+//go:noinline
+func appendFrom(b []byte, l *lit, k int) []byte {
+	return append(b, l.String()[k:]...)
+}
+
+// end ends a record: p.out goes to the writer once it holds p.limit
+// bytes (a chunk: see full).
 func (p *PerfettoWriter) end() {
 	if len(p.out) >= p.limit {
-		p.flush()
+		p.full()
 	}
 }
 
@@ -112,6 +129,14 @@ func (p *PerfettoWriter) end() {
 func (p *PerfettoWriter) flush() error {
 	if p.chunks != nil {
 		return p.handOver()
+	}
+	if p.dropSep {
+		// The first record's separator, after the head: once per
+		// writer, a copy of what p.out holds.
+		if h := len(perfettoHead); p.n > 0 && len(p.out) >= h+2 {
+			p.out = append(p.out[:h], p.out[h+2:]...)
+		}
+		p.dropSep = false
 	}
 	if p.err == nil && len(p.out) > 0 {
 		_, p.err = p.w.Write(p.out)
@@ -133,6 +158,7 @@ func (p *PerfettoWriter) track(rank, thread int) {
 	}
 	p.lastTrack = k
 	p.whereB = appendWhere(p.whereB[:0], rank, thread)
+	p.whereL = makeLit(string(p.whereB))
 	if p.named[k] {
 		return
 	}
@@ -159,13 +185,13 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	if m.Flow == 0 {
 		return
 	}
-	h := flowS
+	h := &flowS
 	if ph == 'f' {
-		h = flowF
+		h = &flowF
 	}
-	b := p.open(h)
+	b := p.openLit(h)
 	b = appendHex16(b, m.Flow)
-	b = append(b, p.whereB...)
+	b = appendLit(b, &p.whereL)
 	b = p.ts(b, t)
 	if ph == 'f' {
 		b = append(b, `,"bp":"e"`...)
@@ -174,11 +200,11 @@ func (p *PerfettoWriter) flow(ph byte, c *Call, m *Msg, t float64) {
 	p.end()
 }
 
-// flowS and flowF start a flow record ("s", "f") up to its id's digits,
-// after the separator.
-const (
-	flowS = ",\n" + `{"ph":"s","cat":"msg","name":"message","id":"0x`
-	flowF = ",\n" + `{"ph":"f","cat":"msg","name":"message","id":"0x`
+// flowS and flowF start a flow record ("s", "f"), its separator first,
+// up to its id's digits.
+var (
+	flowS = makeLit(",\n" + `{"ph":"s","cat":"msg","name":"message","id":"0x`)
+	flowF = makeLit(",\n" + `{"ph":"f","cat":"msg","name":"message","id":"0x`)
 )
 
 // appendHex16 appends v in 16 lower-case hexadecimal digits.
@@ -279,10 +305,10 @@ func (a *args) quoted(k, q string) {
 }
 
 // msgKeys returns `,"<what>_<i>":"request ` for i < 16 (args.msgs).
-func msgKeys(what string) []string {
-	var k []string
+func msgKeys(what string) []lit {
+	var k []lit
 	for i := 0; i < 16; i++ {
-		k = append(k, `,"`+what+"_"+strconv.Itoa(i)+`":"request `)
+		k = append(k, makeLit(`,"`+what+"_"+strconv.Itoa(i)+`":"request `))
 	}
 	return k
 }
@@ -296,17 +322,22 @@ var (
 
 // msgs appends one argument per message: "<what>_<i>": "request R
 // to/from P tag T[ B bytes]", what follows R from p's cache (tail).
-func (a *args) msgs(p *PerfettoWriter, keys []string, what string, kind int, ms []Msg) {
+func (a *args) msgs(p *PerfettoWriter, keys []lit, what string, kind int, ms []Msg) {
 	for i := range ms {
 		m := &ms[i]
 		if i < len(keys) {
-			a.pre(keys[i])
+			// a.pre for a lit
+			if a.sep {
+				a.b = appendLit(a.b, &keys[i])
+			} else {
+				a.b, a.sep = appendFrom(a.b, &keys[i], 1), true
+			}
 		} else {
 			a.keyN(what, i)
 			a.b = append(a.b, `"request `...)
 		}
 		a.b = appendUint(a.b, m.Req)
-		a.b = append(a.b, p.tail(kind, m)...)
+		a.b = appendLit(a.b, p.tail(kind, m))
 	}
 }
 
@@ -322,13 +353,13 @@ const (
 type tail struct {
 	tag   int
 	bytes int64
-	s     string
+	l     lit
 }
 
 // tail returns m's description after its request id, cached per kind and
 // peer (a rank's messages go to a few peers with a few tags and sizes,
 // mostly one each): p.tails[kind][peer] holds the last one made.
-func (p *PerfettoWriter) tail(kind int, m *Msg) string {
+func (p *PerfettoWriter) tail(kind int, m *Msg) *lit {
 	nb := m.Bytes
 	if kind == tailFromPost {
 		nb = 0
@@ -338,8 +369,8 @@ func (p *PerfettoWriter) tail(kind int, m *Msg) string {
 		t := p.tails[kind]
 		if k < len(t) {
 			e = &t[k]
-			if e.s != "" && e.tag == m.Tag && e.bytes == nb {
-				return e.s
+			if e.l.n != 0 && e.tag == m.Tag && e.bytes == nb {
+				return &e.l
 			}
 		} else {
 			t = append(t, make([]tail, k+1-len(t))...)
@@ -361,10 +392,11 @@ func (p *PerfettoWriter) tail(kind int, m *Msg) string {
 	}
 	b = append(b, '"')
 	if e == nil {
-		return string(b)
+		p.litTmp = makeLit(string(b))
+		return &p.litTmp
 	}
-	*e = tail{tag: m.Tag, bytes: nb, s: string(b)}
-	return e.s
+	*e = tail{tag: m.Tag, bytes: nb, l: makeLit(string(b))}
+	return &e.l
 }
 
 // pre appends an argument's start given as `,"<k>":`, the comma dropped
@@ -378,8 +410,10 @@ func pre(b []byte, sep bool, kc string) []byte {
 
 // Call implements Visitor.
 func (p *PerfettoWriter) Call(c *Call) error {
-	p.track(c.Rank, c.Thread)
-	b := p.open(p.head(c))
+	if c.Rank != p.lastTrack[0] || c.Thread != p.lastTrack[1] || p.n == 0 {
+		p.track(c.Rank, c.Thread)
+	}
+	b := p.openLit(p.head(c))
 	b = p.ts(b, c.T0)
 	b = append(b, `,"dur":`...)
 	b = appendUs(b, c.T1-c.T0)
@@ -388,9 +422,9 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	sep := c.Comm != nil
 	if sep {
 		if c.Comm != p.lastComm {
-			p.lastComm, p.lastCommQ = c.Comm, `,"args":{"comm":`+p.quote(commName(c.Comm))
+			p.lastComm, p.lastCommQ = c.Comm, makeLit(`,"args":{"comm":`+p.quote(commName(c.Comm)))
 		}
-		b = append(b, p.lastCommQ...)
+		b = appendLit(b, &p.lastCommQ)
 	} else {
 		b = append(b, `,"args":{`...)
 	}
@@ -451,6 +485,40 @@ func (p *PerfettoWriter) Call(c *Call) error {
 			a.b = appendInt(a.b, int64(c.CollReq))
 		}
 	}
+	if len(c.StartColl)|len(c.CollDone)|len(c.Cancelled)|len(c.RmaDone)|len(c.IoDone) != 0 || c.Rma != nil || c.Io != nil {
+		p.rareArgs(&a, c)
+	}
+	if s := p.site(c); a.sep {
+		a.b = appendLit(a.b, s)
+	} else {
+		a.b, a.sep = appendFrom(a.b, s, 1), true
+	}
+	if c.Src != nil && len(c.Path) > 0 {
+		a.quotedK(`,"path":`, p.pathArg(c.Path))
+	}
+	p.out = append(a.b, `}}`...)
+	p.end()
+	// Flow ends bind to the enclosing slice: place them inside it.
+	mid := c.T0 + (c.T1-c.T0)/2
+	if c.Send != nil {
+		p.flow('s', c, c.Send, mid)
+	}
+	for i := range c.StartSend {
+		p.flow('s', c, &c.StartSend[i], mid)
+	}
+	if c.Recv != nil {
+		p.flow('f', c, c.Recv, mid)
+	}
+	for i := range c.RecvDone {
+		p.flow('f', c, &c.RecvDone[i], mid)
+	}
+	return p.err
+}
+
+// rareArgs appends the arguments of nonblocking collectives, one-sided
+// and MPI-IO calls, cancelled requests (most calls have none: one test
+// in Call).
+func (p *PerfettoWriter) rareArgs(a *args, c *Call) {
 	for i, x := range c.StartColl {
 		a.quoted("started_coll_"+strconv.Itoa(i), jq(collDesc(&x)))
 	}
@@ -498,27 +566,6 @@ func (p *PerfettoWriter) Call(c *Call) error {
 	for i, x := range c.IoDone {
 		a.quoted("completed_io_op_"+strconv.Itoa(i), jq(fmt.Sprintf("%d: %d bytes", x.ID, x.Bytes)))
 	}
-	a.pre(p.site(c))
-	if c.Src != nil && len(c.Path) > 0 {
-		a.quotedK(`,"path":`, p.pathArg(c.Path))
-	}
-	p.out = append(a.b, `}}`...)
-	p.end()
-	// Flow ends bind to the enclosing slice: place them inside it.
-	mid := c.T0 + (c.T1-c.T0)/2
-	if c.Send != nil {
-		p.flow('s', c, c.Send, mid)
-	}
-	for i := range c.StartSend {
-		p.flow('s', c, &c.StartSend[i], mid)
-	}
-	if c.Recv != nil {
-		p.flow('f', c, c.Recv, mid)
-	}
-	for i := range c.RecvDone {
-		p.flow('f', c, &c.RecvDone[i], mid)
-	}
-	return p.err
 }
 
 // fnQuote is the call's function name as a JSON string.

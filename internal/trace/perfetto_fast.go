@@ -2,10 +2,10 @@ package trace
 
 import (
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Per-event formatting of PerfettoWriter: what repeats from one slice to
@@ -18,18 +18,21 @@ import (
 type head struct {
 	rank, thread int
 	fn           string
-	b            string
+	l            lit
 }
 
-// head returns the bytes of c's slice up to its "ts" value, after the
-// separator: `,\n{"ph":"X","cat":"C","name":"F","pid":R,"tid":T,"ts":`,
+// head returns the bytes of c's slice up to its "ts" value, its
+// separator first: `,\n{"ph":"X","cat":"C","name":"F","pid":R,"tid":T,"ts":`,
 // made once per function id and track.
-func (p *PerfettoWriter) head(c *Call) string {
+func (p *PerfettoWriter) head(c *Call) *lit {
 	id := c.FnID
 	if id >= 0 && id < len(p.heads) {
 		h := &p.heads[id]
-		if h.rank == c.Rank && h.thread == c.Thread && h.fn == c.Fn && h.b != "" {
-			return h.b
+		// The walk hands over the same name each time: its pointer
+		// first (no call to compare the bytes).
+		if h.rank == c.Rank && h.thread == c.Thread && h.l.n != 0 && len(h.fn) == len(c.Fn) &&
+			(unsafe.StringData(h.fn) == unsafe.StringData(c.Fn) || h.fn == c.Fn) {
+			return &h.l
 		}
 	}
 	b := append([]byte(nil), ",\n"+`{"ph":"X","cat":"`...)
@@ -41,9 +44,62 @@ func (p *PerfettoWriter) head(c *Call) string {
 		for len(p.heads) <= id {
 			p.heads = append(p.heads, head{})
 		}
-		p.heads[id] = head{rank: c.Rank, thread: c.Thread, fn: c.Fn, b: string(b)}
+		p.heads[id] = head{rank: c.Rank, thread: c.Thread, fn: c.Fn, l: makeLit(string(b))}
+		return &p.heads[id].l
 	}
-	return string(b)
+	p.litTmp = makeLit(string(b))
+	return &p.litTmp
+}
+
+// litMax is the longest string a lit holds in its array.
+const litMax = 96
+
+// lit is a string the writer appends again and again (a slice's head,
+// its communicator and callsite, a flow's track, a message's key and
+// description), kept in an array that is appended in one copy of litMax
+// bytes (six 16-byte moves inline) where there is room beyond the length:
+// no call to memmove, which cost about 35 instructions an append with
+// its call.
+type lit struct {
+	b    [litMax]byte
+	n    int
+	long string // the string when longer than litMax: appended as usual
+}
+
+func makeLit(s string) lit {
+	l := lit{n: len(s)}
+	if len(s) > litMax {
+		l.long = s
+	} else {
+		copy(l.b[:], s)
+	}
+	return l
+}
+
+// String is l's string.
+func (l *lit) String() string {
+	if l.long != "" {
+		return l.long
+	}
+	return string(l.b[:l.n])
+}
+
+// appendLit appends l; the copy of litMax bytes is inline (the bytes
+// past l.n are overwritten by what follows).
+func appendLit(b []byte, l *lit) []byte {
+	if cap(b)-len(b) < litMax || l.long != "" {
+		return appendLitSlow(b, l)
+	}
+	e := len(b)
+	*(*[litMax]byte)(b[e : e+litMax]) = l.b
+	return b[:e+l.n]
+}
+
+func appendLitSlow(b []byte, l *lit) []byte {
+	if l.long != "" {
+		return append(b, l.long...)
+	}
+	return append(b, l.b[:l.n]...)
 }
 
 // appendWhere appends `","pid":R,"tid":T,"ts":`.
@@ -136,22 +192,7 @@ func appendUint(b []byte, v uint64) []byte {
 	if v < 10 {
 		return append(b, byte('0'+v))
 	}
-	return appendUintMore(b, v)
-}
-
-func appendUintMore(b []byte, v uint64) []byte {
-	if v < 10 {
-		return append(b, byte('0'+v))
-	}
-	if v < 100 {
-		return append(b, digits2[2*v], digits2[2*v+1])
-	}
-	n := decLen(v)
-	b = room(b, n)
-	e := len(b) + n
-	b = b[:e]
-	putDigits(b, e, v)
-	return b
+	return appendDec(b, v)
 }
 
 // appendInt appends v in decimal (strconv.AppendInt's output); one digit
@@ -160,18 +201,72 @@ func appendInt(b []byte, v int64) []byte {
 	if uint64(v) < 10 {
 		return append(b, byte('0'+v))
 	}
-	return appendIntMore(b, v)
+	return appendDec(b, v)
 }
 
-func appendIntMore(b []byte, v int64) []byte {
+// appendDec appends v in decimal: one function for each type, so that an
+// integer is one call (up to four digits without decLen and putDigits).
+func appendDec[T int64 | uint64](b []byte, v T) []byte {
+	u := uint64(v)
 	if v < 0 {
-		if v == math.MinInt64 {
-			return strconv.AppendInt(b, v, 10)
-		}
 		b = append(b, '-')
-		v = -v
+		u = -u // math.MinInt64 too: 2^63
 	}
-	return appendUint(b, uint64(v))
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	if u < 10000 {
+		b = room(b, 4)
+		e := len(b)
+		if u < 100 {
+			o := b[:e+2]
+			binary.LittleEndian.PutUint16(o[e:], dig2[u])
+			return o
+		}
+		h := u / 100
+		l := dig2[u-h*100]
+		if u < 1000 {
+			o := b[:e+3]
+			o[e] = byte('0' + h)
+			binary.LittleEndian.PutUint16(o[e+1:], l)
+			return o
+		}
+		o := b[:e+4]
+		binary.LittleEndian.PutUint32(o[e:], uint32(dig2[h])|uint32(l)<<16)
+		return o
+	}
+	if u < 1e8 { // request ids: the high part's 1 to 4 digits, then 4
+		q := u / 10000
+		r := u - q*10000
+		rh := r / 100
+		lo := uint32(dig2[rh]) | uint32(dig2[r-rh*100])<<16
+		b = room(b, 8)
+		e := len(b)
+		o := (*[8]byte)(b[e : e+8])
+		n := 4
+		switch {
+		case q < 10:
+			o[0], n = byte('0'+q), 1
+		case q < 100:
+			binary.LittleEndian.PutUint16(o[0:], dig2[q])
+			n = 2
+		case q < 1000:
+			qh := q / 100
+			o[0], n = byte('0'+qh), 3
+			binary.LittleEndian.PutUint16(o[1:], dig2[q-qh*100])
+		default:
+			qh := q / 100
+			binary.LittleEndian.PutUint32(o[0:], uint32(dig2[qh])|uint32(dig2[q-qh*100])<<16)
+		}
+		binary.LittleEndian.PutUint32(o[n:], lo)
+		return b[:e+n+4]
+	}
+	n := decLen(u)
+	b = room(b, n)
+	e := len(b) + n
+	b = b[:e]
+	putDigits(b, e, u)
+	return b
 }
 
 // frac3 is ".ddd" for 0 to 999, as a little-endian uint32.
@@ -254,15 +349,15 @@ func (p *PerfettoWriter) ts(b []byte, t float64) []byte {
 	}
 	b = room(b, 24)
 	e := len(b)
-	o := b[:e+24]
-	binary.LittleEndian.PutUint64(o[e:], p.tsD[0])
-	binary.LittleEndian.PutUint64(o[e+8:], p.tsD[1])
-	e += p.tsN
+	o := (*[24]byte)(b[e : e+24]) // one bounds check for the stores
+	binary.LittleEndian.PutUint64(o[0:], p.tsD[0])
+	binary.LittleEndian.PutUint64(o[8:], p.tsD[1])
+	k := p.tsN & 15
 	// "ddd" of the microseconds' last three digits (frac3 without its
-	// point), then the fraction over its fourth byte.
-	binary.LittleEndian.PutUint32(o[e:], frac3[us-ms*1000]>>8)
-	binary.LittleEndian.PutUint32(o[e+3:], frac3[ns-us*1000])
-	return o[:e+7]
+	// point), then the fraction from the fourth byte: one 8-byte store
+	// (its last byte beyond the time, overwritten by what follows).
+	binary.LittleEndian.PutUint64(o[k:], uint64(frac3[us-ms*1000]>>8)|uint64(frac3[ns-us*1000])<<24)
+	return b[:e+k+7]
 }
 
 // site is a callsite's arguments: `,"callsite":"file:line","caller":"f"`
@@ -271,16 +366,16 @@ type site struct {
 	src  *Source
 	rank int
 	pc   uint64
-	b    string
+	l    lit
 }
 
 // site returns c's callsite arguments, from a direct-mapped cache keyed by
 // the rank and address (which give the walk's Source).
-func (p *PerfettoWriter) site(c *Call) string {
+func (p *PerfettoWriter) site(c *Call) *lit {
 	k := c.PC
 	e := &p.sites[(k^k>>6^k>>14)&255]
-	if e.b != "" && e.src == c.Src && e.pc == c.PC && e.rank == c.Rank {
-		return e.b
+	if e.l.n != 0 && e.src == c.Src && e.pc == c.PC && e.rank == c.Rank {
+		return &e.l
 	}
 	var b []byte
 	if c.Src != nil {
@@ -298,6 +393,6 @@ func (p *PerfettoWriter) site(c *Call) string {
 		b = strconv.AppendUint(b, c.PC, 16)
 		b = append(b, '"')
 	}
-	*e = site{src: c.Src, rank: c.Rank, pc: c.PC, b: string(b)}
-	return e.b
+	*e = site{src: c.Src, rank: c.Rank, pc: c.PC, l: makeLit(string(b))}
+	return &e.l
 }

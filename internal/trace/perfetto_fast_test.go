@@ -284,10 +284,10 @@ func TestMessageTails(t *testing.T) {
 		if m.Peer >= 0 && m.Peer < len(p.tails[kind]) {
 			before = p.tails[kind][m.Peer]
 		}
-		if got := p.tail(kind, &m); got != want {
+		if got := p.tail(kind, &m).String(); got != want {
 			t.Fatalf("message %d %+v, kind %d: %q, want %q", i, m, kind, got, want)
 		}
-		if before.s != "" && m.Peer >= 0 && before == p.tails[kind][m.Peer] {
+		if before.l.n != 0 && m.Peer >= 0 && before == p.tails[kind][m.Peer] {
 			hits++
 		}
 	}

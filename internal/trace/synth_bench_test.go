@@ -217,3 +217,73 @@ func BenchmarkFlateLevel(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInflate decompresses the benchmark job's events blocks with
+// compress/flate's reader (what evDecoder.start used before 2026-11-28)
+// and with inflateAll (what it uses since): CPU per event.
+func BenchmarkInflate(b *testing.B) {
+	j, n := benchJob(b)
+	type stream struct {
+		z   []byte
+		raw int
+	}
+	var ss []stream
+	for _, r := range j.Ranks {
+		f, err := os.Open(r.Path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		br, err := NewBlockReader(f, r.Path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			kind, p, err := br.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if kind == BEvents {
+				d := dec{b: p}
+				d.n(1 << 31)
+				d.n(maxRaw)
+				raw := d.n(maxRaw)
+				ss = append(ss, stream{slices.Clone(d.b), raw})
+			}
+		}
+		f.Close()
+	}
+	b.Run("compress-flate", func(b *testing.B) {
+		var buf []byte
+		var br bytes.Reader
+		fr := flate.NewReader(&br)
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			for _, s := range ss {
+				br.Reset(s.z)
+				fr.(flate.Resetter).Reset(&br, nil)
+				buf = slices.Grow(buf[:0], s.raw)[:s.raw]
+				if _, err := io.ReadFull(fr, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(n)/float64(b.N), "cpu-ns/event")
+	})
+	b.Run("inflateAll", func(b *testing.B) {
+		var f inflater
+		var buf []byte
+		cpu0 := cpuTime()
+		for i := 0; i < b.N; i++ {
+			for _, s := range ss {
+				var err error
+				if buf, err = f.inflate(buf[:0], s.z, s.raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(n)/float64(b.N), "cpu-ns/event")
+	})
+}

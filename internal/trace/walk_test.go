@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,5 +243,88 @@ func TestMainThreadFirst(t *testing.T) {
 	}
 	if got["MPI_Send"] != 0 || got["MPI_Barrier"] != 1 {
 		t.Errorf("threads %v, want MPI_Send (main thread) on 0, MPI_Barrier on 1", got)
+	}
+}
+
+// TestFlowSeqShort: flowSeq's short path for sequence numbers below 2^24
+// (five zero bytes folded into one multiply) gives fnvMix's value, at the
+// byte boundaries and on random channels and numbers.
+func TestFlowSeqShort(t *testing.T) {
+	ref := func(h, seq uint64) uint64 {
+		h = fnvMix(h, seq)
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		if h == 0 {
+			h = 1
+		}
+		return h
+	}
+	seqs := []uint64{0, 1, 2, 255, 256, 257, 65535, 65536, 1<<24 - 1, 1 << 24, 1<<24 + 1, 1<<32 - 1, 1 << 32, 1<<64 - 1}
+	x := uint64(0x243f6a8885a308d3)
+	for i := 0; i < 20000; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		seqs = append(seqs, x>>(x%64))
+	}
+	for i, seq := range seqs {
+		h := flowHash(chanKey{src: i % 7, dst: i % 5, comm: i % 3, tag: i})
+		if got, want := flowSeq(h, seq), ref(h, seq); got != want {
+			t.Fatalf("flowSeq(%#x, %d) = %#x, want %#x", h, seq, got, want)
+		}
+	}
+	// A value computed by main's flowID at 548849d (2026-11-28).
+	if got := flowID(chanKey{src: 0, dst: 1, comm: 0, tag: 1}, 1); got != flowPin {
+		t.Errorf("flowID(0->1, comm 0, tag 1, 1) = %#x, want %#x", got, flowPin)
+	}
+}
+
+// flowPin is flowID(0->1, comm 0, tag 1, message 1) as main computed it
+// at 548849d, before flowSeq's short path.
+const flowPin = 0xf7fc761beab292e
+
+// TestTickConv: the walk's conversion of ticks gives Walker.Ns's value
+// bit for bit, for clocks without samples, with one, with drift, turned
+// off, and shifted.
+func TestTickConv(t *testing.T) {
+	ticks := []uint64{0, 1, 999, 1 << 20, 123456789012, 1 << 40, 1<<63 + 12345, 1<<64 - 1}
+	x := uint64(0x9e3779b97f4a7c15)
+	for range 2000 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		ticks = append(ticks, x>>(x%48)) // times rounded at every magnitude
+	}
+	cal := Calib{Tick0: 1000, Ns0: 5_000_000, NsPerTick: 0.3712}
+	clocks := map[string]*Clock{
+		"no samples": NewClock(&Rank{Calib: cal}),
+		"one sample": NewClock(&Rank{Calib: cal, Syncs: []Sync{{LocalNs: 100, OffsetNs: -7321, RTTNs: 40}}}),
+		"drift": NewClock(&Rank{Calib: cal, Syncs: []Sync{{LocalNs: 100, OffsetNs: -7321, RTTNs: 40},
+			{LocalNs: 9_000_000_000, OffsetNs: 91_004, RTTNs: 30}}}),
+	}
+	off := NewClock(&Rank{Calib: cal, Syncs: []Sync{{LocalNs: 100, OffsetNs: -7321, RTTNs: 40}}})
+	off.Off = true
+	clocks["off"] = off
+	shifted := NewClock(&Rank{Calib: cal, Syncs: []Sync{{LocalNs: 100, OffsetNs: -7321, RTTNs: 40},
+		{LocalNs: 9_000_000_000, OffsetNs: 91_004, RTTNs: 30}}})
+	shifted.Shift = -1234.567
+	clocks["shifted"] = shifted
+	for name, clk := range clocks {
+		for _, origin := range []float64{0, 4_999_000.1, -3.3e9} {
+			x := newTickConv(clk, origin)
+			for _, tk := range ticks {
+				want := clk.Ns(tk) - origin
+				if got := x.at(tk); math.Float64bits(got) != math.Float64bits(want) {
+					t.Errorf("%s, origin %v: tick %d gives %v, Clock.Ns less the origin %v", name, origin, tk, got, want)
+				}
+				if a, b := x.span(tk, tk/3); math.Float64bits(a) != math.Float64bits(want) || math.Float64bits(b) != math.Float64bits(clk.Ns(tk/3)-origin) {
+					t.Errorf("%s, origin %v: span of ticks %d, %d gives %v, %v", name, origin, tk, tk/3, a, b)
+				}
+			}
+		}
+	}
+	if !newTickConv(clocks["drift"], 0).interp || newTickConv(clocks["one sample"], 0).interp {
+		t.Errorf("drift not told from a constant offset")
 	}
 }
