@@ -215,12 +215,12 @@ void ms_tpost_open(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t
 {
 	uint64_t dt = t1 - t0;
 	if (dt >= MS_TPOSTS_DT) {
-		ms_tshort(tb, mm->slot, t0, dt, 1, req);
+		ms_tshort(tb, mm->hs >> 2, t0, dt, 1, req);
 		return;
 	}
 	uint32_t n = tb->n;
 	char *p = tb->cur_ev + n;
-	uint32_t h = mm->slot << 2 | MS_TK_POSTS << 12, c = 1, x = (uint32_t)dt << 16;
+	uint32_t h = (mm->hs & ~3u) | MS_TK_POSTS << 12, c = 1, x = (uint32_t)dt << 16;
 	memcpy(p, &h, 4);
 	memcpy(p + 4, &c, 4);
 	memcpy(p + 8, &t0, 8);
@@ -257,7 +257,7 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
  * receive's work, as inlined in a wrapper (a traced ping-pong's deferred
  * receive took 154 instructions with the flags a variable, 103 so;
  * callgrind, bench/progs/tracecost.c). */
-static __attribute__((noinline)) void ms_tdef_put(ms_tbuf *tb)
+__attribute__((noinline)) void ms_tdef_put(ms_tbuf *tb)
 {
 	unsigned fn = (tb->dfn & ~MS_TDEF_ANY) - 1;
 	const int any = (tb->dfn & MS_TDEF_ANY) != 0;
@@ -273,29 +273,18 @@ static __attribute__((noinline)) void ms_tdef_put(ms_tbuf *tb)
 		     tb->d.stag, tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
 }
 
-/* ms_tdef_write is ms_tdef_put with the common case first: a plain
- * receive whose memo entry holds its arguments (ms_trace_put's test and
- * short record for flags MS_TF_RECV, the entry at the receive's peer and
- * direction) is stored here, in few registers and with the rest a tail
- * call, so that the function saves no register: a ping-pong's deferred
- * receive took 70 instructions, 16 of them the frame of ms_trace_put's
- * other paths (2026-11-28). The same bytes as ms_tdef_put's. */
+/* ms_tdef_write is ms_tdef_put with the common case first (ms_tdef_hit,
+ * trace.h): a plain receive whose memo entry holds its arguments is
+ * stored in few registers, with the rest a tail call, so that the
+ * function saves no register: a ping-pong's deferred receive took 70
+ * instructions, 16 of them the frame of ms_trace_put's other paths
+ * (2026-11-28). The same bytes as ms_tdef_put's. Used where a deferred
+ * event is written outside a wrapper (a completion, a post, a region or
+ * user event, a buffer's hand-over); ms_trace_call inlines the test. */
 void ms_tdef_write(ms_tbuf *tb)
 {
-	const uint32_t dfn = tb->dfn;
-	if (__builtin_expect(!(dfn & MS_TDEF_ANY), 1)) {
-		const ms_tdef *d = &tb->d;
-		const uint64_t dt = d->t1 - d->t0;
-		const unsigned mo = 2u * (unsigned)d->rpeer + 1;
-		const ms_tmemo *mm = &tb->memo[MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1))];
-		if (dt < MS_TSHORT_DT && mm->pc == (uint64_t)(uintptr_t)d->pc &&
-		    mm->fnf == ((dfn - 1) | (unsigned)MS_TF_RECV << 16) && mm->cm == d->cm && mm->rpeer == d->rpeer &&
-		    mm->rtag == d->rtag && mm->rbytes == d->rbytes) {
-			tb->dfn = 0;
-			ms_tshort(tb, mm->slot, d->t0, dt, 0, 0);
-			return;
-		}
-	}
+	if (__builtin_expect(ms_tdef_hit(tb), 1))
+		return;
 	ms_tdef_put(tb);
 }
 
@@ -588,7 +577,10 @@ static inline __attribute__((always_inline)) int ms_tcpls_fast(ms_tbuf *tb, unsi
 		cnt++;
 		/* A pointer handle is its key: the entry is the role's word
 		 * with the handle in it (e ^ key), its flags masked. */
-		const uint64_t hk = sizeof(MPI_Request) >= sizeof(uint64_t) ? (e ^ key) : ((uint64_t)h & MS_TCPLS_REQ) | (uint64_t)role << 56;
+		/* An integer handle (MPICH): its sign-extended 56 bits and
+		 * e, which the test above leaves the role's bits alone (2
+		 * instructions fewer per request than masking e again). */
+		const uint64_t hk = sizeof(MPI_Request) >= sizeof(uint64_t) ? (e ^ key) : ((uint64_t)h & MS_TCPLS_REQ) | e;
 		if (!(role & MS_TF_RECV)) {
 			uint64_t x = hk & (MS_TCPLS_REQ | (uint64_t)MS_TF_ALLMSG << 56);
 			__builtin_memcpy(p, &x, 8);
