@@ -18,7 +18,9 @@ const analyzeUsage = `usage: mpiscope analyze [-format text|json] [-top N] [-all
   wait at N x N, wait at barrier, late broadcast, early reduce) and the
   critical path of a traced job (MPISCOPE_TRACE=1), from its trace files,
   per function, callsite, communicator and rank. Message records beyond
-  -mem (default 1G; K, M, G suffixes) go to temporary files. docs/analysis.md.
+  -mem go to temporary files (K, M, G suffixes; default auto: half of the
+  memory available to the process, within its cgroup's limit, at least
+  256M). docs/analysis.md.
 `
 
 // analyzeCmd analyzes a job's event trace.
@@ -30,7 +32,7 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "write to `file` instead of stdout")
 	workers := fs.Int("j", 0, "ranks read in parallel (0: one per CPU)")
 	noClock := fs.Bool("no-clock", false, "do not correct clock offsets between ranks")
-	mem := fs.String("mem", "1G", "memory for message records (K, M, G suffixes); beyond it they go to temporary files")
+	mem := fs.String("mem", "auto", "memory for message records (K, M, G suffixes, or auto: half of what is available); beyond it they go to temporary files")
 	if err := parseFlags(fs, args, stdout, analyzeUsage); err != nil {
 		return err
 	}
@@ -46,9 +48,13 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) error {
 	if *workers < 0 {
 		return usageErr("analyze", "-j %d: want 0 (one per CPU) or more", *workers)
 	}
-	memory, err := parseSize(*mem)
-	if err != nil || memory < 1<<20 {
-		return usageErr("analyze", "-mem %q: want a size of at least 1M (K, M, G suffixes)", *mem)
+	var memory int64
+	if *mem == "auto" {
+		memory = autoMemory()
+	} else if m, err := parseSize(*mem); err != nil || m < 1<<20 {
+		return usageErr("analyze", "-mem %q: want a size of at least 1M (K, M, G suffixes) or auto", *mem)
+	} else {
+		memory = m
 	}
 	dir := fs.Arg(0)
 	job, err := trace.OpenJob(dir)

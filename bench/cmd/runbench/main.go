@@ -100,7 +100,7 @@ func parseOptions(args []string) (*options, error) {
 	fs.StringVar(&o.family, "family", "", "MPI `family`: openmpi, mpich or all (default: the family of mpicc)")
 	fs.IntVar(&o.rounds, "rounds", 10, "interleaved rounds of the overhead section")
 	fs.StringVar(&o.only, "only", "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth", "`sections` to run: overhead, ab, memory, scale, synth, tracesynth, unwind, callgrind, tracecost, channel, channel-off, depth, depth-callgrind, analyzejob, timeline (not by default: a 1 GB trace)")
-	fs.Uint64Var(&o.traceEvents, "trace-events", 10_000_000, "events of the tracesynth section's synthetic trace")
+	fs.Uint64Var(&o.traceEvents, "trace-events", 100_000_000, "events of the tracesynth section's synthetic trace")
 	fs.IntVar(&o.traceRanks, "trace-ranks", 8, "ranks of the tracesynth section's synthetic trace")
 	fs.StringVar(&o.traceBase, "trace-base", "", "an earlier mpiscope `binary` whose convert and analyze the tracesynth section runs too, interleaved with this build's (before/after rows)")
 	fs.Uint64Var(&o.timelineEvents, "timeline-events", 600_000_000, "events of the timeline section's synthetic trace (about 1 GB)")

@@ -88,7 +88,7 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.rounds != 10 || o.abRounds != 5 || o.abCycles != 13 || o.layouts != len(layoutPads) || o.synthRanks != 100000 ||
-		o.only != "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth" || o.depthRounds != 5 || o.depthCycles != 11 || o.traceEvents != 10_000_000 || o.traceRanks != 8 || o.scaleSet ||
+		o.only != "overhead,ab,memory,scale,synth,tracesynth,unwind,channel,depth" || o.depthRounds != 5 || o.depthCycles != 11 || o.traceEvents != 100_000_000 || o.traceRanks != 8 || o.scaleSet ||
 		o.analyzeIters != "500,5000" || o.stencilSide != "256" || o.stencilIters != "1000" {
 		t.Errorf("defaults: %+v", *o)
 	}
