@@ -53,6 +53,7 @@ ms_thread *ms_thread_new(void)
 	t->cpeers = (ms_cpeer *)(m + off_cpeers);
 	t->maplen = len;
 	t->cmemo = &ms_nocomm;
+	t->tb = &ms_tnone; /* no buffer yet (trace.h) */
 	ms_last_clear(t);
 	t->epoch = MS_EPOCH();
 	t->tid = (int)syscall(SYS_gettid);

@@ -115,7 +115,7 @@ typedef struct ms_plean {
 typedef struct ms_thread {
 	int depth;        /* >0 while inside a recorded MPI call (>= MS_DEPTH_BUSY: a published call in progress); MS_DEPTH_RELAY: a relayed Fortran call (fortran.h). Written with MS_STORE: snapshots read it from other threads */
 	uint32_t epoch;   /* reset epoch this thread's data belongs to (MS_EPOCH: flag bits 0) */
-	struct ms_tbuf *tb; /* trace buffers (trace.h), NULL until the first traced call */
+	struct ms_tbuf *tb; /* trace buffers (trace.h), &ms_tnone until the first traced call */
 	/* The deferred record (ms_defer): function id + 1 (0: none), bytes,
 	 * call site, duration, communicator. Its region is the current one:
 	 * a region change records it first. */

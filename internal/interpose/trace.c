@@ -170,12 +170,20 @@ static void ms_trace_room(ms_tbuf *tb)
 		ms_trace_swap(tb);
 }
 
+ms_tbuf ms_tnone;
+
+__attribute__((constructor)) static void ms_tnone_init(void)
+{
+	ms_tnone.n = 1;
+	ms_tnone.dfn = 1;
+}
+
 /* ms_trace_slow: the first traced call of a thread, a full buffer, a
  * flush requested by another thread, or a deferred event to write. */
 ms_tbuf *ms_trace_slow(ms_thread *t)
 {
 	ms_tbuf *tb = t->tb;
-	if (tb == NULL) {
+	if (tb == &ms_tnone || tb == NULL) {
 		tb = ms_tb();
 		if (tb == NULL)
 			return NULL;
@@ -215,12 +223,12 @@ void ms_tpost_open(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t
 {
 	uint64_t dt = t1 - t0;
 	if (dt >= MS_TPOSTS_DT) {
-		ms_tshort(tb, mm->slot, t0, dt, 1, req);
+		ms_tshort(tb, mm->hs >> 2, t0, dt, 1, req);
 		return;
 	}
 	uint32_t n = tb->n;
 	char *p = tb->cur_ev + n;
-	uint32_t h = mm->slot << 2 | MS_TK_POSTS << 12, c = 1, x = (uint32_t)dt << 16;
+	uint32_t h = (mm->hs & ~3u) | MS_TK_POSTS << 12, c = 1, x = (uint32_t)dt << 16;
 	memcpy(p, &h, 4);
 	memcpy(p + 4, &c, 4);
 	memcpy(p + 8, &t0, 8);
@@ -257,7 +265,7 @@ void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, i
  * receive's work, as inlined in a wrapper (a traced ping-pong's deferred
  * receive took 154 instructions with the flags a variable, 103 so;
  * callgrind, bench/progs/tracecost.c). */
-static __attribute__((noinline)) void ms_tdef_put(ms_tbuf *tb)
+__attribute__((noinline)) void ms_tdef_put(ms_tbuf *tb)
 {
 	unsigned fn = (tb->dfn & ~MS_TDEF_ANY) - 1;
 	const int any = (tb->dfn & MS_TDEF_ANY) != 0;
@@ -273,29 +281,18 @@ static __attribute__((noinline)) void ms_tdef_put(ms_tbuf *tb)
 		     tb->d.stag, tb->d.rpeer, tb->d.rtag, tb->d.rbytes, NULL, NULL);
 }
 
-/* ms_tdef_write is ms_tdef_put with the common case first: a plain
- * receive whose memo entry holds its arguments (ms_trace_put's test and
- * short record for flags MS_TF_RECV, the entry at the receive's peer and
- * direction) is stored here, in few registers and with the rest a tail
- * call, so that the function saves no register: a ping-pong's deferred
- * receive took 70 instructions, 16 of them the frame of ms_trace_put's
- * other paths (2026-11-28). The same bytes as ms_tdef_put's. */
+/* ms_tdef_write is ms_tdef_put with the common case first (ms_tdef_hit,
+ * trace.h): a plain receive whose memo entry holds its arguments is
+ * stored in few registers, with the rest a tail call, so that the
+ * function saves no register: a ping-pong's deferred receive took 70
+ * instructions, 16 of them the frame of ms_trace_put's other paths
+ * (2026-11-28). The same bytes as ms_tdef_put's. Used where a deferred
+ * event is written outside a wrapper (a completion, a post, a region or
+ * user event, a buffer's hand-over); ms_trace_call inlines the test. */
 void ms_tdef_write(ms_tbuf *tb)
 {
-	const uint32_t dfn = tb->dfn;
-	if (__builtin_expect(!(dfn & MS_TDEF_ANY), 1)) {
-		const ms_tdef *d = &tb->d;
-		const uint64_t dt = d->t1 - d->t0;
-		const unsigned mo = 2u * (unsigned)d->rpeer + 1;
-		const ms_tmemo *mm = &tb->memo[MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1))];
-		if (dt < MS_TSHORT_DT && mm->pc == (uint64_t)(uintptr_t)d->pc &&
-		    mm->fnf == ((dfn - 1) | (unsigned)MS_TF_RECV << 16) && mm->cm == d->cm && mm->rpeer == d->rpeer &&
-		    mm->rtag == d->rtag && mm->rbytes == d->rbytes) {
-			tb->dfn = 0;
-			ms_tshort(tb, mm->slot, d->t0, dt, 0, 0);
-			return;
-		}
-	}
+	if (__builtin_expect(ms_tdef_hit(tb), 1))
+		return;
 	ms_tdef_put(tb);
 }
 
@@ -321,9 +318,14 @@ int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st)
 	 * (MPICH) sign-extended, as the completion records take it. */
 	if (sizeof(MPI_Request) == sizeof(uintptr_t))
 		memcpy(tb->save, reqs, (size_t)n * sizeof(uintptr_t));
-	else
+	else {
+		/* Unrolled: 5 instructions per request as a plain loop, a
+		 * load and a store besides a quarter of the loop's
+		 * (2026-11-28). */
+#pragma GCC unroll 4
 		for (int i = 0; i < n; i++)
 			tb->save[i] = (uintptr_t)reqs[i];
+	}
 	if (*st == MPI_STATUS_IGNORE || *st == MPI_STATUSES_IGNORE)
 		*st = tb->st;
 	tb->nsave = n;
@@ -588,7 +590,10 @@ static inline __attribute__((always_inline)) int ms_tcpls_fast(ms_tbuf *tb, unsi
 		cnt++;
 		/* A pointer handle is its key: the entry is the role's word
 		 * with the handle in it (e ^ key), its flags masked. */
-		const uint64_t hk = sizeof(MPI_Request) >= sizeof(uint64_t) ? (e ^ key) : ((uint64_t)h & MS_TCPLS_REQ) | (uint64_t)role << 56;
+		/* An integer handle (MPICH): its sign-extended 56 bits and
+		 * e, which the test above leaves the role's bits alone (2
+		 * instructions fewer per request than masking e again). */
+		const uint64_t hk = sizeof(MPI_Request) >= sizeof(uint64_t) ? (e ^ key) : ((uint64_t)h & MS_TCPLS_REQ) | e;
 		if (!(role & MS_TF_RECV)) {
 			uint64_t x = hk & (MS_TCPLS_REQ | (uint64_t)MS_TF_ALLMSG << 56);
 			__builtin_memcpy(p, &x, 8);
@@ -907,7 +912,7 @@ static void ms_trace_obj(ms_thread *t, unsigned kind, unsigned fn, void *pc, uin
 			 const MPI_Request *req, unsigned role)
 {
 	ms_tbuf *tb = t->tb;
-	if (__builtin_expect(tb == NULL || ms_tfull(tb) || tb->dfn, 0)) {
+	if (__builtin_expect(ms_tfull(tb) || tb->dfn, 0)) {
 		tb = ms_trace_slow(t); /* writes the deferred event */
 		if (tb == NULL)
 			return;
@@ -954,7 +959,7 @@ void ms_trace_io(ms_thread *t, unsigned fn, void *pc, uint64_t t0, uint64_t t1, 
 void ms_tmsg_note(ms_thread *t, MPI_Message m, const ms_comm *cm)
 {
 	ms_tbuf *tb = t->tb;
-	if (tb == NULL && (tb = ms_trace_slow(t)) == NULL)
+	if (tb == &ms_tnone && (tb = ms_trace_slow(t)) == NULL)
 		return;
 	unsigned i = tb->nmsg++ % MS_TMSGS;
 	tb->mh[i] = (uintptr_t)m;
@@ -966,7 +971,7 @@ void ms_tmsg_note(ms_thread *t, MPI_Message m, const ms_comm *cm)
 const ms_comm *ms_tmsg_comm(ms_thread *t, MPI_Message m)
 {
 	ms_tbuf *tb = t->tb;
-	if (tb == NULL)
+	if (tb == &ms_tnone)
 		return NULL;
 	for (unsigned k = 0; k < MS_TMSGS && k < tb->nmsg; k++) {
 		unsigned i = (tb->nmsg - 1 - k) % MS_TMSGS;

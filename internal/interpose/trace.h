@@ -162,7 +162,10 @@ typedef struct ms_tmemo {
 	int64_t bytes, rbytes;
 	int32_t speer, stag, rpeer, rtag;
 	uint32_t fnf; /* fn | flags << 16 */
-	uint32_t slot;
+	/* The slot as a short record's header has it without R and dt:
+	 * 1 | slot << 2 (ms_tshort_h; 2 instructions fewer per record than
+	 * from the slot, 2026-11-28). */
+	uint32_t hs;
 	/* The posts record (ms_tpost) this entry's posts extend: where it
 	 * ends in the buffer (1: none; the buffer's end when it is open) and
 	 * where it starts. */
@@ -281,7 +284,15 @@ int ms_tfile_count(void);
 const char *ms_tfile_name(int i);
 
 MS_HIDDEN ms_tbuf *ms_trace_slow(ms_thread *t);
+/* ms_tnone is a thread's trace buffer until its first traced call
+ * (ms_thread.tb; ms_thread_new): it has n 1 and lim 0, so that ms_tfull
+ * sends the call to ms_trace_slow, and dfn 1, so that ms_trace_defer
+ * does (set at load, ms_tnone_init; nothing writes it after). The hot
+ * path then tests no NULL buffer (2 instructions per traced call,
+ * 2026-11-28). */
+MS_HIDDEN extern ms_tbuf ms_tnone;
 MS_HIDDEN void ms_tdef_write(ms_tbuf *tb);
+MS_HIDDEN void ms_tdef_put(ms_tbuf *tb);
 MS_HIDDEN int64_t ms_trace_get_count(const MPI_Status *st);
 MS_HIDDEN int ms_trace_save(const MPI_Request *reqs, int n, MPI_Status **st);
 MS_HIDDEN int ms_trace_saveall(const MPI_Request *reqs, int n, MPI_Status **st);
@@ -409,6 +420,12 @@ MS_INLINE int ms_tworld(const ms_comm *cm, int peer)
 	return ms_world_of(cm, peer);
 }
 
+/* MS_PIN(x): x's value is taken as it is here, in a register (an empty
+ * asm that may change it): the compiler neither recomputes it later from
+ * what it was computed from nor moves work that uses it above this
+ * point. */
+#define MS_PIN(x) __asm__("" : "+r"(x))
+
 /* ms_tfull: the current buffer has no room for a largest record, or a
  * flush asked every thread to hand its buffer over: tb->lim says both. A
  * deferred event (tb->dfn) is written before any other (ms_tdef_write,
@@ -458,8 +475,20 @@ MS_INLINE void ms_tshort(ms_tbuf *tb, unsigned slot, uint64_t t0, uint64_t dt, i
 	}
 }
 
+/* ms_tshort_h is ms_tshort of a record without a request, its slot given
+ * as memo entries keep it (hs = 1 | slot << 2). */
+MS_INLINE void ms_tshort_h(ms_tbuf *tb, uint32_t hs, uint64_t t0, uint64_t dt)
+{
+	char *p = tb->cur_ev + tb->n;
+	uint32_t h = hs | (uint32_t)dt << 12;
+	tb->total++;
+	__builtin_memcpy(p, &h, 4);
+	__builtin_memcpy(p + 4, &t0, 8);
+	tb->n += 12;
+}
+
 /* ms_tpost stores a nonblocking post found in memo entry mm (its shape in
- * slot mm->slot): as the next entry of the entry's posts record when that
+ * slot mm->hs >> 2): as the next entry of the entry's posts record when that
  * record ends the buffer (nothing written since its last post) and the
  * gap and duration fit in 16 bits each; else ms_tpost_open (trace.c, once
  * per run: out of line, it leaves the wrapper its registers) opens a new
@@ -561,7 +590,7 @@ static inline void ms_tput(ms_tbuf *tb, uint64_t t0, uint64_t dt, uint64_t pc, u
 	char *p = tb->cur_ev + tb->n;
 	tb->total++;
 	for (int j = 0; j < MS_TMEMO; j++)
-		if (tb->memo[j].slot == slot)
+		if (tb->memo[j].hs == (1u | slot << 2))
 			tb->memo[j].pc = 0;
 	d->gen = tb->dgen;
 	d->pc = pc;
@@ -593,6 +622,34 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 			    const ms_comm *cm, int ok, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes,
 			    const MPI_Status *st, const MPI_Request *req);
 
+/* ms_tdef_hit stores the deferred event (tb->dfn != 0) in its common
+ * case, a plain receive that succeeded whose memo entry holds its
+ * arguments (ms_trace_put's test and short record for flags MS_TF_RECV,
+ * the entry at the receive's peer and direction), and tells whether it
+ * did; ms_tdef_put stores the others. Inlined in ms_trace_call since
+ * 2026-11-28: the call to ms_tdef_write had the wrapper spill and reload
+ * the values it kept in caller-saved registers (about 12 instructions
+ * per MPI_Send of a ping-pong, besides the call). The same bytes. */
+MS_INLINE int ms_tdef_hit(ms_tbuf *tb)
+{
+	const uint32_t dfn = tb->dfn;
+	if (dfn & MS_TDEF_ANY)
+		return 0;
+	const ms_tdef *d = &tb->d;
+	const uint64_t dt = d->t1 - d->t0;
+	const unsigned mo = 2u * (unsigned)d->rpeer + 1;
+	const ms_tmemo *mm = &tb->memo[MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1))];
+	MS_PIN(mm);
+	if (dt < MS_TSHORT_DT && mm->pc == (uint64_t)(uintptr_t)d->pc &&
+	    mm->fnf == ((dfn - 1) | (unsigned)MS_TF_RECV << 16) && mm->cm == d->cm && mm->rpeer == d->rpeer &&
+	    mm->rtag == d->rtag && mm->rbytes == d->rbytes) {
+		tb->dfn = 0;
+		ms_tshort_h(tb, mm->hs, d->t0, dt);
+		return 1;
+	}
+	return 0;
+}
+
 /* ms_trace_call stores the event of a measured call. It is inlined into
  * each wrapper, where flags are mostly constants: an event whose shape
  * (function, call site, communicator, message fields) the dictionary holds
@@ -606,14 +663,15 @@ MS_INLINE void ms_trace_call(ms_thread *t, unsigned fn, void *pc, uint64_t t0, u
 			     const MPI_Status *st, const MPI_Request *req)
 {
 	ms_tbuf *tb = t->tb;
-	if (__builtin_expect(tb == NULL || ms_tfull(tb), 0)) {
+	if (__builtin_expect(ms_tfull(tb), 0)) {
 		tb = ms_trace_slow(t);
 		if (tb == NULL)
 			return;
 	}
-	/* A receive's deferred event first (room: cap leaves two records'). */
-	if (tb->dfn)
-		ms_tdef_write(tb);
+	/* A receive's deferred event first (room: cap leaves two records'):
+	 * its common case here (ms_tdef_hit), the rest out of line. */
+	if (tb->dfn && !ms_tdef_hit(tb))
+		ms_tdef_put(tb);
 	ms_trace_put(tb, fn, pc, t0, t1, bytes, cm, ok, flags, speer, stag, rpeer, rtag, rbytes, st, req);
 }
 
@@ -652,7 +710,15 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		 * with MPICH's function ids, MPI_Send's and MPI_Recv's low bits
 		 * are equal), a call without a peer by its function. */
 		const unsigned mo = flags & MS_TF_RECV ? 2 * mpeer + 1 : flags & MS_TF_SEND ? 2 * mpeer : fn;
-		ms_tmemo *mm = &tb->memo[post ? mpeer & (MS_TMEMO / 2 - 1) : MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1))];
+		const unsigned mi = post ? mpeer & (MS_TMEMO / 2 - 1) : MS_TMEMO / 2 + (mo & (MS_TMEMO / 2 - 1));
+		ms_tmemo *mm = &tb->memo[mi];
+		/* The entry's address, computed once: GCC otherwise forms it
+		 * again from the index for each field it reads at an offset
+		 * past a scaled index (3-5 instructions per call). Not for an
+		 * index the compiler knows (a call without a peer), whose
+		 * fields are at constant offsets. */
+		if (!__builtin_constant_p(mi))
+			MS_PIN(mm);
 		const uint32_t fnf = fn | (unsigned)flags << 16;
 		if (memo && mm->pc == k && mm->fnf == fnf && mm->cm == cm &&
 		    (!(flags & (MS_TF_SEND | MS_TF_COLL)) || (mm->bytes == bytes && mm->stag == stag)) &&
@@ -661,7 +727,7 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 			if (post)
 				ms_tpost(tb, mm, t0, t1, dt, rq);
 			else
-				ms_tshort(tb, mm->slot, t0, dt, 0, 0);
+				ms_tshort_h(tb, mm->hs, t0, dt);
 			return;
 		}
 		ms_tmsg m = ms_tcanon(cm, flags, bytes, speer, stag, rpeer, rtag, rbytes, st);
@@ -671,9 +737,15 @@ MS_INLINE void ms_trace_put(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uin
 		const ms_tshape *d = &tb->dict[slot];
 		if (__builtin_expect(ms_tholds(d, tb, k, w, &m, flags), 1)) {
 			int hasreq = (flags & MS_TF_REQ) != 0;
-			ms_tshort(tb, slot, t0, dt, hasreq, rq);
+			/* rq goes into this branch as it is: GCC pairs t0 and rq
+			 * into one 16-byte store here and otherwise builds the
+			 * pair before the memo compare, in every post (3
+			 * instructions). */
+			uint64_t rqs = rq;
+			MS_PIN(rqs);
+			ms_tshort(tb, slot, t0, dt, hasreq, rqs);
 			if (memo)
-				*mm = (ms_tmemo){k, cm, bytes, rbytes, speer, stag, rpeer, rtag, fnf, slot, 1, 0};
+				*mm = (ms_tmemo){k, cm, bytes, rbytes, speer, stag, rpeer, rtag, fnf, 1u | slot << 2, 1, 0};
 			return;
 		}
 	}
@@ -691,7 +763,7 @@ MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, 
 {
 	(void)req; /* NULL: the generator defers no call that creates a request */
 	ms_tbuf *tb = t->tb;
-	if (__builtin_expect(tb == NULL || tb->dfn != 0, 0)) {
+	if (__builtin_expect(tb->dfn != 0, 0)) {
 		tb = ms_trace_slow(t); /* writes the event deferred before */
 		if (tb == NULL)
 			return;
@@ -736,7 +808,7 @@ MS_INLINE void ms_trace_defer(ms_thread *t, unsigned fn, void *pc, uint64_t t0, 
 MS_INLINE uintptr_t ms_trace_save1(ms_thread *t, const MPI_Request *r, MPI_Status **st)
 {
 	ms_tbuf *tb = t->tb;
-	if (__builtin_expect(tb == NULL, 0) && (tb = ms_trace_slow(t)) == NULL)
+	if (__builtin_expect(tb == &ms_tnone, 0) && (tb = ms_trace_slow(t)) == NULL)
 		return 0;
 	if (r == NULL || *r == MPI_REQUEST_NULL)
 		return 0;

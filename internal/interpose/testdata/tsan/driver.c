@@ -43,6 +43,8 @@ void ms_trace_cpl1(unsigned fn, uint64_t t1, uintptr_t h, const MPI_Status *st) 
 void ms_trace_post(unsigned fn, uint64_t t0, const ms_comm *cm, unsigned kind, int peer, int tag, int64_t bytes, uintptr_t req) {}
 void ms_trace_ev(ms_tbuf *tb, unsigned fn, void *pc, uint64_t t0, uint64_t t1, int64_t bytes, const ms_comm *cm, int flags, int speer, int stag, int rpeer, int rtag, int64_t rbytes, const MPI_Status *st, const MPI_Request *req) {}
 void ms_tdef_write(ms_tbuf *tb) {}
+void ms_tdef_put(ms_tbuf *tb) {}
+ms_tbuf ms_tnone;
 void ms_tpost_open(ms_tbuf *tb, ms_tmemo *mm, uint64_t t0, uint64_t t1, uint64_t req) {}
 uint64_t ms_trole[1u << MS_TROLE_BITS];
 ms_twin *ms_twin_created(MPI_Win w, const ms_comm *cm) { return NULL; }
