@@ -105,22 +105,27 @@ func symEntries() (lit [288]uint32, dist [32]uint32, clen [19]uint32) {
 	return
 }
 
+// fixedLitLen is the length of literal/length symbol s's code in the fixed
+// code (RFC 1951, 3.2.6).
+func fixedLitLen(s int) uint8 {
+	switch {
+	case s < 144:
+		return 8
+	case s < 256:
+		return 9
+	case s < 280:
+		return 7
+	}
+	return 8
+}
+
 // The fixed code's tables (block type 1).
 var fixedLit, fixedDist = fixedTables()
 
 func fixedTables() (lit, dist hTable) {
 	var l [288]uint8
 	for s := range l {
-		switch {
-		case s < 144:
-			l[s] = 8
-		case s < 256:
-			l[s] = 9
-		case s < 280:
-			l[s] = 7
-		default:
-			l[s] = 8
-		}
+		l[s] = fixedLitLen(s)
 	}
 	var d [32]uint8
 	for s := range d {

@@ -116,30 +116,40 @@ func synthRaw(t *testing.T) []byte {
 	}
 	var raw []byte
 	for r := 0; r < 2; r++ {
-		f, err := os.Open(RankPath(dir, r))
-		if err != nil {
-			t.Fatal(err)
+		for _, p := range eventsPayloads(t, RankPath(dir, r)) {
+			_, _, b := inflate(t, p)
+			raw = append(raw, b...)
 		}
-		br, err := NewBlockReader(f, filepath.Base(f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			kind, p, err := br.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if kind == BEvents {
-				_, _, b := inflate(t, p)
-				raw = append(raw, b...)
-			}
-		}
-		f.Close()
 	}
 	return raw
+}
+
+// eventsPayloads returns the payloads of a rank file's events (E) blocks,
+// in order.
+func eventsPayloads(tb testing.TB, path string) [][]byte {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	br, err := NewBlockReader(f, filepath.Base(path))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var ps [][]byte
+	for {
+		kind, p, err := br.Next()
+		if err == io.EOF {
+			return ps
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if kind == BEvents {
+			ps = append(ps, slices.Clone(p))
+		}
+	}
 }
 
 // TestInflateLevels: streams compress/flate writes at every level
@@ -298,16 +308,7 @@ func putTokens(w *bitWriter, lit, dist tCode, toks []token) {
 func fixedCodes() (lit, dist tCode) {
 	l := make([]int, 288)
 	for s := range l {
-		switch {
-		case s < 144:
-			l[s] = 8
-		case s < 256:
-			l[s] = 9
-		case s < 280:
-			l[s] = 7
-		default:
-			l[s] = 8
-		}
+		l[s] = int(fixedLitLen(s))
 	}
 	d := make([]int, 32)
 	for s := range d {
