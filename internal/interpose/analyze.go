@@ -75,13 +75,13 @@ func analyzeFinalize() *profile.Analysis {
 	// (MPI's blocking calls) or =N (sleeps of at most N us; 0: polls
 	// only).
 	C.ms_an_block, C.ms_an_sleep_max, C.ms_an_timing = 0, 1000000, 0
-	// The polls before the first sleep: 32, but 1 on an oversubscribed
-	// node (more of the job's ranks than CPUs, as the launcher tells:
-	// Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, Hydra's MPI_LOCALNRANKS),
-	// where a rank that finds nothing waits for ranks that need its CPU
-	// (2026-11-28, night); MPISCOPE_DEBUG_ANALYZE_POLLS=N sets them (0 to
-	// 1000), to measure.
-	C.ms_an_polls = C.int(anPolls(os.Getenv("MPISCOPE_DEBUG_ANALYZE_POLLS"), localRanks(), runtime.NumCPU()))
+	// The polls before the first sleep: 32; MPISCOPE_DEBUG_ANALYZE_POLLS=N
+	// sets them (0 to 1000), to measure. One poll on an oversubscribed
+	// node (2026-11-28, d28de6c) halved the path's wall time in waits but
+	// made scale.c's analysis a larger share of its run at 16 and 32
+	// ranks in four alternating pairs (docs/performance.md, "A quiet run
+	// of the night's merged tree"): not kept.
+	C.ms_an_polls = C.int(anPolls(os.Getenv("MPISCOPE_DEBUG_ANALYZE_POLLS")))
 	if v := os.Getenv("MPISCOPE_DEBUG_ANALYZE_WAIT"); v == "block" {
 		C.ms_an_block = 1
 	} else if us, err := strconv.Atoi(v); err == nil && us >= 0 && us <= 100000 {
@@ -156,13 +156,10 @@ func analyzeFinalize() *profile.Analysis {
 }
 
 // anPolls is the waits' polls before their first sleep: v
-// (MPISCOPE_DEBUG_ANALYZE_POLLS) when set, else 1 when the node holds
-// more ranks than CPUs, else 32. A bad v warns and keeps the default.
-func anPolls(v string, local, cpus int) int {
-	def := 32
-	if local > cpus && cpus > 0 {
-		def = 1
-	}
+// (MPISCOPE_DEBUG_ANALYZE_POLLS) when set, else 32. A bad v warns and
+// keeps the default.
+func anPolls(v string) int {
+	const def = 32
 	if v == "" {
 		return def
 	}
@@ -171,17 +168,6 @@ func anPolls(v string, local, cpus int) int {
 	}
 	warn(fmt.Sprintf("MPISCOPE_DEBUG_ANALYZE_POLLS=%q: want a number of polls from 0 to 1000; the default (%d)", v, def))
 	return def
-}
-
-// localRanks is the job's ranks on this node as the launcher tells (0:
-// unknown).
-func localRanks() int {
-	for _, k := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
-		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 0
 }
 
 // ownSites resolves this rank's callsites from its trace's mappings, as
