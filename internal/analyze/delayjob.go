@@ -292,10 +292,10 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		// batches it made ready, so more and smaller messages, each one
 		// more wait for its receiver).
 		src, b, err := c.RecvAny()
+		if err != nil {
+			return nil, err
+		}
 		for ok := true; ok; {
-			if err != nil {
-				return nil, err
-			}
 			st.recvs++
 			if len(b)%12 != 0 || src < 0 || src >= size {
 				return nil, fmt.Errorf("delay costs: %d bytes from rank %d", len(b), src)
@@ -307,7 +307,9 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 				}
 				deliver(pos[base[src]+int32(o)], f64(b[4:]))
 			}
-			src, b, ok, err = c.PollAny()
+			if src, b, ok, err = c.PollAny(); err != nil {
+				return nil, err
+			}
 		}
 		st.waits++
 	}

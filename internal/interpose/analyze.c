@@ -43,9 +43,8 @@ int64_t ms_an_msgs, ms_an_pieces;
 
 #define MS_AN_SLEEP_MIN 8000L     /* ns */
 
-/* The polls before the first sleep: 32, or 1 when the node holds more of
- * the job's ranks than it has CPUs (analyze.go: a rank that finds nothing
- * then waits for ranks that need its CPU; since 2026-11-28, night). */
+/* The polls before the first sleep: 32 (MPISCOPE_DEBUG_ANALYZE_POLLS,
+ * analyze.go). */
 int ms_an_polls = 32;
 int ms_an_block;
 long ms_an_sleep_max = 1000000L; /* ns */

@@ -308,11 +308,8 @@ func (anComm) RecvAny() (int, []byte, error) {
 	if rc := C.ms_an_probe(&src, &n); rc != 0 {
 		return 0, nil, fmt.Errorf("MPI error %d", int(rc))
 	}
-	b := make([]byte, int(n)+1)
-	if rc := C.ms_an_recv(src, unsafe.Pointer(&b[0]), n); rc != 0 {
-		return 0, nil, fmt.Errorf("MPI error %d", int(rc))
-	}
-	return int(src), b[:n], nil
+	b, err := anRecv(src, n)
+	return int(src), b, err
 }
 
 func (anComm) PollAny() (int, []byte, bool, error) {
@@ -323,11 +320,17 @@ func (anComm) PollAny() (int, []byte, bool, error) {
 	if flag == 0 {
 		return 0, nil, false, nil
 	}
+	b, err := anRecv(src, n)
+	return int(src), b, err == nil, err
+}
+
+// anRecv receives the probed delay-costs message of n bytes from src.
+func anRecv(src, n C.int) ([]byte, error) {
 	b := make([]byte, int(n)+1)
 	if rc := C.ms_an_recv(src, unsafe.Pointer(&b[0]), n); rc != 0 {
-		return 0, nil, false, fmt.Errorf("MPI error %d", int(rc))
+		return nil, fmt.Errorf("MPI error %d", int(rc))
 	}
-	return int(src), b[:n], true, nil
+	return b[:n], nil
 }
 
 func (anComm) WaitSends() error {
