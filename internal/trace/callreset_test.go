@@ -5,6 +5,15 @@ import (
 	"testing"
 )
 
+// reset empties a call as the walk does before each call: the fields
+// every call has (the walk writes them itself, each once) zero, then
+// clearRest.
+func (c *Call) reset() {
+	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = 0, 0, "", "", 0
+	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = 0, 0, 0, nil, nil, nil
+	c.clearRest()
+}
+
 // TestCallReset: reset clears every field of a Call, whatever fields it
 // gains: a field it forgot would carry one call's value into the next
 // (the walk reuses its Call). The call's own slices keep their arrays,

@@ -150,18 +150,11 @@ type Call struct {
 	IoDone       []IoDone  // MPI-IO operations completed in this call
 }
 
-// reset empties a call the walk reuses: the fields every call sets
-// (which the walk writes itself, each once) zero, the others as
-// clearRest leaves them. TestCallReset checks that it clears every field.
-func (c *Call) reset() {
-	c.Rank, c.Thread, c.Fn, c.Class, c.FnID = 0, 0, "", "", 0
-	c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = 0, 0, 0, nil, nil, nil
-	c.clearRest()
-}
-
 // clearRest empties the fields of a call the walk reuses that only some
 // calls set, field by field (cheaper than writing the whole struct): the
-// slices keep their arrays, Root is -1.
+// slices keep their arrays, Root is -1. The walk writes the others, which
+// every call has, itself; TestCallReset checks that the two together
+// leave no field behind.
 func (c *Call) clearRest() {
 	c.Send, c.Recv, c.RecvPost = nil, nil, nil
 	c.StartSend, c.StartRecv, c.SendDone, c.RecvDone = c.StartSend[:0], c.StartRecv[:0], c.SendDone[:0], c.RecvDone[:0]
@@ -800,8 +793,8 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if e.Comm != lastComm {
 					g = comm(e.Comm)
 				}
-				// The fields every call has, each written once (reset
-				// clears the same), then the others emptied.
+				// The fields every call has, each written once (the test's
+				// reset lists the same), then the others emptied.
 				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
 				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t0, t1, e.PC, src, path, g
 				c.clearRest()
