@@ -53,9 +53,12 @@ type Comm interface {
 //     one shard of the offline matching, and matches it with the same
 //     code; the wait candidates go back to the ranks of their calls (a
 //     second MPI_Alltoallv), which group them into wait states;
-//  3. the critical path by pointer doubling over the ranks' jumps, in
-//     about log2 of the path's jumps exchanges (pathjob.go), the token
-//     passed backwards one jump at a time only where ties require it;
+//  3. the critical path: the ranks' jumps gathered at the rank of its
+//     end, which replays it as offline and sends each rank its segments
+//     (one message each way), or, when they do not fit its share of the
+//     bound, by pointer doubling over the ranks' jumps, in about log2 of
+//     the path's jumps exchanges (pathjob.go), the token passed backwards
+//     one jump at a time only where ties require it;
 //  4. the delay costs flow between the ranks of the waits (delayjob.go);
 //     each rank's part (its wait states, its share of the path, its delay
 //     costs) is gathered up the binomial tree to rank 0,
@@ -265,7 +268,13 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	var segs [][2]float64
 	var pst pathStats
 	if info.Found {
-		if segs, err = doublingReplay(c, rw.jumps, p, int(end.Rank), &info, &pst); err != nil {
+		// At the end rank when the jumps fit its share of the bound, else
+		// by pointer doubling (pathjob.go).
+		var done bool
+		if segs, done, err = gatherReplay(c, rw.jumps, p, int(end.Rank), opt.memory(), &info, &pst); err == nil && !done {
+			segs, err = doublingReplay(c, rw.jumps, p, int(end.Rank), &info, &pst)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -334,24 +334,37 @@ func TestInJobAgrees(t *testing.T) {
 // TestInJobCounts: what the analysis in the job sends, on a hand-made
 // chain of three ranks (0 sends to 1, then 1 to 2; each receive waits):
 // the exchanges (the records and their wait candidates, the delay costs'
-// waits, the critical path's one per level and 3), the reductions' tree
-// messages (P - 1 up a tree, as many down: the metadata, the path's
-// verdict, and the parts gathered at rank 0; the time origin, the rounds
-// and the last rank to finish travel with the metadata and the records,
+// waits), the point-to-point messages (P - 1 up a tree and as many down
+// for the metadata, the jumps to the end rank and its replies, P - 1 up a
+// tree for the parts gathered at rank 0; the time origin, the rounds and
+// the last rank to finish travel with the metadata and the records,
 // since 2026-11-28) and the delay costs' messages (each rank with a wait
-// passes it on once: rank 2 to 1, then 1 to 0).
+// passes it on once: rank 2 to 1, then 1 to 0). With the path by pointer
+// doubling (its jumps not gathered): its one exchange per level and 3,
+// and its verdict's reduction (P - 1 up, P - 1 down) beside the jumps'
+// messages and the replies that say to double.
 func TestInJobCounts(t *testing.T) {
 	dir := writeJob(t, []trace.Event{call(fCommRank, 0, 100), send(fSend, 10000, 10100, 1)},
 		[]trace.Event{recv(fRecv, 0, 10200, 0), send(fSend, 30000, 30100, 2)},
 		[]trace.Event{recv(fRecv, 0, 30200, 1), call(fCommRank, 60000, 60100)})
-	res, run := inJobOpt(t, dir, 3, Options{})
-	levels, px := pathExchanges(t, run.path)
-	if res.Critical.Jumps != 2 || levels != 1 || px != 4 {
-		t.Fatalf("path of %d jumps, %d levels, %d exchanges; want 2, 1, 4", res.Critical.Jumps, levels, px)
-	}
-	if run.exchanges != 2+1+px || run.sends != 5*(3-1) || run.asyncs != 2 || run.tokens != 0 {
-		t.Errorf("%d exchanges, %d tree messages, %d delay messages, %d tokens; want %d, %d, 2, 0",
-			run.exchanges, run.sends, run.asyncs, run.tokens, 2+1+px, 5*(3-1))
+	for _, double := range []bool{false, true} {
+		if double {
+			defer func(f func(int64, int64) bool) { pathGatherFits = f }(pathGatherFits)
+			pathGatherFits = func(int64, int64) bool { return false }
+		}
+		res, run := inJobOpt(t, dir, 3, Options{})
+		levels, px := pathExchanges(t, run.path)
+		wl, wx, sends := 0, 0, 5*(3-1)
+		if double {
+			wl, wx, sends = 1, 4, 7*(3-1)
+		}
+		if res.Critical.Jumps != 2 || levels != wl || px != wx || strings.HasSuffix(run.path, ",gathered]") == double {
+			t.Fatalf("doubling %v: path of %d jumps, %d levels, %d exchanges (%s); want 2, %d, %d", double, res.Critical.Jumps, levels, px, run.path, wl, wx)
+		}
+		if run.exchanges != 2+1+px || run.sends != sends || run.asyncs != 2 || run.tokens != 0 {
+			t.Errorf("doubling %v: %d exchanges, %d point-to-point messages, %d delay messages, %d tokens; want %d, %d, 2, 0",
+				double, run.exchanges, run.sends, run.asyncs, run.tokens, 2+1+px, sends)
+		}
 	}
 }
 
@@ -437,7 +450,19 @@ func compareInJob(t *testing.T, dir string, size int) *Result {
 		if bound != 0 && rounds < 10 || n != 2*rounds+1 && n != 2*rounds+2 {
 			t.Errorf("bound %d: %d exchanges besides the path's, want 2 x %d rounds and one (at least 10 rounds with the small bounds)", bound, n, rounds)
 		}
-		if wl, wx := pathCost(off.Critical.Jumps); (off.Critical.Jumps > 0 || px > 0) && (px != wx || levels != wl || run.tokens != 0) {
+		// With the default bound the jumps are gathered at the end rank
+		// (no exchange); the small bounds leave them no room there
+		// (under an eighth of a jump per event), and the ranks fall back
+		// to the doubling.
+		gathered := strings.HasSuffix(run.path, ",gathered]")
+		if gathered != (bound == 0) {
+			t.Errorf("bound %d: the path's phase %q; gathered at the end rank: want %v", bound, run.path, bound == 0)
+		}
+		wl, wx := pathCost(off.Critical.Jumps)
+		if gathered {
+			wl, wx = 0, 0
+		}
+		if (off.Critical.Jumps > 0 || px > 0) && (px != wx || levels != wl || run.tokens != 0) {
 			t.Errorf("bound %d: the path (%d jumps) in %d exchanges, %d levels, %d tokens; want %d, %d, no token",
 				bound, off.Critical.Jumps, px, levels, run.tokens, wx, wl)
 		}
@@ -498,6 +523,54 @@ func TestPathDoubling(t *testing.T) {
 				passes[r] = p
 			}
 			want := replay(passes, ws)
+			// Gathered at the end rank (gatherReplay): the offline
+			// replay's segments exactly, ties included, the start rank
+			// and jumps on every rank, a message to the end rank and one
+			// back per rank, no exchange; with a bound too small for the
+			// jumps, the same messages and the ranks told to double.
+			for _, bound := range []int64{DefaultJobMemory, 4 * gatherJumpBytes} {
+				net := newChanNet(c.size)
+				segs := make([][][2]float64, c.size)
+				infos := make([]pathInfo, c.size)
+				dones := make([]bool, c.size)
+				errs := onRanks(net, func(r int, cc chanComm) (err error) {
+					var st pathStats
+					segs[r], dones[r], err = gatherReplay(cc, ws[r].jumps, passes[r], want.info.EndRank, bound, &infos[r], &st)
+					if st.gathered != dones[r] {
+						t.Errorf("%+v seed %d rank %d: gathered %v, done %v", c, seed, r, st.gathered, dones[r])
+					}
+					return err
+				})
+				all := 0
+				for r := range c.size {
+					all += len(ws[r].jumps)
+				}
+				for r := range c.size {
+					if errs[r] != nil {
+						t.Fatalf("%+v seed %d rank %d: %v", c, seed, r, errs[r])
+					}
+					if wd := bound == DefaultJobMemory || all <= 1; dones[r] != wd {
+						t.Errorf("%+v seed %d bound %d rank %d: gathered %v, want %v (%d jumps)", c, seed, bound, r, dones[r], wd, all)
+					}
+					if !dones[r] {
+						continue
+					}
+					if len(segs[r]) == 0 {
+						segs[r] = nil
+					}
+					if !slices.Equal(segs[r], want.segs[r]) {
+						t.Errorf("%+v seed %d rank %d: gathered segments %v, want %v", c, seed, r, segs[r], want.segs[r])
+					}
+					if infos[r].StartRank != want.info.StartRank || infos[r].Jumps != want.info.Jumps {
+						t.Errorf("%+v seed %d rank %d: gathered start rank %d, %d jumps; want %d, %d", c, seed, r, infos[r].StartRank, infos[r].Jumps,
+							want.info.StartRank, want.info.Jumps)
+					}
+				}
+				if net.sends.Load() != int64(2*(c.size-1)) || net.a2as.Load() != 0 || net.tokens.Load() != 0 {
+					t.Errorf("%+v seed %d bound %d: %d messages, %d exchanges, %d tokens; want %d, 0, 0", c, seed, bound,
+						net.sends.Load(), net.a2as.Load(), net.tokens.Load(), 2*(c.size-1))
+				}
+			}
 			net := newChanNet(c.size)
 			segs := make([][][2]float64, c.size)
 			infos := make([]pathInfo, c.size)

@@ -76,6 +76,7 @@ type pathStats struct {
 	exchanges int   // Alltoallv calls
 	sent      int64 // bytes this rank sent in them (to other ranks)
 	tokens    bool  // replayed by the token instead
+	gathered  bool  // replayed at the end rank (gatherReplay): no exchange, no level
 	// in the exchanges (wall time): waiting for the other ranks and
 	// moving the bytes; the rest of the path's time is this rank's own
 	// work.
@@ -86,6 +87,9 @@ func (s pathStats) String() string {
 	ms := float64(s.inExchanges.Microseconds()) / 1e3
 	if s.tokens {
 		return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d,a2a_ms=%.1f,token", s.levels, s.exchanges, s.sent>>10, ms)
+	}
+	if s.gathered {
+		return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d,a2a_ms=%.1f,gathered", s.levels, s.exchanges, s.sent>>10, ms)
 	}
 	return fmt.Sprintf("levels=%d,exchanges=%d,kb=%d,a2a_ms=%.1f", s.levels, s.exchanges, s.sent>>10, ms)
 }
@@ -537,4 +541,168 @@ func flagByte(b bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// The critical path gathered at the end rank (since 2026-11-28, late
+// night): when the job's jumps fit a quarter of the bound at the rank of
+// the path's end (gatherJumpBytes each), every rank sends its jumps
+// (their ends, ready times and partners), its first call's start and its
+// last call's end there, one message each; that rank runs the offline
+// backward replay itself (replay: the same steps, cursors and ties) and
+// sends each rank its segments of the path, with the path's start rank
+// and length. Two messages per rank, one hop each way, where the doubling
+// takes floor(log2 T) + 3 exchanges of every rank with every other and a
+// reduction (2 log2 P hops) for its verdict: on an oversubscribed node
+// each of those is a wait for every rank to get a CPU. When the jumps do
+// not fit, or a partner is no rank, the end rank says so in its replies
+// and the ranks run doublingReplay.
+
+// gatherJumpBytes is what a jump costs the end rank: decoded (a jump, 48
+// bytes) and its share of its rank's message (17 to 21 bytes).
+const gatherJumpBytes = 72
+
+// pathGatherFits tells whether jumps jumps fit the end rank's share of
+// the bound (a quarter; a variable so that tests can force the doubling).
+var pathGatherFits = func(jumps int64, bound int64) bool {
+	return jumps >= 0 && jumps <= bound/4/gatherJumpBytes
+}
+
+// gatherReplay is the critical path gathered at the end rank (above):
+// this rank's segments of the path in time order, and info's start rank
+// and jumps; done false when the ranks must run doublingReplay instead.
+func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, info *pathInfo, st *pathStats) (segs [][2]float64, done bool, err error) {
+	me, size := c.Rank(), c.Size()
+	le := binary.LittleEndian
+	t0 := time.Now()
+	defer func() { st.inExchanges += time.Since(t0) }()
+	defer func() { st.gathered = done }()
+	if me != endRank {
+		// Flag 0: the jumps follow; 1: this rank's alone exceed the share.
+		fits := pathGatherFits(int64(len(jumps)), bound)
+		b := make([]byte, 0, 1+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32))
+		b = append(b, flagByte(!fits))
+		b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(p.first)), math.Float64bits(p.last))
+		b = append(b, flagByte(p.ncalls > 0))
+		b = binary.AppendUvarint(b, uint64(len(jumps)))
+		if fits {
+			for k := range jumps {
+				j := &jumps[k]
+				b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(j.t1)), math.Float64bits(j.ready))
+				b = binary.AppendVarint(b, int64(j.partner))
+			}
+		}
+		st.sent += int64(len(b))
+		if err := c.Send(endRank, b); err != nil {
+			return nil, false, err
+		}
+		r, err := c.Recv(endRank)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(r) < 1 || r[0] > 1 {
+			return nil, false, fmt.Errorf("critical path: %d bytes from rank %d", len(r), endRank)
+		}
+		if r[0] == 1 {
+			return nil, false, nil
+		}
+		off := 1
+		sr, ok1 := readUvarint(r, &off, uint64(size-1))
+		n, ok2 := readUvarint(r, &off, math.MaxInt64)
+		ns, ok3 := readUvarint(r, &off, uint64(len(r)/16))
+		if !ok1 || !ok2 || !ok3 || len(r)-off != int(ns)*16 {
+			return nil, false, fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", endRank, len(r), off)
+		}
+		for range ns {
+			a, _ := readF64(r, &off)
+			z, _ := readF64(r, &off)
+			segs = append(segs, [2]float64{a, z})
+		}
+		info.StartRank, info.Jumps = int(sr), int(n)
+		return segs, true, nil
+	}
+	// The end rank: every rank's jumps, its first start and last end.
+	passes := make([]*rankPass, size)
+	ws := make([]rankWaits, size)
+	inRange := func(js []jump) bool {
+		for k := range js {
+			if js[k].partner < 0 || int(js[k].partner) >= size {
+				return false
+			}
+		}
+		return true
+	}
+	total := int64(len(jumps))
+	ok := pathGatherFits(total, bound) && inRange(jumps)
+	for s := range size {
+		if s == me {
+			passes[s] = &rankPass{rank: s, ncalls: p.ncalls, first: p.first, last: p.last}
+			ws[s].jumps = jumps
+			continue
+		}
+		b, err := c.Recv(s)
+		if err != nil {
+			return nil, false, err
+		}
+		off := 1
+		first, ok1 := readF64(b, &off)
+		last, ok2 := readF64(b, &off)
+		var calls uint64
+		if ok2 && off < len(b) {
+			calls = uint64(b[off])
+			off++
+		}
+		n, ok3 := readUvarint(b, &off, math.MaxInt32)
+		if len(b) < 1 || b[0] > 1 || !ok1 || !ok2 || calls > 1 || !ok3 || b[0] == 0 && n > uint64(len(b)-off)/17 {
+			return nil, false, fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad at byte %d", s, len(b), off)
+		}
+		passes[s] = &rankPass{rank: s, ncalls: calls, first: first, last: last}
+		total += int64(n)
+		if b[0] == 1 || !ok || !pathGatherFits(total, bound) {
+			ok = false // the doubling: this message is not kept
+			continue
+		}
+		js := make([]jump, n)
+		for k := range js {
+			t1, ok1 := readF64(b, &off)
+			ready, ok2 := readF64(b, &off)
+			pr, x := binary.Varint(b[off:])
+			if !ok1 || !ok2 || x <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
+				return nil, false, fmt.Errorf("critical path: rank %d's jump %d of %d: bad at byte %d of %d", s, k, n, off, len(b))
+			}
+			off += x
+			js[k] = jump{t1: t1, ready: ready, partner: int32(pr)}
+		}
+		if off != len(b) {
+			return nil, false, fmt.Errorf("critical path: rank %d's jumps: %d bytes, want %d", s, len(b), off)
+		}
+		ws[s].jumps = js
+		ok = ok && inRange(js)
+	}
+	var res pathResult
+	if ok {
+		res = replay(passes, ws)
+		ok = res.info.Found && res.info.EndRank == endRank
+	}
+	for s := range size {
+		if s == me {
+			continue
+		}
+		b := []byte{flagByte(!ok)}
+		if ok {
+			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(res.info.StartRank)), uint64(res.info.Jumps))
+			b = binary.AppendUvarint(b, uint64(len(res.segs[s])))
+			for _, x := range res.segs[s] {
+				b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(x[0])), math.Float64bits(x[1]))
+			}
+		}
+		st.sent += int64(len(b))
+		if err := c.Send(s, b); err != nil {
+			return nil, false, err
+		}
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	info.StartRank, info.Jumps = res.info.StartRank, res.info.Jumps
+	return res.segs[me], true, nil
 }
