@@ -268,7 +268,8 @@ func (b *bench) analyzeJob() error {
 		"Peak RSS: each rank's VmHWM during the analysis (reset when it starts), the largest over the ranks, with the default bound "+
 		"(MPISCOPE_ANALYZE_MEM=128M, one round here). One run each "+
 		"(32 oversubscribed ranks take seconds to minutes per run). Phases, wall/CPU ms: rank 0's time agreeing with the others and reading its trace (read), "+
-		"exchanging and matching the records (match), in the critical path (path[levels, exchanges, KiB sent]: pointer doubling, one exchange per level and 3), "+
+		"exchanging and matching the records (match), in the critical path (path[levels, exchanges, KiB sent]: gathered at the end rank, one message to it "+
+		"from every rank and one back, when the jumps fit a quarter of the bound; else pointer doubling, one exchange per level and 3), "+
 		"in its part (part: the MPI calls on the path from the log of its calls; part[trace read again] when the log does not fit the bound), "+
 		"in the delay costs (delays[messages sent, waits' entries in them, receives]).\n\n", runtime.NumCPU())
 	b.res.md("%s", mpichNote)
