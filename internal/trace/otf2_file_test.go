@@ -141,3 +141,85 @@ func TestCU(t *testing.T) {
 		t.Errorf("cu64(undefined): % x", got)
 	}
 }
+
+// TestOTF2Bufs: event files sharing a pool write the chunks otf2FileWant
+// makes, and take aligned buffers as otf2Bufs promises: a file that fills
+// a chunk with the pool empty allocates one and leaves it in the pool when
+// closed; the next file takes that same buffer at its first record, even
+// for a few records, and gives it back; a file of a few records with the
+// pool empty grows its chunk by itself (no buffer) and never exceeds
+// otf2FirstCap; one that grows past otf2FirstCap takes a buffer then.
+func TestOTF2Bufs(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	var recs [][]byte
+	for len(recs) < 20000 {
+		r := make([]byte, 1+rng.Intn(200))
+		rng.Read(r)
+		recs = append(recs, r)
+	}
+	dir := t.TempDir()
+	pool := &otf2Bufs{}
+	write := func(name string, recs [][]byte, check func(f *otf2File)) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		f, err := newOTF2File(path, otf2EvtChunk, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.pool = pool
+		for i, r := range recs {
+			f.add(r, uint64(i), true)
+		}
+		check(f)
+		if err := f.close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := otf2FileWant(otf2EvtChunk, recs); !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, want %d (or other bytes)", name, len(got), len(want))
+		}
+	}
+	var first []byte
+	write("many.evt", recs, func(f *otf2File) {
+		if len(pool.free) != 0 || f.buf == nil {
+			t.Errorf("many: %d free buffers, buffer %v; want 0 and one", len(pool.free), f.buf != nil)
+		}
+		first = f.buf
+	})
+	if len(pool.free) != 1 || &pool.free[0][0] != &first[0] || len(first) != otf2EvtChunk {
+		t.Fatalf("after many: %d free buffers, want its one of %d bytes", len(pool.free), otf2EvtChunk)
+	}
+	write("few.evt", recs[:10], func(f *otf2File) {
+		if len(pool.free) != 0 || f.buf == nil || &f.buf[0] != &first[0] || &f.chunk[0] != &f.buf[otf2HeaderLen] {
+			t.Errorf("few: %d free buffers, want the pool's one taken and appended into in place", len(pool.free))
+		}
+	})
+	if len(pool.free) != 1 || &pool.free[0][0] != &first[0] {
+		t.Fatalf("after few: %d free buffers, want the same one back", len(pool.free))
+	}
+	pool.take(otf2EvtChunk)
+	// 10 records of at most 210 bytes: a chunk of at most 4 KiB, its own.
+	write("alone.evt", recs[:10], func(f *otf2File) {
+		if f.buf != nil || cap(f.chunk) != 4096 {
+			t.Errorf("alone: buffer %v, chunk capacity %d; want none and 4096", f.buf != nil, cap(f.chunk))
+		}
+	})
+	// Records past otf2FirstCap bytes and short of a chunk: the chunk
+	// grows to otf2FirstCap, then takes a buffer of its own.
+	k, size := 0, 0
+	for size <= otf2FirstCap+100 {
+		size += 9 + len(recs[k])
+		k++
+	}
+	write("grown.evt", recs[:k], func(f *otf2File) {
+		if f.buf == nil || len(f.buf) != otf2EvtChunk || &f.chunk[0] != &f.buf[otf2HeaderLen] || len(f.chunk) != size {
+			t.Errorf("grown: buffer %v, %d bytes in the chunk; want one, %d", f.buf != nil, len(f.chunk), size)
+		}
+	})
+	if len(pool.free) != 1 {
+		t.Errorf("after grown: %d free buffers, want 1", len(pool.free))
+	}
+}
