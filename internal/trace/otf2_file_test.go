@@ -92,8 +92,8 @@ func TestOTF2FileChunks(t *testing.T) {
 				}
 				if c.name == "many" {
 					t.Logf("%s, refused after %d: %d bytes, %d direct writes", dir, refuse, len(got), stub.taken)
-					if dir == dirs[0] && refuse == -1 && oDirect != 0 && stub.taken != len(want)/otf2EvtChunk {
-						t.Errorf("%d direct writes, want %d (one per full chunk)", stub.taken, len(want)/otf2EvtChunk)
+					if full := len(want) / otf2EvtChunk; dir == dirs[0] && refuse == -1 && oDirect != 0 && stub.taken != (full+otf2Span-1)/otf2Span {
+						t.Errorf("%d direct writes, want %d (one per %d full chunks)", stub.taken, (full+otf2Span-1)/otf2Span, otf2Span)
 					}
 				}
 			}
@@ -189,8 +189,8 @@ func TestOTF2Bufs(t *testing.T) {
 		}
 		first = f.buf
 	})
-	if len(pool.free) != 1 || &pool.free[0][0] != &first[0] || len(first) != otf2EvtChunk {
-		t.Fatalf("after many: %d free buffers, want its one of %d bytes", len(pool.free), otf2EvtChunk)
+	if len(pool.free) != 1 || &pool.free[0][0] != &first[0] || len(first) != otf2Span*otf2EvtChunk {
+		t.Fatalf("after many: %d free buffers, want its one of %d bytes", len(pool.free), otf2Span*otf2EvtChunk)
 	}
 	write("few.evt", recs[:10], func(f *otf2File) {
 		if len(pool.free) != 0 || f.buf == nil || &f.buf[0] != &first[0] || &f.chunk[0] != &f.buf[otf2HeaderLen] {
@@ -215,11 +215,19 @@ func TestOTF2Bufs(t *testing.T) {
 		k++
 	}
 	write("grown.evt", recs[:k], func(f *otf2File) {
-		if f.buf == nil || len(f.buf) != otf2EvtChunk || &f.chunk[0] != &f.buf[otf2HeaderLen] || len(f.chunk) != size {
+		if f.buf == nil || len(f.buf) != otf2Span*otf2EvtChunk || &f.chunk[0] != &f.buf[otf2HeaderLen] || len(f.chunk) != size {
 			t.Errorf("grown: buffer %v, %d bytes in the chunk; want one, %d", f.buf != nil, len(f.chunk), size)
 		}
 	})
-	if len(pool.free) != 1 {
-		t.Errorf("after grown: %d free buffers, want 1", len(pool.free))
+	if len(pool.free) != 1 || pool.spans != 2 {
+		t.Errorf("after grown: %d free buffers, %d of %d chunks allocated; want 1, 2", len(pool.free), pool.spans, otf2Span)
 	}
+	// Past otf2SpanBufs buffers of otf2Span chunks, new ones are one
+	// chunk: the files write the same.
+	pool = &otf2Bufs{spans: otf2SpanBufs}
+	write("one.evt", recs, func(f *otf2File) {
+		if len(f.buf) != otf2EvtChunk {
+			t.Errorf("one: a buffer of %d bytes, want %d", len(f.buf), otf2EvtChunk)
+		}
+	})
 }
