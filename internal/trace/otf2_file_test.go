@@ -231,3 +231,59 @@ func TestOTF2Bufs(t *testing.T) {
 		}
 	})
 }
+
+// TestConvertOTF2Workers: a synthetic job of 4 ranks whose locations fill
+// several chunks each (buffers of otf2Span chunks written, given back to
+// the pool and taken by the next rank's location) converts on 2 and 4
+// workers to the files it converts to on one, byte for byte (the anchor
+// file, with its random id, aside); with -race, the pool shared between
+// workers is checked too.
+func TestConvertOTF2Workers(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteSynth(dir, SynthSpec{Ranks: 4, Events: 800_000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	convert := func(workers int) map[string][]byte {
+		out := filepath.Join(t.TempDir(), "otf2")
+		if _, err := ConvertOTF2(NewWalker(j, WalkOptions{}), out, workers); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string][]byte{}
+		for _, sub := range []string{".", "traces"} {
+			ents, err := os.ReadDir(filepath.Join(out, sub))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				if e.IsDir() || e.Name() == "traces.otf2" {
+					continue
+				}
+				b, err := os.ReadFile(filepath.Join(out, sub, e.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[filepath.Join(sub, e.Name())] = b
+			}
+		}
+		return files
+	}
+	want := convert(1)
+	if b := want[filepath.Join("traces", "0.evt")]; len(b) < (otf2Span+1)*otf2EvtChunk {
+		t.Fatalf("rank 0's event file is %d bytes, want more than %d chunks", len(b), otf2Span+1)
+	}
+	for _, workers := range []int{2, 4} {
+		got := convert(workers)
+		if len(got) != len(want) {
+			t.Errorf("%d workers: %d files, want %d", workers, len(got), len(want))
+		}
+		for name, b := range want {
+			if !bytes.Equal(got[name], b) {
+				t.Errorf("%d workers: %s is %d bytes unlike one worker's %d (or other bytes)", workers, name, len(got[name]), len(b))
+			}
+		}
+	}
+}
