@@ -134,6 +134,9 @@ type rankPass struct {
 	keyList   []keyT
 	lastKey   keyID // the key interned last, and its value
 	lastKeyV  int32
+	memoCall  uint64 // key's last answer: the call's number (ncalls), g, and the key
+	memoG     *trace.GComm
+	memoV     int32
 	keyCache  [64]keySlot
 	times     []callTimes // the calls that keep records (sendRec.tix ...)
 	sends     [][]sendRec
@@ -201,8 +204,20 @@ func newRankPass(idx, rank, nshard int) *rankPass {
 }
 
 // key interns the call's key; a completion call (no communicator of its
-// own) takes that of the message, g.
+// own) takes that of the message, g. The messages a call completes mostly
+// share a communicator: the key is asked again of the same call (its
+// number) and g, and given back without being made again.
 func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
+	if p.memoCall == p.ncalls && p.memoG == g {
+		return p.memoV
+	}
+	v := p.keyOf(c, g)
+	p.memoCall, p.memoG, p.memoV = p.ncalls, g, v
+	return v
+}
+
+// keyOf is key, made.
+func (p *rankPass) keyOf(c *trace.Call, g *trace.GComm) int32 {
 	k := keyID{fn: c.FnID, pc: c.PC, comm: -1}
 	if c.Comm != nil {
 		k.comm = c.Comm.ID
