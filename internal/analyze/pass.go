@@ -172,9 +172,13 @@ const spillBatch = 512
 // hold records, so that the times can be let go of (a spilled record
 // carries its call's times).
 func (p *rankPass) added(s int) {
-	if p.sp == nil {
-		return
+	if p.sp != nil {
+		p.spilled(s)
 	}
+}
+
+// spilled is added with a spill.
+func (p *rankPass) spilled(s int) {
 	if len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
 		p.flush(s)
 	}
@@ -470,28 +474,49 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, ts []callTimes
 type candOut struct {
 	flat []cand
 	by   [][][]cand
+	cur  [][]cand // by rank index, the chunk being filled (finish puts it in by)
 	tab  []flowSlot // matchFlows' table, kept for the next shard
 }
 
 const candChunk = 4096
 
 func (o *candOut) add(c cand) {
+	if cur := o.cur; int(c.idx) < len(cur) { // the usual case: room in the rank's chunk
+		if ch := &cur[c.idx]; len(*ch) < cap(*ch) {
+			*ch = append(*ch, c)
+			return
+		}
+	}
+	o.addNew(c)
+}
+
+// addNew is add to the flat list, or to a new chunk of the rank's (the
+// full one goes to by).
+func (o *candOut) addNew(c cand) {
 	if o.by == nil {
 		o.flat = append(o.flat, c)
 		return
 	}
-	ch := o.by[c.idx]
-	n := len(ch)
-	if n == 0 || len(ch[n-1]) == cap(ch[n-1]) {
-		size := 64
-		if n > 0 {
-			size = min(2*cap(ch[n-1]), candChunk)
-		}
-		ch = append(ch, make([]cand, 0, size))
-		o.by[c.idx] = ch
-		n++
+	if o.cur == nil {
+		o.cur = make([][]cand, len(o.by))
 	}
-	ch[n-1] = append(ch[n-1], c)
+	ch := o.cur[c.idx]
+	size := 64
+	if cap(ch) > 0 {
+		o.by[c.idx] = append(o.by[c.idx], ch)
+		size = min(2*cap(ch), candChunk)
+	}
+	o.cur[c.idx] = append(make([]cand, 0, size), c)
+}
+
+// finish puts the chunks being filled in by, after the full ones.
+func (o *candOut) finish() {
+	for i, ch := range o.cur {
+		if len(ch) > 0 {
+			o.by[i] = append(o.by[i], ch)
+		}
+	}
+	o.cur = nil
 }
 
 // matchParts is matchRecs of the records in parts: sendParts[i] and
@@ -544,6 +569,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		st.colls++
 		collCands(g, times, idx, out)
 	}
+	out.finish()
 	return st
 }
 
