@@ -474,7 +474,7 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, ts []callTimes
 type candOut struct {
 	flat []cand
 	by   [][][]cand
-	cur  [][]cand // by rank index, the chunk being filled (finish puts it in by)
+	cur  [][]cand   // by rank index, the chunk being filled (finish puts it in by)
 	tab  []flowSlot // matchFlows' table, kept for the next shard
 }
 
