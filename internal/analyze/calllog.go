@@ -31,6 +31,8 @@ type callLog struct {
 	end    int     // where the run being written ends: add starts the next (newRun) once pos reaches it
 	prev   uint64  // the last entry's bits
 	lo, hi float64 // the run being written's earliest entry and latest exit (its logSpan's once it ends)
+	last0  float64 // the last entry
+	back   bool    // an entry of the run being written went back (its logSpan's once it ends)
 	bufs   [][]byte
 	keys   []fnPC
 	ids    map[fnPC]uint32
@@ -42,12 +44,15 @@ type callLog struct {
 // ends, the entry bits before it (the differences' base), and the
 // earliest entry and latest exit in it. pathKeys skips a run that no
 // segment of the path overlaps without decoding it: none of its calls can
-// add to a share (a call adds only where a segment overlaps it).
+// add to a share (a call adds only where a segment overlaps it); and,
+// unless an entry in the run goes back (back), the rest of a run once no
+// segment it overlaps is left.
 type logSpan struct {
 	prev     uint64
 	lo, hi   float64
 	buf      int32
 	off, end int32
+	back     bool // an entry in the run is before the one logged before it: pathKeys reads the run to its end
 }
 
 // runBytes is about the bytes of a logSpan's run (a run ends with the call
@@ -98,6 +103,10 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 	if t1 > l.hi {
 		l.hi = t1
 	}
+	if t0 < l.last0 {
+		l.back = true
+	}
+	l.last0 = t0
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
 	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3
@@ -144,7 +153,7 @@ func (l *callLog) newRun(t0, t1 float64) {
 	}
 	l.spans = append(l.spans, logSpan{prev: l.prev, buf: int32(len(l.bufs) - 1), off: int32(l.pos)})
 	l.end = l.pos + runBytes
-	l.lo, l.hi = t0, t1
+	l.lo, l.hi, l.back = t0, t1, false
 }
 
 // seal writes the bounds and end of the run being written into its
@@ -152,7 +161,7 @@ func (l *callLog) newRun(t0, t1 float64) {
 func (l *callLog) seal() {
 	if n := len(l.spans); n > 0 {
 		sp := &l.spans[n-1]
-		sp.lo, sp.hi, sp.end = l.lo, l.hi, int32(l.pos)
+		sp.lo, sp.hi, sp.end, sp.back = l.lo, l.hi, int32(l.pos), l.back
 	}
 }
 
@@ -246,11 +255,8 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 			h := b[i]
 			n0, n1 := int(h>>4), int(h&15)
 			d0 := lowBytes(binary.LittleEndian.Uint64(b[i+1:]), n0)
-			d1 := lowBytes(binary.LittleEndian.Uint64(b[i+1+n0:]), n1)
-			var x uint64
-			x, i = getUv(b, i+1+n0+n1)
 			bits += unzigzag(d0)
-			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
+			t0 := math.Float64frombits(bits)
 			if t0 < last {
 				k0 = first // a time going back (the next thread's calls)
 			}
@@ -270,6 +276,17 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 				}
 				k0++
 			}
+			if !sp.back && (k0 == len(ss) || ss[k0][0] >= sp.hi) {
+				// No segment left that the run's calls overlap: those
+				// before k0 end before t0, which the next calls' entries
+				// do not go back before; those from k0 on start after
+				// the run's latest exit.
+				break
+			}
+			d1 := lowBytes(binary.LittleEndian.Uint64(b[i+1+n0:]), n1)
+			var x uint64
+			x, i = getUv(b, i+1+n0+n1)
+			t1 := math.Float64frombits(bits + unzigzag(d1))
 			for k := k0; k < len(ss) && ss[k][0] < t1; k++ {
 				if o := min(t1, ss[k][1]) - max(t0, ss[k][0]); o > 0 {
 					ns[x] += o
