@@ -110,22 +110,27 @@ func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
 	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3
-	b, i := l.b, l.pos
-	b[i] = byte(n0<<4 | n1)
-	binary.LittleEndian.PutUint64(b[i+1:], z0) // 8 bytes written, n0 kept
-	binary.LittleEndian.PutUint64(b[i+1+n0:], z1)
-	i += 1 + n0 + n1
+	// A run starts with room for itself and one more call: the call's
+	// bytes are an array's, at fixed places but the second time's.
+	w := (*[logCallMax]byte)(l.b[l.pos:])
+	w[0] = byte(n0<<4 | n1)
+	binary.LittleEndian.PutUint64(w[1:9], z0) // 8 bytes written, n0 kept
+	binary.LittleEndian.PutUint64(w[1+n0:], z1)
+	j := 1 + n0 + n1
 	if v < 0x80 {
-		b[i] = byte(v)
-		i++
+		w[j] = byte(v)
+		j++
 	} else {
-		i = putUv(b, i, uint64(v))
+		j = putUv(l.b, l.pos+j, uint64(v)) - l.pos
 	}
-	l.pos, l.prev = i, b0
+	l.pos, l.prev = l.pos+j, b0
 }
 
 // intern is the number of the key (fn, pc), numbered in the order first
-// seen, and makes it fn's in byFn.
+// seen, and makes it fn's in byFn. Not inline: add's common path has no
+// map calls.
+//
+//go:noinline
 func (l *callLog) intern(fn uint16, pc uint64) uint32 {
 	k := fnPC{fn, pc}
 	v, ok := l.ids[k]
@@ -252,9 +257,10 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 		bits = sp.prev
 		for i < end {
 			// Written by add: whole varints.
-			h := b[i]
+			r := (*[logCallMax]byte)(b[i:]) // add wrote it with this room
+			h := r[0]
 			n0, n1 := int(h>>4), int(h&15)
-			d0 := lowBytes(binary.LittleEndian.Uint64(b[i+1:]), n0)
+			d0 := lowBytes(binary.LittleEndian.Uint64(r[1:9]), n0)
 			bits += unzigzag(d0)
 			t0 := math.Float64frombits(bits)
 			if t0 < last {
@@ -283,9 +289,14 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 				// the run's latest exit.
 				break
 			}
-			d1 := lowBytes(binary.LittleEndian.Uint64(b[i+1+n0:]), n1)
-			var x uint64
-			x, i = getUv(b, i+1+n0+n1)
+			d1 := lowBytes(binary.LittleEndian.Uint64(r[1+n0:]), n1)
+			j := 1 + n0 + n1
+			x := uint64(r[j])
+			if x < 0x80 {
+				i += j + 1
+			} else {
+				x, i = getUv(b, i+j)
+			}
 			t1 := math.Float64frombits(bits + unzigzag(d1))
 			for k := k0; k < len(ss) && ss[k][0] < t1; k++ {
 				if o := min(t1, ss[k][1]) - max(t0, ss[k][0]); o > 0 {
