@@ -137,6 +137,9 @@ type rankPass struct {
 	memoCall  uint64 // key's last answer: the call's number (ncalls), g, and the key
 	memoG     *trace.GComm
 	memoV     int32
+	kindFn    int // the last blocking collective's function id (FnID), and its kind
+	kind      collKind
+	kindOK    bool
 	keyCache  [64]keySlot
 	times     []callTimes // the calls that keep records (sendRec.tix ...)
 	sends     [][]sendRec
@@ -361,7 +364,10 @@ func (p *rankPass) Call(c *trace.Call) error {
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
 			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's
 		}
-		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), kindOf(c.Fn), true
+		if !p.kindOK || p.kindFn != c.FnID { // the same function as the last collective's, usually
+			p.kindFn, p.kind, p.kindOK = c.FnID, kindOf(c.Fn), true
+		}
+		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), p.kind, true
 		if c.Comm.Inter {
 			var is interSide
 			is, ok = p.inter[c.Comm.ID]
