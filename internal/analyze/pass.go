@@ -211,20 +211,8 @@ func newRankPass(idx, rank, nshard int) *rankPass {
 }
 
 // key interns the call's key; a completion call (no communicator of its
-// own) takes that of the message, g. The messages a call completes mostly
-// share a communicator: the key is asked again of the same call (its
-// number) and g, and given back without being made again.
+// own) takes that of the message, g.
 func (p *rankPass) key(c *trace.Call, g *trace.GComm) int32 {
-	if p.memoCall == p.ncalls && p.memoG == g {
-		return p.memoV
-	}
-	v := p.keyOf(c, g)
-	p.memoCall, p.memoG, p.memoV = p.ncalls, g, v
-	return v
-}
-
-// keyOf is key, made.
-func (p *rankPass) keyOf(c *trace.Call, g *trace.GComm) int32 {
 	k := keyID{fn: c.FnID, pc: c.PC, comm: -1}
 	if c.Comm != nil {
 		k.comm = c.Comm.ID
