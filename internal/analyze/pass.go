@@ -625,7 +625,8 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTime
 	}
 	out.tab = tab
 	mask := len(tab) - 1
-	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> (64 - bits)) }
+	sh := uint(64-bits) & 63 // bits is 1 to 63: the mask spares the shift's check for 64 and more
+	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> sh) }
 	for pi, p := range recvParts {
 		for i := range p {
 			h := home(p[i].flow)
