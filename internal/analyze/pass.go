@@ -134,9 +134,6 @@ type rankPass struct {
 	keyList   []keyT
 	lastKey   keyID // the key interned last, and its value
 	lastKeyV  int32
-	memoCall  uint64 // key's last answer: the call's number (ncalls), g, and the key
-	memoG     *trace.GComm
-	memoV     int32
 	kindFn    int // the last blocking collective's function id (FnID), and its kind
 	kind      collKind
 	kindOK    bool
