@@ -377,7 +377,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			outs[s].by[i] = nil
 		}
 		ws[i] = newRankWaits()
-		ws[i].groupSorted(sortParts(parts, func(c *cand) uint64 { return uint64(c.call) }))
+		ws[i].groupSorted(sortCands(parts))
 		ws[i].sortJumps()
 	})
 	outs = nil

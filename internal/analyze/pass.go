@@ -134,6 +134,9 @@ type rankPass struct {
 	keyList   []keyT
 	lastKey   keyID // the key interned last, and its value
 	lastKeyV  int32
+	kindFn    int // the last blocking collective's function id (FnID), and its kind
+	kind      collKind
+	kindOK    bool
 	keyCache  [64]keySlot
 	times     []callTimes // the calls that keep records (sendRec.tix ...)
 	sends     [][]sendRec
@@ -169,9 +172,13 @@ const spillBatch = 512
 // hold records, so that the times can be let go of (a spilled record
 // carries its call's times).
 func (p *rankPass) added(s int) {
-	if p.sp == nil {
-		return
+	if p.sp != nil {
+		p.spilled(s)
 	}
+}
+
+// spilled is added with a spill.
+func (p *rankPass) spilled(s int) {
 	if len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
 		p.flush(s)
 	}
@@ -342,7 +349,10 @@ func (p *rankPass) Call(c *trace.Call) error {
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
 			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's
 		}
-		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), kindOf(c.Fn), true
+		if !p.kindOK || p.kindFn != c.FnID { // the same function as the last collective's, usually
+			p.kindFn, p.kind, p.kindOK = c.FnID, kindOf(c.Fn), true
+		}
+		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), p.kind, true
 		if c.Comm.Inter {
 			var is interSide
 			is, ok = p.inter[c.Comm.ID]
@@ -455,28 +465,49 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, ts []callTimes
 type candOut struct {
 	flat []cand
 	by   [][][]cand
+	cur  [][]cand   // by rank index, the chunk being filled (finish puts it in by)
 	tab  []flowSlot // matchFlows' table, kept for the next shard
 }
 
 const candChunk = 4096
 
 func (o *candOut) add(c cand) {
+	if cur := o.cur; int(c.idx) < len(cur) { // the usual case: room in the rank's chunk
+		if ch := &cur[c.idx]; len(*ch) < cap(*ch) {
+			*ch = append(*ch, c)
+			return
+		}
+	}
+	o.addNew(c)
+}
+
+// addNew is add to the flat list, or to a new chunk of the rank's (the
+// full one goes to by).
+func (o *candOut) addNew(c cand) {
 	if o.by == nil {
 		o.flat = append(o.flat, c)
 		return
 	}
-	ch := o.by[c.idx]
-	n := len(ch)
-	if n == 0 || len(ch[n-1]) == cap(ch[n-1]) {
-		size := 64
-		if n > 0 {
-			size = min(2*cap(ch[n-1]), candChunk)
-		}
-		ch = append(ch, make([]cand, 0, size))
-		o.by[c.idx] = ch
-		n++
+	if o.cur == nil {
+		o.cur = make([][]cand, len(o.by))
 	}
-	ch[n-1] = append(ch[n-1], c)
+	ch := o.cur[c.idx]
+	size := 64
+	if cap(ch) > 0 {
+		o.by[c.idx] = append(o.by[c.idx], ch)
+		size = min(2*cap(ch), candChunk)
+	}
+	o.cur[c.idx] = append(make([]cand, 0, size), c)
+}
+
+// finish puts the chunks being filled in by, after the full ones.
+func (o *candOut) finish() {
+	for i, ch := range o.cur {
+		if len(ch) > 0 {
+			o.by[i] = append(o.by[i], ch)
+		}
+	}
+	o.cur = nil
 }
 
 // matchParts is matchRecs of the records in parts: sendParts[i] and
@@ -529,6 +560,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		st.colls++
 		collCands(g, times, idx, out)
 	}
+	out.finish()
 	return st
 }
 
@@ -590,7 +622,8 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTime
 	}
 	out.tab = tab
 	mask := len(tab) - 1
-	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> (64 - bits)) }
+	sh := uint(64-bits) & 63 // bits is 1 to 63: the mask spares the shift's check for 64 and more
+	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> sh) }
 	for pi, p := range recvParts {
 		for i := range p {
 			h := home(p[i].flow)
