@@ -259,6 +259,13 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		}
 		defer sp.close()
 	}
+	// In memory, the records and candidates are in memory of the
+	// analysis's own (store.go), unmapped once grouped.
+	var st *store
+	if sp == nil {
+		st = newStore()
+		defer st.close()
+	}
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
 	// The one-sided records' share of the bound (rmamem.go): what the
@@ -275,6 +282,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
+		p.st = st
 		p.inter = inter
 		p.rma.bound = rb
 		if logCalls {
@@ -332,6 +340,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		defer func() { tabs[wk], outs[s].tab = outs[s].tab, nil }()
 		if csp == nil {
 			outs[s].by = make([][][]cand, n)
+			outs[s].st = st
 			stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
 			return
 		}
@@ -381,6 +390,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		ws[i].sortJumps()
 	})
 	outs = nil
+	st.close() // no list of it is left
 	opt.phase("group")
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
