@@ -50,6 +50,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -386,8 +387,17 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			outs[s].by[i] = nil
 		}
 		ws[i] = newRankWaits()
-		ws[i].groupSorted(sortParts(parts, func(c *cand) uint64 { return uint64(c.call) }))
+		cs := sortPartsIn(st, parts, func(c *cand) uint64 { return uint64(c.call) })
+		ws[i].groupSorted(cs)
 		ws[i].sortJumps()
+		// The chunks and the sorted copy are room for the next ranks'
+		// (the copy is a part when there is one and in order already).
+		if len(parts) != 1 || unsafe.SliceData(cs) != unsafe.SliceData(parts[0]) {
+			storeRelease(st, cs)
+		}
+		for _, c := range parts {
+			storeRelease(st, c)
+		}
 	})
 	outs = nil
 	st.close() // no list of it is left

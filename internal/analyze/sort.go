@@ -18,7 +18,11 @@ func sortByKey[T any](a []T, key func(*T) uint64) []T { return sortParts([][]T{a
 // sortParts is sortByKey of the concatenation of parts, without making it:
 // the counting pass reads the parts, the records go to their buckets
 // straight from them.
-func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
+func sortParts[T any](parts [][]T, key func(*T) uint64) []T { return sortPartsIn(nil, parts, key) }
+
+// sortPartsIn is sortParts whose sorted copy, when it makes one of 64
+// records or more, is in st's memory (storeList; nil: the heap).
+func sortPartsIn[T any](st *store, parts [][]T, key func(*T) uint64) []T {
 	n := 0
 	for _, a := range parts {
 		n += len(a)
@@ -60,7 +64,7 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 		for b := 1; b < len(count); b++ {
 			count[b] += count[b-1]
 		}
-		out := make([]T, n)
+		out := storeList[T](st, n)
 		for _, a := range parts { // count[k] is where the next of key k goes
 			for i := range a {
 				k := key(&a[i])
@@ -88,7 +92,7 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 	for b := 1; b < len(count); b++ {
 		count[b] += count[b-1]
 	}
-	out := make([]T, n)
+	out := storeList[T](st, n)
 	pos := slices.Clone(count[:len(count)-1])
 	for _, a := range parts {
 		for i := range a {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -184,23 +185,41 @@ func storeChunk[T any](st *store, n int) []T {
 }
 
 // carve takes size bytes (a multiple of 64) from the room given back,
-// the last piece first, else from a new mapping whose rest is kept.
+// the latest first, else from a new mapping (of storeRegion bytes at
+// least) whose rest is kept. Pieces left below a page are dropped.
 func (st *store) carve(size int) []byte {
-	for len(st.free) > 0 {
-		k := len(st.free) - 1
+	for k := len(st.free) - 1; k >= 0; k-- {
 		f := st.free[k]
-		// Align the piece's start to 64 bytes.
-		skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(f))) & 63)
-		if skip+size <= len(f) {
-			st.free[k] = f[skip+size:]
-			return f[skip : skip+size]
+		skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(f))) & 63) // the piece's start aligned to 64 bytes
+		if skip+size > len(f) {
+			continue
 		}
-		st.free = st.free[:k] // too small for a chunk: dropped
+		if rest := f[skip+size:]; len(rest) >= 4096 {
+			st.free[k] = rest
+		} else {
+			st.free = slices.Delete(st.free, k, k+1)
+		}
+		return f[skip : skip+size : skip+size]
 	}
 	b := st.mapped(max(storeRegion, size))
 	if b == nil {
 		return nil
 	}
-	st.free = append(st.free, b[size:])
-	return b[:size]
+	if len(b)-size >= 4096 {
+		st.free = append(st.free, b[size:])
+	}
+	return b[:size:size]
+}
+
+// storeList is a list of n records, to be written in full before it is
+// read (the room may be given back room, holding old records): in st's
+// memory when that is storeMinBytes or more, else the heap's (zeroed).
+func storeList[T any](st *store, n int) []T {
+	var z T
+	if st != nil && n*int(unsafe.Sizeof(z)) >= storeMinBytes {
+		if a := storeChunk[T](st, n); cap(a) == n {
+			return a[:n]
+		}
+	}
+	return make([]T, n)
 }
