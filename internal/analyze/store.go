@@ -217,7 +217,7 @@ func (st *store) carve(size int) []byte {
 func storeList[T any](st *store, n int) []T {
 	var z T
 	if st != nil && n*int(unsafe.Sizeof(z)) >= storeMinBytes {
-		if a := storeChunk[T](st, n); cap(a) == n {
+		if a := storeChunk[T](st, n); cap(a) >= n {
 			return a[:n]
 		}
 	}

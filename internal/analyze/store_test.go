@@ -166,3 +166,32 @@ func TestStoreUnmapsAll(t *testing.T) {
 		t.Errorf("%d messages, want 80000", mem.Messages)
 	}
 }
+
+// TestStoreList: a sorted copy of storeMinBytes or more is in the store,
+// of length n, carved from room given back when it fits; a smaller one
+// is the heap's, zeroed.
+func TestStoreList(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the store maps memory on Linux only")
+	}
+	maps0 := storeMaps.Load()
+	st := newStore()
+	defer st.close()
+	const n = storeMinBytes/56 + 1
+	a := storeList[cand](st, n+8)
+	if len(a) != n+8 || !st.owns(addr(a)) {
+		t.Fatalf("list of %d: len %d, owned %v", n, len(a), st.owns(addr(a)))
+	}
+	storeRelease(st, a)
+	b := storeList[cand](st, n)
+	if addr(b) != addr(a) || len(b) != n {
+		t.Errorf("list after giving back: at %#x (len %d), want the room at %#x", addr(b), len(b), addr(a))
+	}
+	if got := storeMaps.Load() - maps0; got != 1 {
+		t.Errorf("%d mappings, want 1", got)
+	}
+	small := storeList[cand](st, storeMinBytes/56-1)
+	if st.owns(addr(small)) || small[len(small)-1] != (cand{}) {
+		t.Errorf("small list: owned %v, last %v", st.owns(addr(small)), small[len(small)-1])
+	}
+}
