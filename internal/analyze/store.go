@@ -10,16 +10,17 @@ import (
 
 // store is memory of the offline analysis's own for its large lists that
 // hold no pointers (the records of a rank's shards and their calls'
-// times, the wait candidates' chunks), mapped from the kernel (mmap,
-// with MADV_HUGEPAGE) instead of the Go heap (2026-11-28, late night;
+// times, the wait candidates' chunks and their sorted copies), mapped
+// from the kernel (mmap) instead of the Go heap (2026-11-28, late night;
 // docs/performance.md, "`analyze` at 10^8 events: memory of its own"):
 //
 //   - the collector neither scans nor counts it, so the heap's goal (twice
 //     what is live by default) does not grow with the records: no
 //     headroom of fresh pages for it to touch;
-//   - the kernel may back it with 2 MiB pages: one page fault where 4 KiB
-//     pages take 512, each page zeroed once (by the kernel, not again by
-//     the allocator);
+//   - each page is zeroed once, by the kernel, not again by the
+//     allocator; with storeHuge the kernel may back it with 2 MiB pages
+//     (one fault where 4 KiB pages take 512), which cost more system time
+//     than they saved on the machine measured, so it is off;
 //   - a shard's records, once matched, are given back (release) and the
 //     candidates of the shards after it are carved from them (chunk): the
 //     candidates' pages are the records' pages, already touched.
@@ -48,9 +49,17 @@ const storeRegion = 32 << 20
 // stores (TestStoreUnmapsAll).
 var storeMaps, storeUnmaps atomic.Int64
 
-// mapMem maps n bytes of zeroed memory and asks for huge pages (sysMap);
-// a variable so that a test can make it fail.
-var mapMem = sysMap
+// storeHuge asks for transparent huge pages on the mappings
+// (MADV_HUGEPAGE). Off: on the Intel Xeon VM of docs/performance.md
+// (2026-11-28 22:40-23:00 UTC), 10^8 events with one CPU took 14.0 s of
+// system time with it, 4.2 s without, and 6.3 s on the Go heap, at 0.92,
+// 1.76 and 2.04 million page faults: the 2 MiB pages' faults cost more
+// than the 4 KiB ones they replaced.
+const storeHuge = false
+
+// mapMem maps n bytes of zeroed memory (sysMap); a variable so that a
+// test can make it fail.
+var mapMem = func(n int) ([]byte, error) { return sysMap(n, storeHuge) }
 
 // unmapMem unmaps what mapMem mapped.
 var unmapMem = sysUnmap

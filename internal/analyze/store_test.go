@@ -16,8 +16,9 @@ import (
 // madvise refused, would) until the test ends.
 func failMap(t *testing.T) {
 	t.Helper()
+	old := mapMem
 	mapMem = func(int) ([]byte, error) { return nil, errors.New("no mapping in this test") }
-	t.Cleanup(func() { mapMem = sysMap })
+	t.Cleanup(func() { mapMem = old })
 }
 
 func addr[T any](a []T) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(a))) }
@@ -193,5 +194,26 @@ func TestStoreList(t *testing.T) {
 	small := storeList[cand](st, storeMinBytes/56-1)
 	if st.owns(addr(small)) || small[len(small)-1] != (cand{}) {
 		t.Errorf("small list: owned %v, last %v", st.owns(addr(small)), small[len(small)-1])
+	}
+}
+
+// TestSysMapHuge: a mapping with huge pages asked for is zeroed memory
+// of the size asked, rounded up to pages, and unmaps.
+func TestSysMapHuge(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the store maps memory on Linux only")
+	}
+	for _, huge := range []bool{false, true} {
+		b, err := sysMap(4<<20+1, huge)
+		if err != nil {
+			t.Fatalf("huge %v: %v", huge, err)
+		}
+		if len(b) != 4<<20+4096 || b[0] != 0 || b[len(b)-1] != 0 {
+			t.Errorf("huge %v: %d bytes, first %d, last %d", huge, len(b), b[0], b[len(b)-1])
+		}
+		b[len(b)-1] = 1
+		if err := sysUnmap(b); err != nil {
+			t.Errorf("huge %v: unmap: %v", huge, err)
+		}
 	}
 }
