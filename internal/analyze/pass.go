@@ -155,6 +155,7 @@ type rankPass struct {
 	byOwner   bool              // in the job: shards are ranks (shard)
 	log       *callLog          // nil: the critical path's shares read the trace again (pathKeys)
 	reserved  bool              // reserve was done
+	st        *store            // where reserve puts the lists (nil: the Go heap)
 	rma       rmaState          // one-sided calls (rma.go)
 	buf       []byte
 }
@@ -381,18 +382,19 @@ func (p *rankPass) Call(c *trace.Call) error {
 // block (seen of its events) is read, from what that block added: the
 // lists then mostly fill in place instead of growing by copies (append
 // grows a large slice by a quarter: each record copied several times, and
-// as many fresh pages touched). Offline, without a spill, once.
+// as many fresh pages touched). Offline, without a spill, once; in the
+// pass's store (store.go) when it has one.
 func (p *rankPass) reserve(seen, events uint64) {
 	if p.reserved || p.sp != nil || seen == 0 || seen >= events {
 		return
 	}
 	p.reserved = true
 	f := float64(events) / float64(seen)
-	p.times = grow(p.times, f)
+	p.times = grow(p.st, p.times, f)
 	for s := range p.sends {
-		p.sends[s] = grow(p.sends[s], f)
-		p.recvs[s] = grow(p.recvs[s], f)
-		p.colls[s] = grow(p.colls[s], f)
+		p.sends[s] = grow(p.st, p.sends[s], f)
+		p.recvs[s] = grow(p.st, p.recvs[s], f)
+		p.colls[s] = grow(p.st, p.colls[s], f)
 	}
 }
 
@@ -401,13 +403,14 @@ func (p *rankPass) reserve(seen, events uint64) {
 // share of the first block's records strays by 1/sqrt(n): 3.7 % for the
 // 750 of a shard in a block of 30,000 events on 8 shards, where 2 % alone
 // left a third of the lists to grow by copies on the 10^7-event trace).
-// Room not written is not touched: it costs no page.
-func grow[T any](a []T, f float64) []T {
+// Room not written is not touched: it costs no page. In st's memory
+// when it is large enough (storeGrow).
+func grow[T any](st *store, a []T, f float64) []T {
 	if len(a) == 0 {
 		return a
 	}
 	n := float64(len(a))
-	return slices.Grow(a, int(n*f*(1.02+3/math.Sqrt(n)))+16-len(a))
+	return storeGrow(st, a, int(n*f*(1.02+3/math.Sqrt(n)))+16)
 }
 
 // Region implements trace.Visitor.
@@ -446,6 +449,18 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 			sends[i], recvs[i], colls[i], times[i] = p.sends[s], p.recvs[s], p.colls[s], p.times
 			p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 		}
+		if st := out.st; st != nil {
+			// Once matched, the shard's lists are room for the
+			// candidates of the shards after it.
+			ss, rs, cs := slices.Clone(sends), slices.Clone(recvs), slices.Clone(colls)
+			defer func() {
+				for i := range ss {
+					storeRelease(st, ss[i])
+					storeRelease(st, rs[i])
+					storeRelease(st, cs[i])
+				}
+			}()
+		}
 	}
 	return matchParts(sends, recvs, colls, times, func(w int) (int, bool) { i, ok := idx[w]; return i, ok }, out)
 }
@@ -467,6 +482,7 @@ type candOut struct {
 	by   [][][]cand
 	cur  [][]cand   // by rank index, the chunk being filled (finish puts it in by)
 	tab  []flowSlot // matchFlows' table, kept for the next shard
+	st   *store     // where by's chunks are made (nil: the Go heap)
 }
 
 const candChunk = 4096
@@ -497,7 +513,7 @@ func (o *candOut) addNew(c cand) {
 		o.by[c.idx] = append(o.by[c.idx], ch)
 		size = min(2*cap(ch), candChunk)
 	}
-	o.cur[c.idx] = append(make([]cand, 0, size), c)
+	o.cur[c.idx] = append(storeChunk[cand](o.st, size), c)
 }
 
 // finish puts the chunks being filled in by, after the full ones.
