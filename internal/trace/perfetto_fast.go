@@ -35,9 +35,9 @@ func (p *PerfettoWriter) head(c *Call) *lit {
 			return &h.l
 		}
 	}
-	b := append([]byte(nil), ",\n"+`{"ph":"X","cat":"`...)
-	b = append(b, c.Class...)
-	b = append(b, `","name":`...)
+	b := append([]byte(nil), ",\n"+`{"ph":"X","cat":`...)
+	b = append(b, p.quote(c.Class)...) // from the file: any bytes
+	b = append(b, `,"name":`...)
 	b = append(b, p.fnQuote(c)...)
 	b = appendWhere(b[:len(b)-1], c.Rank, c.Thread) // appendWhere starts after a quote
 	if id >= 0 && id < 1<<16 {

@@ -296,3 +296,51 @@ func TestMessageTails(t *testing.T) {
 	}
 	t.Logf("%d of 20000 from the cache", hits)
 }
+
+// TestPerfettoWriterFileStrings: the strings a rank file gives (function
+// name and class, communicator key, region name, event text, file name)
+// come out as JSON strings whatever they hold: quotes, backslashes,
+// control characters. Until 2026-11-28 a function's class was written
+// unquoted ("cat"): a class holding a quote made the document invalid.
+func TestPerfettoWriterFileStrings(t *testing.T) {
+	odd := "a\"b\\c\n\x01</>"
+	var out bytes.Buffer
+	p := NewPerfettoWriter(&out)
+	g := &GComm{Key: "k" + odd}
+	c := Call{Rank: 1, Fn: "MPI_Send" + odd, Class: "p2p" + odd, FnID: 3, T0: 2e6, T1: 3e6, Comm: g, Root: -1,
+		Io: &IoOp{Kind: IoWrite, File: File{Comm: g, Name: "f" + odd}, Bytes: 8, ID: 1}}
+	if err := p.Call(&c); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Region(1, 0, true, "r"+odd, 4e6); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Mark(1, 0, "m"+odd, 5e6); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Cat, Name string
+			Args          map[string]any
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.Bytes())
+	}
+	var got []string
+	for _, e := range doc.TraceEvents {
+		switch e.Ph {
+		case "X":
+			got = append(got, e.Cat, e.Name, fmt.Sprint(e.Args["comm"]), fmt.Sprint(e.Args["file"]))
+		case "B", "i":
+			got = append(got, e.Name)
+		}
+	}
+	want := []string{"p2p" + odd, "MPI_Send" + odd, "k" + odd, "f" + odd, "r" + odd, "m" + odd}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("strings %q, want %q", got, want)
+	}
+}
