@@ -152,3 +152,20 @@ func FuzzWalk(f *testing.F) {
 		}
 	})
 }
+
+// TestDecStringCut: a string whose length runs past the payload by no
+// more than its length's own bytes is an error. Until 2026-11-28 dec.s
+// bounded the length by the bytes left before reading it and panicked
+// (FuzzWalk's first find: a header block's host name).
+func TestDecStringCut(t *testing.T) {
+	for _, p := range [][]byte{{1}, {2, 'a'}, {0x82, 0, 'a'}, {0x83, 0, 'a', 'b'}} {
+		d := dec{b: p}
+		if s := d.s(); d.err == nil {
+			t.Errorf("% x: %q, no error", p, s)
+		}
+	}
+	d := dec{b: []byte{1, 'a', 0}}
+	if s, e := d.s(), d.s(); d.err != nil || s != "a" || e != "" || len(d.b) != 0 {
+		t.Errorf("%q %q, %v", s, e, d.err)
+	}
+}
