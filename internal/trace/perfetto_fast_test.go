@@ -344,3 +344,31 @@ func TestPerfettoWriterFileStrings(t *testing.T) {
 		t.Errorf("strings %q, want %q", got, want)
 	}
 }
+
+// TestAppendUsNotFinite: a time that is not finite (a calibration of
+// more than 1e289 ns per tick makes one) is written as a JSON number,
+// 0, not as strconv's "+Inf" or "NaN", which made the document invalid
+// until 2026-11-28; so is a duration between two of them.
+func TestAppendUsNotFinite(t *testing.T) {
+	p := newPerfettoFragment(nil)
+	for _, v := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+		for _, got := range [][]byte{appendUs(nil, v), p.ts(nil, v)} {
+			if string(got) != "0" {
+				t.Errorf("%v: %s, want 0", v, got)
+			}
+		}
+	}
+	var out bytes.Buffer
+	w := NewPerfettoWriter(&out)
+	c := Call{Rank: 0, Fn: "MPI_Send", Class: "p2p", T0: math.Inf(1), T1: math.Inf(1), Root: -1,
+		Send: &Msg{Peer: 1, Flow: 7}}
+	if err := w.Call(&c); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(out.Bytes()) {
+		t.Errorf("not JSON:\n%s", out.Bytes())
+	}
+}
