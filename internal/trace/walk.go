@@ -377,7 +377,7 @@ func (ps *posts) get() *post {
 	return &post{}
 }
 
-// put frees a post. Only what tells its kind is cleared (not its 230
+// put frees a post. Only what tells its kind is cleared (not its 248
 // bytes): the walk sets the buffers, rma and io before it reads them.
 func (ps *posts) put(p *post) {
 	p.send, p.recv, p.coll, p.isRma, p.isIo = nil, nil, nil, false, false
@@ -1034,7 +1034,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 }
 
 // cplEv is a completion waiting for its call: what the matching reads of
-// its event (32 bytes instead of the event's 88).
+// its event (32 bytes instead of the event's 80).
 type cplEv struct {
 	req         uint64
 	rbytes      int64
@@ -1043,7 +1043,7 @@ type cplEv struct {
 }
 
 // scanPart is how many events of a block the walk takes at once: their
-// decoded form (88 bytes each) stays in the cache until the walk reads it.
+// decoded form (80 bytes each) stays in the cache until the walk reads it.
 const scanPart = 1024
 
 func cmpU64(a, b uint64) int {
