@@ -762,8 +762,18 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			e := &evs[i]
 			switch e.Kind {
 			case KComplete:
+				if len(pend) == maxWaiting {
+					// More than a call completes: the oldest half never
+					// get one (a damaged file). Forgotten, unmatched, so
+					// that memory stays bounded.
+					unmatched += maxWaiting / 2
+					pend = append(pend[:0], pend[maxWaiting/2:]...)
+				}
 				pend = append(pend, cplEv{req: e.Req, rbytes: e.RBytes, rpeer: e.RPeer, rtag: e.RTag, flags: e.Flags})
 			case KPost:
+				if len(start) == maxWaiting {
+					start = append(start[:0], start[maxWaiting/2:]...) // as completions
+				}
 				start = append(start, *e)
 			case KEnter, KLeave:
 				name := r.Regions[int(e.Fn)]
@@ -1032,6 +1042,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return nil
 	})
 }
+
+// maxWaiting bounds the completions, and the persistent requests
+// started, that wait for their call on one thread: the library records 256
+// completions a call at most (MS_TSAVE); an MPI_Startall starts as many
+// requests as it is given, this many would be far more than any program
+// starts at once.
+const maxWaiting = 1 << 16
 
 // cplEv is a completion waiting for its call: what the matching reads of
 // its event (32 bytes instead of the event's 80).
