@@ -493,8 +493,9 @@ func (pt *postTable) take(h uint64, k int, out []*post) []*post {
 // Walk visits every event of every rank.
 // A rank whose events cannot all be decoded (a damaged block) is
 // converted up to that block and noted in Damaged; the walk goes on with
-// the other ranks. It fails only when the visitor does, or when no call
-// at all could be read from a damaged job.
+// the other ranks. It fails when the visitor does, when a rank's file
+// cannot be read at all (opened, or read: not a damaged block), or when no
+// call at all could be read from a damaged job.
 func (w *Walker) Walk(v Visitor) error {
 	for i, r := range w.Job.Ranks {
 		if err := w.walkRank(i, r, v); err != nil {
