@@ -259,16 +259,7 @@ func TestConvertToDevice(t *testing.T) {
 		t.Skipf("mkfifo: %v", err)
 	}
 	got := make(chan []byte, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- b
-	}()
+	go readPipe(fifo, got)
 	stderr, err := convert(t, "--perfetto", "-o", fifo, job)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
@@ -291,16 +282,7 @@ func TestConvertToDevice(t *testing.T) {
 	if err := profile.WriteFile(mps, &profile.Profile{}); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- nil
-			return
-		}
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- b
-	}()
+	go readPipe(fifo, got)
 	if stderr, err := convert(t, "--pprof", "-o", fifo, mps); err != nil {
 		t.Errorf("--pprof: %v\n%s", err, stderr)
 	}
@@ -318,4 +300,17 @@ func TestConvertToDevice(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("%d files beside the pipe, want none", len(ents)-1)
 	}
+}
+
+// readPipe sends what one writer of the named pipe fifo wrote, nil when it
+// cannot be opened.
+func readPipe(fifo string, got chan<- []byte) {
+	f, err := os.Open(fifo)
+	if err != nil {
+		got <- nil
+		return
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	got <- b
 }
