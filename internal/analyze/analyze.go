@@ -50,6 +50,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -259,6 +260,13 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		}
 		defer sp.close()
 	}
+	// In memory, the records and candidates are in memory of the
+	// analysis's own (store.go), unmapped once grouped.
+	var st *store
+	if sp == nil {
+		st = newStore()
+		defer st.close()
+	}
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
 	// The one-sided records' share of the bound (rmamem.go): what the
@@ -275,6 +283,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	forEach(n, opt.Workers, func(i int) {
 		p := newRankPass(i, job.Ranks[i].Header.Rank, nshard)
 		p.sp = sp
+		p.st = st
 		p.inter = inter
 		p.rma.bound = rb
 		if logCalls {
@@ -332,6 +341,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		defer func() { tabs[wk], outs[s].tab = outs[s].tab, nil }()
 		if csp == nil {
 			outs[s].by = make([][][]cand, n)
+			outs[s].st = st
 			stats[s] = matchShard(s, passes, idx, comms, sp, &outs[s])
 			return
 		}
@@ -377,10 +387,20 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			outs[s].by[i] = nil
 		}
 		ws[i] = newRankWaits()
-		ws[i].groupSorted(sortParts(parts, func(c *cand) uint64 { return uint64(c.call) }))
+		cs := sortCands(st, parts)
+		ws[i].groupSorted(cs)
 		ws[i].sortJumps()
+		// The chunks and the sorted copy are room for the next ranks'
+		// (the copy is a part when there is one and in order already).
+		if len(parts) != 1 || unsafe.SliceData(cs) != unsafe.SliceData(parts[0]) {
+			storeRelease(st, cs)
+		}
+		for _, c := range parts {
+			storeRelease(st, c)
+		}
 	})
 	outs = nil
+	st.close() // no list of it is left
 	opt.phase("group")
 	if csp != nil && csp.err != nil {
 		return nil, csp.err

@@ -17,31 +17,47 @@ import (
 // loop to write or read them), then the key's number as a varint; about
 // 11 bytes a call, at most callLogBytes when the log is weighed against
 // the analysis' memory bound.
+//
+// The log is cut in runs of about runBytes bytes (logSpan), each with its
+// earliest entry and latest exit: pathKeys decodes only the runs a segment
+// of the path overlaps. Since 2026-11-28 (late night) a run ends by its
+// bytes, not by a count of calls (one compare a call for the run and the
+// buffer), and is shorter (about 20 calls instead of 64: on the synthetic
+// trace, where the path moves between ranks every iteration or two, most
+// runs of 64 calls overlapped it).
 type callLog struct {
-	bufs  [][]byte // each of logBuf bytes (cap); the last is being written
-	pos   int      // bytes written in the last
-	prev  uint64   // the last entry's bits
-	keys  []fnPC
-	ids   map[fnPC]uint32
-	cache [256]fnPCSlot // the keys seen last, by hash: no map lookup per call
-	spans []logSpan     // the log in runs of up to spanCalls calls
+	b      []byte  // the buffer being written: the last of bufs
+	pos    int     // bytes written in b
+	end    int     // where the run being written ends: add starts the next (newRun) once pos reaches it
+	prev   uint64  // the last entry's bits
+	lo, hi float64 // the run being written's earliest entry and latest exit (its logSpan's once it ends)
+	last0  float64 // the last entry
+	back   bool    // an entry of the run being written went back (its logSpan's once it ends)
+	bufs   [][]byte
+	keys   []fnPC
+	ids    map[fnPC]uint32
+	byFn   []fnSlot  // by function id: the callsite it was last called from and that key's number: no hash a call
+	spans  []logSpan // the runs; the last one's bounds are lo, hi and pos until it ends
 }
 
-// logSpan is a run of logged calls within one buffer: where it starts,
-// the entry bits before it (the differences' base), and the earliest
-// entry and latest exit in it. pathKeys skips a run that no segment of
-// the path overlaps without decoding it: none of its calls can add to a
-// share (a call adds only where a segment overlaps it).
+// logSpan is a run of logged calls within one buffer: where it starts and
+// ends, the entry bits before it (the differences' base), and the
+// earliest entry and latest exit in it. pathKeys skips a run that no
+// segment of the path overlaps without decoding it: none of its calls can
+// add to a share (a call adds only where a segment overlaps it); and,
+// unless an entry in the run goes back (back), the rest of a run once no
+// segment it overlaps is left.
 type logSpan struct {
-	prev   uint64
-	lo, hi float64
-	buf    int32
-	off    int32
-	n      int32 // calls
+	prev     uint64
+	lo, hi   float64
+	buf      int32
+	off, end int32
+	back     bool // an entry in the run is before the one logged before it: pathKeys reads the run to its end
 }
 
-// spanCalls is the most calls of a logSpan: 32 bytes per 64 calls.
-const spanCalls = 64
+// runBytes is about the bytes of a logSpan's run (a run ends with the call
+// that reaches it): 40 bytes of logSpan per about 20 calls.
+const runBytes = 224
 
 // logBuf is the size of a log's buffers: it grows by buffers, not by
 // copying.
@@ -53,10 +69,11 @@ type fnPC struct {
 	pc uint64
 }
 
-type fnPCSlot struct {
-	k  fnPC
-	v  uint32
-	ok bool
+// fnSlot is callLog.byFn's entry: a callsite and its key's number + 1 (0:
+// none yet).
+type fnSlot struct {
+	pc uint64
+	v1 uint32
 }
 
 // callLogBytes is what the log is taken to hold per event, when weighed
@@ -68,45 +85,89 @@ func newCallLog() *callLog { return &callLog{ids: map[fnPC]uint32{}} }
 
 // add logs a call.
 func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
-	k := fnPC{fn, pc}
-	s := &l.cache[uint8((pc^pc>>8^pc>>16)+uint64(fn)*0x9e)]
-	if !s.ok || s.k != k {
-		v, ok := l.ids[k]
-		if !ok {
-			v = uint32(len(l.keys))
-			l.ids[k] = v
-			l.keys = append(l.keys, k)
-		}
-		*s = fnPCSlot{k, v, true}
+	var v uint32
+	if int(fn) < len(l.byFn) && l.byFn[fn].pc == pc && l.byFn[fn].v1 != 0 {
+		v = l.byFn[fn].v1 - 1
+	} else {
+		v = l.intern(fn, pc)
 	}
-	n := len(l.bufs)
-	if n == 0 || l.pos+logCallMax > logBuf {
-		l.bufs = append(l.bufs, make([]byte, logBuf))
-		l.pos = 0
-		n++
-		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1)})
-	} else if sp := &l.spans[len(l.spans)-1]; sp.n == spanCalls {
-		l.spans = append(l.spans, logSpan{prev: l.prev, lo: t0, hi: t1, buf: int32(n - 1), off: int32(l.pos)})
+	if l.pos >= l.end {
+		l.newRun(t0, t1)
 	}
-	sp := &l.spans[len(l.spans)-1]
-	sp.n++
 	// Compares, not min and max: those of float64 look for NaN and -0,
 	// a dozen instructions a call, which the run's bounds need not (a
 	// NaN call overlaps no segment: its run need not be kept for it).
-	if t0 < sp.lo {
-		sp.lo = t0
+	if t0 < l.lo {
+		l.lo = t0
 	}
-	if t1 > sp.hi {
-		sp.hi = t1
+	if t1 > l.hi {
+		l.hi = t1
 	}
+	if t0 < l.last0 {
+		l.back = true
+	}
+	l.last0 = t0
 	b0, b1 := math.Float64bits(t0), math.Float64bits(t1)
 	z0, z1 := zigzag(b0-l.prev), zigzag(b1-b0)
 	n0, n1 := (bits.Len64(z0)+7)>>3, (bits.Len64(z1)+7)>>3
-	b, i := l.bufs[n-1], l.pos
-	b[i] = byte(n0<<4 | n1)
-	binary.LittleEndian.PutUint64(b[i+1:], z0) // 8 bytes written, n0 kept
-	binary.LittleEndian.PutUint64(b[i+1+n0:], z1)
-	l.pos, l.prev = putUv(b, i+1+n0+n1, uint64(s.v)), b0
+	// A run starts with room for itself and one more call: the call's
+	// bytes are an array's, at fixed places but the second time's.
+	w := (*[logCallMax]byte)(l.b[l.pos:])
+	w[0] = byte(n0<<4 | n1)
+	binary.LittleEndian.PutUint64(w[1:9], z0) // 8 bytes written, n0 kept
+	binary.LittleEndian.PutUint64(w[1+n0:], z1)
+	j := 1 + n0 + n1
+	if v < 0x80 {
+		w[j] = byte(v)
+		j++
+	} else {
+		j = putUv(l.b, l.pos+j, uint64(v)) - l.pos
+	}
+	l.pos, l.prev = l.pos+j, b0
+}
+
+// intern is the number of the key (fn, pc), numbered in the order first
+// seen, and makes it fn's in byFn. Not inline: add's common path has no
+// map calls.
+//
+//go:noinline
+func (l *callLog) intern(fn uint16, pc uint64) uint32 {
+	k := fnPC{fn, pc}
+	v, ok := l.ids[k]
+	if !ok {
+		v = uint32(len(l.keys))
+		l.ids[k] = v
+		l.keys = append(l.keys, k)
+	}
+	if int(fn) >= len(l.byFn) {
+		l.byFn = append(l.byFn, make([]fnSlot, int(fn)+1-len(l.byFn))...)
+	}
+	l.byFn[fn] = fnSlot{pc, v + 1}
+	return v
+}
+
+// newRun ends the run being written and starts the next, in a new buffer
+// when the current one has no room for a whole run (a run's last call may
+// pass runBytes by at most logCallMax bytes).
+func (l *callLog) newRun(t0, t1 float64) {
+	l.seal()
+	if l.b == nil || l.pos+runBytes+logCallMax > logBuf {
+		l.b = make([]byte, logBuf)
+		l.bufs = append(l.bufs, l.b)
+		l.pos = 0
+	}
+	l.spans = append(l.spans, logSpan{prev: l.prev, buf: int32(len(l.bufs) - 1), off: int32(l.pos)})
+	l.end = l.pos + runBytes
+	l.lo, l.hi, l.back = t0, t1, false
+}
+
+// seal writes the bounds and end of the run being written into its
+// logSpan (again as it grows: pathKeys seals the log before it reads it).
+func (l *callLog) seal() {
+	if n := len(l.spans); n > 0 {
+		sp := &l.spans[n-1]
+		sp.lo, sp.hi, sp.end, sp.back = l.lo, l.hi, int32(l.pos), l.back
+	}
 }
 
 // logCallMax is the most bytes add writes for a call: the lengths, two
@@ -167,6 +228,7 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 	if len(ss) == 0 {
 		return nil
 	}
+	l.seal()
 	ns := make([]float64, len(l.keys))
 	on := make([]bool, len(l.keys))
 	k0, last := 0, math.Inf(-1)
@@ -191,18 +253,16 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 		// thread's calls).
 		first := lo
 		k0, last = first, math.Inf(-1)
-		b, i := l.bufs[sp.buf], int(sp.off)
+		b, i, end := l.bufs[sp.buf], int(sp.off), int(sp.end)
 		bits = sp.prev
-		for c := sp.n; c > 0; c-- {
+		for i < end {
 			// Written by add: whole varints.
-			h := b[i]
+			r := (*[logCallMax]byte)(b[i:]) // add wrote it with this room
+			h := r[0]
 			n0, n1 := int(h>>4), int(h&15)
-			d0 := lowBytes(binary.LittleEndian.Uint64(b[i+1:]), n0)
-			d1 := lowBytes(binary.LittleEndian.Uint64(b[i+1+n0:]), n1)
-			var x uint64
-			x, i = getUv(b, i+1+n0+n1)
+			d0 := lowBytes(binary.LittleEndian.Uint64(r[1:9]), n0)
 			bits += unzigzag(d0)
-			t0, t1 := math.Float64frombits(bits), math.Float64frombits(bits+unzigzag(d1))
+			t0 := math.Float64frombits(bits)
 			if t0 < last {
 				k0 = first // a time going back (the next thread's calls)
 			}
@@ -222,6 +282,22 @@ func (l *callLog) pathKeys(ss [][2]float64) []pathKey {
 				}
 				k0++
 			}
+			if !sp.back && (k0 == len(ss) || ss[k0][0] >= sp.hi) {
+				// No segment left that the run's calls overlap: those
+				// before k0 end before t0, which the next calls' entries
+				// do not go back before; those from k0 on start after
+				// the run's latest exit.
+				break
+			}
+			d1 := lowBytes(binary.LittleEndian.Uint64(r[1+n0:]), n1)
+			j := 1 + n0 + n1
+			x := uint64(r[j])
+			if x < 0x80 {
+				i += j + 1
+			} else {
+				x, i = getUv(b, i+j)
+			}
+			t1 := math.Float64frombits(bits + unzigzag(d1))
 			for k := k0; k < len(ss) && ss[k][0] < t1; k++ {
 				if o := min(t1, ss[k][1]) - max(t0, ss[k][0]); o > 0 {
 					ns[x] += o

@@ -141,8 +141,16 @@ func TestCallLogSpans(t *testing.T) {
 	for _, c := range calls {
 		l.add(c.fn, c.pc, c.t0, c.t1)
 	}
-	if want := (len(calls) + spanCalls - 1) / spanCalls; len(l.spans) != want { // 2040 calls: 32 runs
-		t.Fatalf("%d runs, want %d", len(l.spans), want)
+	// Runs of runBytes bytes and up to logCallMax more (the last shorter),
+	// one after the other in their buffers.
+	l.seal()
+	for k, sp := range l.spans {
+		if n := sp.end - sp.off; n < 1 || n >= runBytes+logCallMax || n < runBytes && k < len(l.spans)-1 {
+			t.Fatalf("run %d: %d bytes", k, n)
+		}
+		if k > 0 && sp.buf == l.spans[k-1].buf && sp.off != l.spans[k-1].end {
+			t.Fatalf("run %d starts at %d, the one before ends at %d", k, sp.off, l.spans[k-1].end)
+		}
 	}
 	ss := [][2]float64{{1001.5, 1020.25}, {2500, 2510.75}, {6000.125, 6700}, {7200, 7200.5}}
 	want := map[fnPC]float64{}
@@ -172,6 +180,7 @@ func TestCallLogSpans(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("%d of %d runs overlap the path", read, len(l.spans))
 	if read < 4 || read > 12 {
 		t.Errorf("%d of %d runs overlap the path", read, len(l.spans))
 	}

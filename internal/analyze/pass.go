@@ -134,6 +134,9 @@ type rankPass struct {
 	keyList   []keyT
 	lastKey   keyID // the key interned last, and its value
 	lastKeyV  int32
+	kindFn    int // the last blocking collective's function id (FnID), and its kind
+	kind      collKind
+	kindOK    bool
 	keyCache  [64]keySlot
 	times     []callTimes // the calls that keep records (sendRec.tix ...)
 	sends     [][]sendRec
@@ -152,6 +155,7 @@ type rankPass struct {
 	byOwner   bool              // in the job: shards are ranks (shard)
 	log       *callLog          // nil: the critical path's shares read the trace again (pathKeys)
 	reserved  bool              // reserve was done
+	st        *store            // where reserve puts the lists (nil: the Go heap)
 	rma       rmaState          // one-sided calls (rma.go)
 	buf       []byte
 }
@@ -169,9 +173,13 @@ const spillBatch = 512
 // hold records, so that the times can be let go of (a spilled record
 // carries its call's times).
 func (p *rankPass) added(s int) {
-	if p.sp == nil {
-		return
+	if p.sp != nil {
+		p.spilled(s)
 	}
+}
+
+// spilled is added with a spill.
+func (p *rankPass) spilled(s int) {
 	if len(p.sends[s])+len(p.recvs[s])+len(p.colls[s]) >= spillBatch {
 		p.flush(s)
 	}
@@ -342,7 +350,10 @@ func (p *rankPass) Call(c *trace.Call) error {
 		if c.Root >= 0 && c.Root < len(c.Comm.World) {
 			root = int32(c.Comm.World[c.Root]) // of an intercommunicator: the remote group's
 		}
-		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), kindOf(c.Fn), true
+		if !p.kindOK || p.kindFn != c.FnID { // the same function as the last collective's, usually
+			p.kindFn, p.kind, p.kindOK = c.FnID, kindOf(c.Fn), true
+		}
+		comm, side, kind, ok := int32(c.Comm.ID), uint8(0), p.kind, true
 		if c.Comm.Inter {
 			var is interSide
 			is, ok = p.inter[c.Comm.ID]
@@ -371,18 +382,19 @@ func (p *rankPass) Call(c *trace.Call) error {
 // block (seen of its events) is read, from what that block added: the
 // lists then mostly fill in place instead of growing by copies (append
 // grows a large slice by a quarter: each record copied several times, and
-// as many fresh pages touched). Offline, without a spill, once.
+// as many fresh pages touched). Offline, without a spill, once; in the
+// pass's store (store.go) when it has one.
 func (p *rankPass) reserve(seen, events uint64) {
 	if p.reserved || p.sp != nil || seen == 0 || seen >= events {
 		return
 	}
 	p.reserved = true
 	f := float64(events) / float64(seen)
-	p.times = grow(p.times, f)
+	p.times = grow(p.st, p.times, f)
 	for s := range p.sends {
-		p.sends[s] = grow(p.sends[s], f)
-		p.recvs[s] = grow(p.recvs[s], f)
-		p.colls[s] = grow(p.colls[s], f)
+		p.sends[s] = grow(p.st, p.sends[s], f)
+		p.recvs[s] = grow(p.st, p.recvs[s], f)
+		p.colls[s] = grow(p.st, p.colls[s], f)
 	}
 }
 
@@ -391,13 +403,14 @@ func (p *rankPass) reserve(seen, events uint64) {
 // share of the first block's records strays by 1/sqrt(n): 3.7 % for the
 // 750 of a shard in a block of 30,000 events on 8 shards, where 2 % alone
 // left a third of the lists to grow by copies on the 10^7-event trace).
-// Room not written is not touched: it costs no page.
-func grow[T any](a []T, f float64) []T {
+// Room not written is not touched: it costs no page. In st's memory
+// when it is large enough (storeGrow).
+func grow[T any](st *store, a []T, f float64) []T {
 	if len(a) == 0 {
 		return a
 	}
 	n := float64(len(a))
-	return slices.Grow(a, int(n*f*(1.02+3/math.Sqrt(n)))+16-len(a))
+	return storeGrow(st, a, int(n*f*(1.02+3/math.Sqrt(n)))+16)
 }
 
 // Region implements trace.Visitor.
@@ -436,6 +449,18 @@ func matchShard(s int, passes []*rankPass, idx map[int]int, comms []*trace.GComm
 			sends[i], recvs[i], colls[i], times[i] = p.sends[s], p.recvs[s], p.colls[s], p.times
 			p.sends[s], p.recvs[s], p.colls[s] = nil, nil, nil
 		}
+		if st := out.st; st != nil {
+			// Once matched, the shard's lists are room for the
+			// candidates of the shards after it.
+			ss, rs, cs := slices.Clone(sends), slices.Clone(recvs), slices.Clone(colls)
+			defer func() {
+				for i := range ss {
+					storeRelease(st, ss[i])
+					storeRelease(st, rs[i])
+					storeRelease(st, cs[i])
+				}
+			}()
+		}
 	}
 	return matchParts(sends, recvs, colls, times, func(w int) (int, bool) { i, ok := idx[w]; return i, ok }, out)
 }
@@ -455,28 +480,50 @@ func matchRecs(sends []sendRec, recvs []recvRec, colls []collRec, ts []callTimes
 type candOut struct {
 	flat []cand
 	by   [][][]cand
+	cur  [][]cand   // by rank index, the chunk being filled (finish puts it in by)
 	tab  []flowSlot // matchFlows' table, kept for the next shard
+	st   *store     // where by's chunks are made (nil: the Go heap)
 }
 
 const candChunk = 4096
 
 func (o *candOut) add(c cand) {
+	if cur := o.cur; int(c.idx) < len(cur) { // the usual case: room in the rank's chunk
+		if ch := &cur[c.idx]; len(*ch) < cap(*ch) {
+			*ch = append(*ch, c)
+			return
+		}
+	}
+	o.addNew(c)
+}
+
+// addNew is add to the flat list, or to a new chunk of the rank's (the
+// full one goes to by).
+func (o *candOut) addNew(c cand) {
 	if o.by == nil {
 		o.flat = append(o.flat, c)
 		return
 	}
-	ch := o.by[c.idx]
-	n := len(ch)
-	if n == 0 || len(ch[n-1]) == cap(ch[n-1]) {
-		size := 64
-		if n > 0 {
-			size = min(2*cap(ch[n-1]), candChunk)
-		}
-		ch = append(ch, make([]cand, 0, size))
-		o.by[c.idx] = ch
-		n++
+	if o.cur == nil {
+		o.cur = make([][]cand, len(o.by))
 	}
-	ch[n-1] = append(ch[n-1], c)
+	ch := o.cur[c.idx]
+	size := 64
+	if cap(ch) > 0 {
+		o.by[c.idx] = append(o.by[c.idx], ch)
+		size = min(2*cap(ch), candChunk)
+	}
+	o.cur[c.idx] = append(storeChunk[cand](o.st, size), c)
+}
+
+// finish puts the chunks being filled in by, after the full ones.
+func (o *candOut) finish() {
+	for i, ch := range o.cur {
+		if len(ch) > 0 {
+			o.by[i] = append(o.by[i], ch)
+		}
+	}
+	o.cur = nil
 }
 
 // matchParts is matchRecs of the records in parts: sendParts[i] and
@@ -529,6 +576,7 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 		st.colls++
 		collCands(g, times, idx, out)
 	}
+	out.finish()
 	return st
 }
 
@@ -590,7 +638,8 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTime
 	}
 	out.tab = tab
 	mask := len(tab) - 1
-	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> (64 - bits)) }
+	sh := uint(64-bits) & 63 // bits is 1 to 63: the mask spares the shift's check for 64 and more
+	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> sh) }
 	for pi, p := range recvParts {
 		for i := range p {
 			h := home(p[i].flow)

@@ -18,7 +18,11 @@ func sortByKey[T any](a []T, key func(*T) uint64) []T { return sortParts([][]T{a
 // sortParts is sortByKey of the concatenation of parts, without making it:
 // the counting pass reads the parts, the records go to their buckets
 // straight from them.
-func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
+func sortParts[T any](parts [][]T, key func(*T) uint64) []T { return sortPartsIn(nil, parts, key) }
+
+// sortPartsIn is sortParts whose sorted copy, when it makes one of 64
+// records or more, is in st's memory (storeList; nil: the heap).
+func sortPartsIn[T any](st *store, parts [][]T, key func(*T) uint64) []T {
 	n := 0
 	for _, a := range parts {
 		n += len(a)
@@ -60,7 +64,7 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 		for b := 1; b < len(count); b++ {
 			count[b] += count[b-1]
 		}
-		out := make([]T, n)
+		out := storeList[T](st, n)
 		for _, a := range parts { // count[k] is where the next of key k goes
 			for i := range a {
 				k := key(&a[i])
@@ -88,7 +92,7 @@ func sortParts[T any](parts [][]T, key func(*T) uint64) []T {
 	for b := 1; b < len(count); b++ {
 		count[b] += count[b-1]
 	}
-	out := make([]T, n)
+	out := storeList[T](st, n)
 	pos := slices.Clone(count[:len(count)-1])
 	for _, a := range parts {
 		for i := range a {
@@ -194,4 +198,44 @@ func (sc *sortScratch[T]) sort(a []T, key func(*T) uint64, n int) {
 		a[j] = tmp[p.i]
 	}
 	clear(tmp) // no pointers kept alive by the scratch
+}
+
+// sortCands is sortParts of a rank's candidates by call: in its usual
+// case, dense call numbers, the same counting pass with the call read in
+// place instead of through the key's closure (three calls of it a
+// candidate); else sortParts. The sorted copy, when it makes one of 64
+// records or more, is in st's memory (sortPartsIn; nil: the heap).
+func sortCands(st *store, parts [][]cand) []cand {
+	n := 0
+	var maxKey uint32
+	sorted := true
+	for _, a := range parts {
+		n += len(a)
+		for i := range a {
+			k := a[i].call
+			sorted = sorted && k >= maxKey
+			maxKey = max(maxKey, k)
+		}
+	}
+	if sorted || n < 64 || uint64(maxKey) >= 4*uint64(n) || n >= math.MaxInt32 {
+		return sortPartsIn(st, parts, func(c *cand) uint64 { return uint64(c.call) })
+	}
+	count := make([]int32, int(maxKey)+2)
+	for _, a := range parts {
+		for i := range a {
+			count[a[i].call+1]++
+		}
+	}
+	for b := 1; b < len(count); b++ {
+		count[b] += count[b-1]
+	}
+	out := storeList[cand](st, n)
+	for _, a := range parts { // count[k] is where the next of call k goes
+		for i := range a {
+			k := a[i].call
+			out[count[k]] = a[i]
+			count[k]++
+		}
+	}
+	return out
 }

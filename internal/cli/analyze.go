@@ -62,7 +62,9 @@ func analyzeCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	prog := newAnalyzeProgress(stderr, job)
+	restore := collectorForAnalysis(os.Getenv)
 	res, err := analyze.Analyze(job, analyze.Options{Workers: *workers, NoClock: *noClock, Memory: memory, Progress: prog.update, Source: callsites(dir)})
+	restore()
 	prog.done()
 	if err != nil {
 		return err

@@ -69,7 +69,7 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 	for _, w := range job.Warnings {
 		fmt.Fprintf(stderr, "mpiscope: warning: %s\n", w)
 	}
-	if !*force && *out != "-" {
+	if !*force && *out != "-" && !special(*out) {
 		dest := *out
 		if dest == "" {
 			dest = dir
@@ -97,6 +97,9 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		if ents, err := os.ReadDir(dest); err == nil && len(ents) > 0 {
 			return fmt.Errorf("%s exists and is not empty: choose another -o", dest)
 		}
+		if st, err := os.Stat(dest); err == nil && !st.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory: choose another -o", dest)
+		}
 		// Written under a temporary name, renamed when complete: a failed
 		// conversion leaves nothing behind.
 		tmp, err := tempName(dest)
@@ -121,7 +124,16 @@ func convertCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		var f io.Writer = stdout
 		var file *trace.DirectFile // direct writes: no copy into the page cache
-		if dest != "-" {
+		if special(dest) {
+			// A device or a pipe (-o /dev/null): written in place, never
+			// replaced by a file renamed over it.
+			sf, err := os.OpenFile(dest, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer sf.Close()
+			f = sf
+		} else if dest != "-" {
 			tmp, err := tempName(dest)
 			if err != nil {
 				return err
@@ -266,6 +278,14 @@ func sizeStr(b uint64) string {
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%d KiB", (b+1023)/1024)
+}
+
+// special tells whether path exists and is neither a regular file nor a
+// directory (a device such as /dev/null, a named pipe): an output written
+// in place, not beside it and renamed.
+func special(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }
 
 // tempName returns a name beside path, on the same file system, that does

@@ -45,6 +45,17 @@ func convertPprof(path, out string, byRank bool, stdout, stderr io.Writer) error
 	if out == "-" {
 		return conv(stdout)
 	}
+	if special(out) { // a device or a pipe: in place (convert.go)
+		f, err := os.OpenFile(out, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := conv(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	if out == "" {
 		dir := path
 		if st, err := os.Stat(path); err == nil && !st.IsDir() {

@@ -3,15 +3,20 @@ package cli
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mpiscope/mpiscope/internal/mpitest"
 	"github.com/mpiscope/mpiscope/internal/trace"
+	"github.com/mpiscope/mpiscope/profile"
 )
 
 // writeRank writes rank's trace file: header, calibration, the world
@@ -235,4 +240,77 @@ func TestConvertSpace(t *testing.T) {
 	if _, err := convert(t, "--perfetto", "-o", out, job); err == nil || asked != job {
 		t.Errorf("-o %s: %v, free space asked of %q, want %q", out, err, asked, job)
 	}
+}
+
+// TestConvertToDevice: an output that exists and is not a regular file (a
+// named pipe here; /dev/null, a terminal) is written in place, never
+// replaced: Perfetto's JSON goes through it, and OTF2, a directory, is
+// refused. Until 2026-11-28 the output went to a temporary file beside it,
+// renamed over it at the end (as root, -o /dev/null left a regular file
+// at /dev/null; OTF2 removed it first).
+func TestConvertToDevice(t *testing.T) {
+	job := t.TempDir()
+	for r := 0; r < 2; r++ {
+		writeRank(t, job, r, 2, [][]trace.Event{calls(3, 1000)}, false)
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte, 1)
+	go readPipe(fifo, got)
+	stderr, err := convert(t, "--perfetto", "-o", fifo, job)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var b []byte
+	select {
+	case b = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing read from the pipe")
+	}
+	var doc struct{ TraceEvents []any }
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.TraceEvents) == 0 {
+		t.Errorf("through the pipe: %d bytes, %d events, %v", len(b), len(doc.TraceEvents), err)
+	}
+	if _, err := convert(t, "--otf2", "-o", fifo, job); err == nil {
+		t.Errorf("--otf2 into a pipe: no error")
+	}
+	// --pprof of a profile file, through the pipe.
+	mps := filepath.Join(t.TempDir(), "p.mps")
+	if err := profile.WriteFile(mps, &profile.Profile{}); err != nil {
+		t.Fatal(err)
+	}
+	go readPipe(fifo, got)
+	if stderr, err := convert(t, "--pprof", "-o", fifo, mps); err != nil {
+		t.Errorf("--pprof: %v\n%s", err, stderr)
+	}
+	select {
+	case b = <-got:
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("--pprof through the pipe: %d bytes, not gzip", len(b))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing read from the pipe (--pprof)")
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe is no longer one: %v, %v", st.Mode(), err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files beside the pipe, want none", len(ents)-1)
+	}
+}
+
+// readPipe sends what one writer of the named pipe fifo wrote, nil when it
+// cannot be opened.
+func readPipe(fifo string, got chan<- []byte) {
+	f, err := os.Open(fifo)
+	if err != nil {
+		got <- nil
+		return
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	got <- b
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -113,4 +114,25 @@ func hasController(list, name string) bool {
 		}
 	}
 	return false
+}
+
+// analyzeGCPercent is the collector's setting during an analysis
+// (collectorForAnalysis): the heap may grow to 1.5 times what was live at
+// the last collection instead of twice. The records and candidates are
+// in memory of the analysis's own (internal/analyze/store.go), so what is
+// left on the heap (the call log, the critical path's and the delays'
+// lists) holds few pointers and is cheap to mark; every byte of headroom
+// is a fresh page the kernel faults in (docs/performance.md, "`analyze`
+// at 10^8 events: memory of its own").
+const analyzeGCPercent = 50
+
+// collectorForAnalysis sets the collector to analyzeGCPercent unless the
+// user chose a setting (GOGC in the environment, getenv), and returns
+// what restores the previous one.
+func collectorForAnalysis(getenv func(string) string) (restore func()) {
+	if getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(analyzeGCPercent)
+	return func() { debug.SetGCPercent(old) }
 }

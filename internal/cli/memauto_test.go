@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"runtime/debug"
 	"testing"
 )
 
@@ -50,5 +51,33 @@ func TestAutoMemory(t *testing.T) {
 	}
 	if m := autoMemory(); m < minAutoMemory {
 		t.Errorf("autoMemory on this machine: %d, want at least %d", m, minAutoMemory)
+	}
+}
+
+// TestCollectorForAnalysis: the analysis runs with analyzeGCPercent and
+// the previous setting comes back; a GOGC of the user's is left alone.
+func TestCollectorForAnalysis(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	restore := collectorForAnalysis(func(string) string { return "" })
+	if got := debug.SetGCPercent(analyzeGCPercent); got != analyzeGCPercent {
+		t.Errorf("during the analysis: GC percent %d, want %d", got, analyzeGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after: GC percent %d, want 100", got)
+	}
+	restore = collectorForAnalysis(func(k string) string {
+		if k == "GOGC" {
+			return "200"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: GC percent %d, want 100 (unchanged)", got)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, after: GC percent %d, want 100", got)
 	}
 }

@@ -223,13 +223,16 @@ func (d *dec) n(max int) int {
 }
 
 func (d *dec) s() string {
-	n := d.n(len(d.b))
+	v := d.u()
+	if d.err == nil && v > uint64(len(d.b)) { // the bytes left after the length
+		d.err = fmt.Errorf("count %d exceeds %d", v, len(d.b))
+	}
 	if d.err != nil {
 		return ""
 	}
-	v := string(d.b[:n])
-	d.b = d.b[n:]
-	return v
+	str := string(d.b[:v])
+	d.b = d.b[v:]
+	return str
 }
 
 func (d *dec) f() float64 {

@@ -791,8 +791,9 @@ func TestInflateEvents(t *testing.T) {
 }
 
 // FuzzInflate: when compress/flate decodes an input to n bytes,
-// inflateAll decodes it to the same n bytes (and refuses n+1 and n-1);
-// when compress/flate refuses it, inflateAll does.
+// inflateAll decodes it to the same n bytes (and refuses n+1 and n-1),
+// into an empty buffer and into one with room; when compress/flate
+// refuses it, inflateAll does.
 func FuzzInflate(f *testing.F) {
 	for _, level := range []int{flate.HuffmanOnly, flate.BestSpeed, flate.DefaultCompression, flate.BestCompression} {
 		for _, s := range []string{"", "a", "abcabcabcabcabcabc", "the events of the events block of the events"} {
@@ -816,10 +817,20 @@ func FuzzInflate(f *testing.F) {
 			if gerr == nil {
 				t.Fatalf("compress/flate: %v; inflateAll: %d bytes", err, len(got))
 			}
+			if _, gerr := inflateAll(make([]byte, 0, len(want)+len(src)%300), src, len(want)); gerr == nil {
+				t.Fatalf("compress/flate: %v; inflateAll into a buffer with room: no error", err)
+			}
 			return
 		}
 		if gerr != nil || !bytes.Equal(got, want) {
 			t.Fatalf("compress/flate: %d bytes; inflateAll: %d bytes, %v", len(want), len(got), gerr)
+		}
+		// Into a buffer that has the room already (the reader's, kept
+		// from block to block: the fast loop from the first byte), after
+		// a prefix, with 0 to 299 bytes to spare.
+		dst := make([]byte, 5, 5+len(want)+len(src)%300)
+		if got, err := inflateAll(dst, src, len(want)); err != nil || !bytes.Equal(got[5:], want) {
+			t.Fatalf("into a buffer of %d bytes: %d bytes, %v", cap(dst), len(got)-5, err)
 		}
 		if _, err := inflateAll(nil, src, len(want)+1); err == nil {
 			t.Fatalf("decoded as %d bytes", len(want)+1)

@@ -116,20 +116,30 @@ func record(b []byte, typ byte, data []byte) []byte {
 //
 // An event file's full chunks (1 MiB, a multiple of directAlign) go to
 // the file in direct writes (O_DIRECT, where the file system takes them;
-// docs/traces.md, "Export"): once a location has filled its first chunk
-// its records are appended in place into an aligned buffer whose first
-// otf2HeaderLen bytes are the chunk's header, so that a full chunk is
-// written as it is, neither copied into a bufio buffer nor into the page
-// cache (measured 2026-11-28: the page cache's copy was 15 % of `convert
-// --otf2`'s CPU). A location that never fills a chunk writes only its
-// last one, in ordinary writes, and never takes the buffer.
+// docs/traces.md, "Export"): a location's records are appended in place
+// into an aligned buffer of otf2Span chunks, each chunk's first
+// otf2HeaderLen bytes its header, so that full chunks are written as they
+// are, otf2Span at a time, neither copied into a bufio buffer nor into the
+// page cache (measured 2026-11-28: the page cache's copy was 15 % of
+// `convert --otf2`'s CPU). The last chunk goes in an ordinary write. A
+// location of few records (under otf2FirstCap bytes) takes the buffer
+// only when one is free.
+//
+// The aligned buffers come from the writer's pool (otf2Bufs), where a
+// closed location leaves its buffer for the next one: a job's conversion
+// allocates one per location open at once, not one per location, and a
+// location's first chunk takes a free buffer at once instead of growing
+// by appends (which allocated 5 MiB per location on the way to its first
+// full chunk: 2026-11-28, 40 of the 54 MB `convert --otf2` allocated on
+// the 10^7-event trace, a dozen collections).
 type otf2File struct {
 	f        *os.File
 	path     string
 	size     int
 	events   bool
 	chunk    []byte
-	buf      []byte   // aligned, size bytes: the chunk is buf[otf2HeaderLen:] (nil until the first full chunk)
+	buf      []byte   // aligned, otf2Span chunks (or one): the chunk is slot's past its header (nil until taken)
+	slot     int      // the chunk's place in buf; the chunks before it are full, not yet written
 	direct   *os.File // the file opened O_DIRECT; nil: ordinary writes
 	tried    bool     // direct was opened (or refused)
 	off      int64    // bytes written
@@ -138,6 +148,82 @@ type otf2File struct {
 	lastTime uint64
 	err      error
 	closed   bool
+	pool     *otf2Bufs // where buf comes from and goes back to (nil: allocated, dropped)
+}
+
+// otf2Span is the number of full chunks of an event file written in one
+// direct write: a location's buffer holds that many, filled one after the
+// other. A write blocks (the device's time, 0.1-1 ms) and the Go runtime
+// hands the blocked goroutine's processor off and keeps its monitor
+// thread (sysmon) waking every 20 us for the next millisecond or more:
+// 2026-11-28, 313 writes of one chunk for the 10^7-event trace, 3,400 to
+// 6,200 of sysmon's sleeps, 5 % of the CPU samples in its wakeups.
+const otf2Span = 4
+
+// otf2FirstCap is the most a location's first chunk grows to by appends
+// before it takes an aligned buffer (when the pool has none free): a
+// location of a few records costs a few KiB, not a chunk.
+const otf2FirstCap = 64 << 10
+
+// otf2SpanBufs is the most buffers of otf2Span chunks a writer allocates;
+// past them (the locations open at once: a rank's threads) a location's
+// buffer is one chunk, so that memory grows with the locations by 1 MiB
+// each, not 4.
+const otf2SpanBufs = 8
+
+// otf2Bufs is a pool of aligned chunk buffers (otf2Span chunks, or one),
+// shared by the locations of a writer and its rank writers.
+type otf2Bufs struct {
+	mu    sync.Mutex
+	free  [][]byte
+	spans int // buffers of otf2Span chunks allocated
+}
+
+// take returns a free buffer of chunks of size bytes, if any (nil: none).
+func (p *otf2Bufs) take(size int) []byte {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := len(p.free) - 1; k >= 0; k-- {
+		if b := p.free[k]; len(b)%size == 0 {
+			p.free[k] = p.free[len(p.free)-1]
+			p.free[len(p.free)-1] = nil
+			p.free = p.free[:len(p.free)-1]
+			return b
+		}
+	}
+	return nil
+}
+
+// get returns a free buffer of chunks of size bytes, else a new one: of
+// otf2Span chunks, but one chunk past otf2SpanBufs of those.
+func (p *otf2Bufs) get(size int) []byte {
+	if b := p.take(size); b != nil {
+		return b
+	}
+	n := otf2Span
+	if p != nil {
+		p.mu.Lock()
+		if p.spans < otf2SpanBufs {
+			p.spans++
+		} else {
+			n = 1
+		}
+		p.mu.Unlock()
+	}
+	return heapAligned(n * size)
+}
+
+// put gives buffer b back (its location is closed).
+func (p *otf2Bufs) put(b []byte) {
+	if p == nil || b == nil {
+		return
+	}
+	p.mu.Lock()
+	p.free = append(p.free, b)
+	p.mu.Unlock()
 }
 
 func newOTF2File(path string, size int, events bool) (*otf2File, error) {
@@ -196,10 +282,13 @@ func (o *otf2File) flushChunk(final bool) {
 	if final {
 		var h [otf2HeaderLen]byte
 		o.putHeader(h[:], last)
-		if o.buf != nil && len(o.chunk) > 0 && &o.chunk[0] == &o.buf[otf2HeaderLen] {
+		if o.buf != nil && o.slot > 0 {
+			o.write(o.buf[:o.slot*o.size], true) // the full chunks held
+		}
+		if s := o.slotBuf(); s != nil && len(o.chunk) > 0 && &o.chunk[0] == &s[otf2HeaderLen] {
 			b := append(o.chunk, otf2EndOfChunk, otf2EndOfFile)
-			copy(o.buf, h[:])
-			o.write(o.buf[:otf2HeaderLen+len(b)], false)
+			copy(s, h[:])
+			o.write(s[:otf2HeaderLen+len(b)], false)
 		} else {
 			b := make([]byte, 0, otf2HeaderLen+len(o.chunk)+2) // one write
 			o.write(append(append(append(b, h[:]...), o.chunk...), otf2EndOfChunk, otf2EndOfFile), false)
@@ -210,15 +299,19 @@ func (o *otf2File) flushChunk(final bool) {
 	}
 	if o.events && o.size%directAlign == 0 && otf2HeaderLen+len(o.chunk) <= o.size {
 		if o.buf == nil {
-			o.buf = heapAligned(o.size)
+			o.buf, o.slot = o.pool.get(o.size), 0
 		}
-		if len(o.chunk) > 0 && &o.chunk[0] != &o.buf[otf2HeaderLen] {
-			copy(o.buf[otf2HeaderLen:], o.chunk) // the first chunk, appended apart
+		s := o.slotBuf()
+		if len(o.chunk) > 0 && &o.chunk[0] != &s[otf2HeaderLen] {
+			copy(s[otf2HeaderLen:], o.chunk) // the first chunk, appended apart
 		}
-		o.putHeader(o.buf, last)
-		clear(o.buf[otf2HeaderLen+len(o.chunk):])
-		o.write(o.buf, true)
-		o.chunk = o.buf[otf2HeaderLen:otf2HeaderLen:o.size]
+		o.putHeader(s, last)
+		clear(s[otf2HeaderLen+len(o.chunk):])
+		if o.slot++; o.slot == len(o.buf)/o.size {
+			o.write(o.buf, true)
+			o.slot = 0
+		}
+		o.chunk = o.slotBuf()[otf2HeaderLen:otf2HeaderLen]
 	} else {
 		var h [otf2HeaderLen]byte
 		o.putHeader(h[:], last)
@@ -230,6 +323,15 @@ func (o *otf2File) flushChunk(final bool) {
 	o.first = o.n + 1
 }
 
+// slotBuf is the chunk's place in buf (size bytes, the header's
+// included), nil without buf.
+func (o *otf2File) slotBuf() []byte {
+	if o.buf == nil {
+		return nil
+	}
+	return o.buf[o.slot*o.size : (o.slot+1)*o.size : (o.slot+1)*o.size]
+}
+
 // otf2Zeros pads chunks.
 var otf2Zeros [otf2DefChunk]byte
 
@@ -239,8 +341,8 @@ func (o *otf2File) add(rec []byte, ts uint64, isEvent bool) {
 	if isEvent {
 		need += 9
 	}
-	if otf2HeaderLen+len(o.chunk)+need > o.size {
-		o.flushChunk(false)
+	if len(o.chunk)+need > cap(o.chunk) || otf2HeaderLen+len(o.chunk)+need > o.size {
+		o.room(need)
 	}
 	if isEvent {
 		o.chunk = append(o.chunk, otf2Timestamp)
@@ -250,12 +352,48 @@ func (o *otf2File) add(rec []byte, ts uint64, isEvent bool) {
 	o.chunk = append(o.chunk, rec...)
 }
 
+// room makes room for need more bytes in the chunk without appends
+// growing it: a full chunk is written out first, then the chunk is moved
+// into a larger slice if it has to be. An event file's chunk never has
+// more capacity than a chunk's records take (size - otf2HeaderLen): past
+// its first growth it is its aligned buffer's, so that ev's one
+// comparison with the capacity finds both the chunk full and the slice.
+func (o *otf2File) room(need int) {
+	if otf2HeaderLen+len(o.chunk)+need > o.size {
+		o.flushChunk(false)
+	}
+	n := len(o.chunk) + need
+	if n <= cap(o.chunk) {
+		return
+	}
+	if o.events && o.size%directAlign == 0 && o.buf == nil {
+		b := o.pool.take(o.size)
+		if b == nil && n > otf2FirstCap {
+			b = o.pool.get(o.size)
+		}
+		if b != nil {
+			o.buf, o.slot = b, 0
+			k := copy(b[otf2HeaderLen:], o.chunk)
+			o.chunk = b[otf2HeaderLen : otf2HeaderLen+k : o.size]
+			return
+		}
+	}
+	c := max(2*cap(o.chunk), 4096)
+	if o.events {
+		c = min(c, o.size-otf2HeaderLen)
+	}
+	b := make([]byte, len(o.chunk), max(c, n))
+	copy(b, o.chunk)
+	o.chunk = b
+}
+
 func (o *otf2File) close() error {
 	if o.closed {
 		return nil
 	}
 	o.closed = true
 	o.flushChunk(true)
+	o.pool.put(o.buf)
 	o.buf, o.chunk = nil, nil
 	if o.direct != nil {
 		o.direct.Close()
@@ -320,7 +458,8 @@ type OTF2Writer struct {
 		op byte
 		ok bool
 	}
-	obj otf2Obj // of a root: windows, groups, files (otf2obj.go)
+	obj  otf2Obj   // of a root: windows, groups, files (otf2obj.go)
+	bufs *otf2Bufs // of a root: its locations' aligned chunk buffers
 }
 
 // regionCache is a name's region id and collective operation, so that
@@ -385,7 +524,7 @@ func NewOTF2Writer(dir string, w *Walker) (*OTF2Writer, error) {
 		return nil, err
 	}
 	o := &OTF2Writer{dir: dir, w: w, locs: map[[2]int]*otf2Loc{}, regions: map[string]int{}, comms: map[string]uint32{},
-		ccs: map[otf2CCKey]uint32{}, scls: map[Source]uint32{}}
+		ccs: map[otf2CCKey]uint32{}, scls: map[Source]uint32{}, bufs: &otf2Bufs{}}
 	for _, c := range w.CommList() {
 		if c.Inter && c.Peer != nil {
 			if id, ok := o.comms[c.Peer.Key]; ok {
@@ -454,6 +593,7 @@ func (o *OTF2Writer) loc1(k [2]int) (*otf2Loc, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.pool = o.bufs
 	l.file = f
 	o.locs[k] = l
 	o.order = append(o.order, l)
@@ -570,8 +710,8 @@ func (o *OTF2Writer) ev(l *otf2Loc, typ byte, t uint64, withLen bool, data []byt
 			n += 8
 		}
 	}
-	if otf2HeaderLen+len(f.chunk)+n+2+9 > f.size {
-		f.flushChunk(false)
+	if len(f.chunk)+n+2+9 > cap(f.chunk) { // room's rule: full, or a first chunk to grow
+		f.room(n + 2 + 9)
 	}
 	b := append(f.chunk, otf2Timestamp)
 	b = binary.LittleEndian.AppendUint64(b, t)

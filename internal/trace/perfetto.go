@@ -48,7 +48,7 @@ type PerfettoWriter struct {
 	lastCommQ   lit // `,"args":{"comm":"NAME"`
 	src         map[*Source][2]string
 	sites       [256]site
-	tails       [3][]tail // by kind and peer (perfetto.go)
+	tails       [3][256]tail // by kind, then a direct-mapped cache by peer (tail)
 	lastTrack   [2]int
 	// heads[FnID]: a slice's bytes up to its "ts" value for the track
 	// and function it was made for (perfetto_fast.go); whereB is
@@ -56,7 +56,7 @@ type PerfettoWriter struct {
 	heads  []head
 	whereB []byte
 	whereL lit // whereB
-	litTmp lit // a head or message tail not cached
+	litTmp lit // a head not cached
 	// The last time's milliseconds (ts): their value, their digits
 	// (little-endian, the first in the lowest byte) and how many.
 	tsMs uint64
@@ -349,34 +349,26 @@ const (
 )
 
 // tail is a message's description after its request id, the closing
-// quote included, for its tag and size.
+// quote included, for its peer, tag and size.
 type tail struct {
-	tag   int
-	bytes int64
-	l     lit
+	peer, tag int
+	bytes     int64
+	l         lit
 }
 
-// tail returns m's description after its request id, cached per kind and
-// peer (a rank's messages go to a few peers with a few tags and sizes,
-// mostly one each): p.tails[kind][peer] holds the last one made.
+// tail returns m's description after its request id, cached per kind in
+// a direct-mapped table of 256 entries keyed by the peer (a rank's
+// messages go to a few peers with a few tags and sizes, mostly one each;
+// the table's size does not depend on the job's ranks): an entry holds the
+// last description made for a peer of its slot.
 func (p *PerfettoWriter) tail(kind int, m *Msg) *lit {
 	nb := m.Bytes
 	if kind == tailFromPost {
 		nb = 0
 	}
-	var e *tail
-	if k := m.Peer; k >= 0 && k < 1<<16 {
-		t := p.tails[kind]
-		if k < len(t) {
-			e = &t[k]
-			if e.l.n != 0 && e.tag == m.Tag && e.bytes == nb {
-				return &e.l
-			}
-		} else {
-			t = append(t, make([]tail, k+1-len(t))...)
-			p.tails[kind] = t
-			e = &t[k]
-		}
+	e := &p.tails[kind][uint32(m.Peer)*0x9e3779b1>>24]
+	if e.l.n != 0 && e.peer == m.Peer && e.tag == m.Tag && e.bytes == nb {
+		return &e.l
 	}
 	b := []byte(" to ")
 	if kind != tailTo {
@@ -391,11 +383,7 @@ func (p *PerfettoWriter) tail(kind int, m *Msg) *lit {
 		b = append(b, " bytes"...)
 	}
 	b = append(b, '"')
-	if e == nil {
-		p.litTmp = makeLit(string(b))
-		return &p.litTmp
-	}
-	*e = tail{tag: m.Tag, bytes: nb, l: makeLit(string(b))}
+	*e = tail{peer: m.Peer, tag: m.Tag, bytes: nb, l: makeLit(string(b))}
 	return &e.l
 }
 

@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"io"
+	"sync"
 )
 
 // perfettoStreams is the number of ranks ConvertPerfetto formats at once,
@@ -181,6 +182,13 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int) (uint64, error) {
 	pws := make([]*PerfettoWriter, n)
 	var walkErr error
 	walked := make(chan struct{})
+	// failed is closed with failErr when a rank's walk fails with an
+	// error other than a damaged block: WalkRanks then starts no other
+	// rank, so the output must not wait for one (its turn may have come)
+	// while the ranks still walking wait for room in their queues.
+	failed := make(chan struct{})
+	var failErr error
+	var failOnce sync.Once
 	go func() {
 		defer close(walked)
 		walkErr = w.WalkRanks(streams, func(i int) Visitor {
@@ -205,6 +213,10 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int) (uint64, error) {
 			if err == nil {
 				err = ferr
 			}
+			var ce *CorruptError
+			if err != nil && !errors.As(err, &ce) {
+				failOnce.Do(func() { failErr = err; close(failed) })
+			}
 			return err
 		})
 	}()
@@ -213,6 +225,8 @@ func ConvertPerfetto(w *Walker, out io.Writer, workers int) (uint64, error) {
 		select {
 		case b, ok = <-chs[i]:
 			return b, ok, nil
+		case <-failed:
+			return nil, false, failErr
 		case <-walked:
 		}
 		if walkErr != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConvertPerfettoChunks: ConvertPerfetto interleaves the ranks by
@@ -413,6 +415,44 @@ func TestAppendUs(t *testing.T) {
 		}
 		if got := appendUs(nil, v); string(got) != string(want) {
 			t.Errorf("appendUs(%v) = %s, want %s", v, got, want)
+		}
+	}
+}
+
+// TestConvertPerfettoRankFails: a rank whose walk fails with an error that
+// is not a damaged block (its file gone since the job was opened) stops
+// the conversion with that error, while another rank still has chunks to
+// hand over. Until 2026-11-28 the conversion hung there: the failed walk
+// stopped the ranks not yet started, the output waited for the next one
+// (rank 2, which took the failed rank's turn), and rank 0 waited for room
+// in its queue.
+func TestConvertPerfettoRankFails(t *testing.T) {
+	defer func(c, s int) { perfettoChunk, perfettoStreams = c, s }(perfettoChunk, perfettoStreams)
+	perfettoChunk, perfettoStreams = 1024, 2
+	dir := t.TempDir()
+	if err := WriteSynth(dir, SynthSpec{Ranks: 3, Events: 4000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(RankPath(dir, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := ConvertPerfetto(NewWalker(j, WalkOptions{NoClock: true}), io.Discard, workers)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "r1.mst") {
+				t.Errorf("%d workers: %v, want rank 1's file missing", workers, err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%d workers: the conversion hangs", workers)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"errors"
+	"io"
 	"os"
 	"syscall"
 	"unsafe"
@@ -160,11 +161,14 @@ func (d *DirectFile) writePages(bufs [][]byte) error {
 var directWritev = func(f *os.File, bufs [][]byte, off int64) (int, error) {
 	total := 0
 	for len(bufs) > 0 {
-		n, err := pwritev(f, bufs, off)
+		n, err := pwritevCall(f, bufs, off)
 		total += n
 		off += int64(n)
 		if err != nil {
 			return total, err
+		}
+		if n == 0 {
+			return total, io.ErrShortWrite // no progress: never retried forever
 		}
 		// Short: skip what was written.
 		for len(bufs) > 0 && n >= len(bufs[0]) {
@@ -177,6 +181,9 @@ var directWritev = func(f *os.File, bufs [][]byte, off int64) (int, error) {
 	}
 	return total, nil
 }
+
+// pwritevCall is pwritev (a variable: tests make short writes).
+var pwritevCall = pwritev
 
 // Close writes what is buffered and closes the file.
 func (d *DirectFile) Close() error {

@@ -2,7 +2,9 @@ package trace
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -189,5 +191,63 @@ func TestDirectFileWritePages(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDirectWritevShort: directWritev goes on after a short vectored
+// write from the first byte not written, buffers cut anywhere, and a write
+// that makes no progress without an error is an error. Until 2026-11-28
+// such a write made it loop forever.
+func TestDirectWritevShort(t *testing.T) {
+	call := pwritevCall
+	t.Cleanup(func() { pwritevCall = call })
+	rng := rand.New(rand.NewSource(6))
+	var bufs [][]byte
+	var want []byte
+	for _, n := range []int{4096, 100, 7000, 1, 12288} {
+		b := make([]byte, n)
+		rng.Read(b)
+		bufs = append(bufs, b)
+		want = append(want, b...)
+	}
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// At most 3000 bytes a write: the cut falls inside buffers.
+	calls := 0
+	pwritevCall = func(f *os.File, bufs [][]byte, off int64) (int, error) {
+		calls++
+		var part [][]byte
+		for left := 3000; left > 0 && len(bufs) > 0; bufs = bufs[1:] {
+			b := bufs[0][:min(left, len(bufs[0]))]
+			part = append(part, b)
+			left -= len(b)
+		}
+		return call(f, part, off)
+	}
+	n, err := directWritev(f, bufs, 5)
+	if err != nil || n != len(want) || calls != (len(want)+2999)/3000 {
+		t.Fatalf("%d bytes in %d writes, %v; want %d in %d", n, calls, err, len(want), (len(want)+2999)/3000)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[5:], want) || !bytes.Equal(got[:5], make([]byte, 5)) {
+		t.Fatalf("the file differs from what was written")
+	}
+	// No progress, no error.
+	calls = 0
+	pwritevCall = func(*os.File, [][]byte, int64) (int, error) {
+		if calls++; calls > 100 {
+			t.Fatal("still writing after 100 writes of nothing")
+		}
+		return 0, nil
+	}
+	if n, err := directWritev(f, bufs, 0); !errors.Is(err, io.ErrShortWrite) || n != 0 {
+		t.Fatalf("%d bytes, %v; want io.ErrShortWrite", n, err)
 	}
 }

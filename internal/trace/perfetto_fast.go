@@ -2,6 +2,7 @@ package trace
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -35,9 +36,9 @@ func (p *PerfettoWriter) head(c *Call) *lit {
 			return &h.l
 		}
 	}
-	b := append([]byte(nil), ",\n"+`{"ph":"X","cat":"`...)
-	b = append(b, c.Class...)
-	b = append(b, `","name":`...)
+	b := append([]byte(nil), ",\n"+`{"ph":"X","cat":`...)
+	b = append(b, p.quote(c.Class)...) // from the file: any bytes
+	b = append(b, `,"name":`...)
 	b = append(b, p.fnQuote(c)...)
 	b = appendWhere(b[:len(b)-1], c.Rank, c.Thread) // appendWhere starts after a quote
 	if id >= 0 && id < 1<<16 {
@@ -277,10 +278,16 @@ var frac3 = func() (t [1000]uint32) {
 	return t
 }()
 
-// appendUs appends nanoseconds t as microseconds with 3 decimals (t
-// rounded to the nanosecond, as strconv's 'f' with 3 digits rounds).
+// appendUs appends nanoseconds t as microseconds with 3 decimals: t
+// rounded to the nanosecond, half away from zero (math.Round; strconv's
+// 'f' would round t/1000's decimal value, which can differ at half a
+// nanosecond); beyond 9e15 ns strconv's 'f', 3 digits; 0 for a time
+// that is not finite.
 func appendUs(b []byte, t float64) []byte {
 	if !(t > -9e15 && t < 9e15) {
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return append(b, '0') // JSON has no such number (a damaged calibration)
+		}
 		return strconv.AppendFloat(b, t/1000, 'f', 3, 64)
 	}
 	neg := t < 0

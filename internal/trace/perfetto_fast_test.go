@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/testutil"
 )
@@ -266,28 +267,34 @@ func TestPerfettoWriterArgs(t *testing.T) {
 
 // TestMessageTails: a message's description after its request id, from
 // the writer's cache, is what fmt makes of its peer, tag and size, for
-// 20,000 messages of 5 peers (-1 among them: not cached), 3 tags and 4
-// sizes: both hits and replacements.
+// 20,000 messages of 5 peers (-1 among them, and two that share a slot of
+// the cache), 3 tags and 4 sizes: both hits and replacements.
 func TestMessageTails(t *testing.T) {
 	p := newPerfettoFragment(nil)
+	slot := func(peer int) *tail { return &p.tails[0][uint32(peer)*0x9e3779b1>>24] }
+	peers := []int{-1, 0, 1, 2}
+	for q := 3; ; q++ {
+		if slot(q) == slot(0) {
+			peers = append(peers, q)
+			break
+		}
+	}
 	rng := rand.New(rand.NewSource(5))
 	hits := 0
 	for i := 0; i < 20000; i++ {
-		m := Msg{Peer: rng.Intn(5) - 1, Tag: rng.Intn(3) - 1, Bytes: []int64{0, 8, 4096, 1 << 33}[rng.Intn(4)]}
+		m := Msg{Peer: peers[rng.Intn(len(peers))], Tag: rng.Intn(3) - 1, Bytes: []int64{0, 8, 4096, 1 << 33}[rng.Intn(4)]}
 		kind := rng.Intn(3)
 		want := map[int]string{
 			tailTo:       fmt.Sprintf(" to %d tag %d %d bytes\"", m.Peer, m.Tag, m.Bytes),
 			tailFrom:     fmt.Sprintf(" from %d tag %d %d bytes\"", m.Peer, m.Tag, m.Bytes),
 			tailFromPost: fmt.Sprintf(" from %d tag %d\"", m.Peer, m.Tag),
 		}[kind]
-		var before tail
-		if m.Peer >= 0 && m.Peer < len(p.tails[kind]) {
-			before = p.tails[kind][m.Peer]
-		}
+		e := &p.tails[kind][uint32(m.Peer)*0x9e3779b1>>24]
+		before := *e
 		if got := p.tail(kind, &m).String(); got != want {
 			t.Fatalf("message %d %+v, kind %d: %q, want %q", i, m, kind, got, want)
 		}
-		if before.l.n != 0 && m.Peer >= 0 && before == p.tails[kind][m.Peer] {
+		if before.l.n != 0 && before == *e {
 			hits++
 		}
 	}
@@ -295,4 +302,104 @@ func TestMessageTails(t *testing.T) {
 		t.Errorf("%d of 20000 from the cache", hits)
 	}
 	t.Logf("%d of 20000 from the cache", hits)
+}
+
+// TestPerfettoWriterFileStrings: the strings a rank file gives (function
+// name and class, communicator key, region name, event text, file name)
+// come out as JSON strings whatever they hold: quotes, backslashes,
+// control characters. Until 2026-11-28 a function's class was written
+// unquoted ("cat"): a class holding a quote made the document invalid.
+func TestPerfettoWriterFileStrings(t *testing.T) {
+	odd := "a\"b\\c\n\x01</>"
+	var out bytes.Buffer
+	p := NewPerfettoWriter(&out)
+	g := &GComm{Key: "k" + odd}
+	c := Call{Rank: 1, Fn: "MPI_Send" + odd, Class: "p2p" + odd, FnID: 3, T0: 2e6, T1: 3e6, Comm: g, Root: -1,
+		Io: &IoOp{Kind: IoWrite, File: File{Comm: g, Name: "f" + odd}, Bytes: 8, ID: 1}}
+	if err := p.Call(&c); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Region(1, 0, true, "r"+odd, 4e6); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Mark(1, 0, "m"+odd, 5e6); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Cat, Name string
+			Args          map[string]any
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.Bytes())
+	}
+	var got []string
+	for _, e := range doc.TraceEvents {
+		switch e.Ph {
+		case "X":
+			got = append(got, e.Cat, e.Name, fmt.Sprint(e.Args["comm"]), fmt.Sprint(e.Args["file"]))
+		case "B", "i":
+			got = append(got, e.Name)
+		}
+	}
+	want := []string{"p2p" + odd, "MPI_Send" + odd, "k" + odd, "f" + odd, "r" + odd, "m" + odd}
+	if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", want) {
+		t.Errorf("strings %q, want %q", got, want)
+	}
+}
+
+// TestAppendUsNotFinite: a time that is not finite (a calibration of
+// more than 1e289 ns per tick makes one) is written as a JSON number,
+// 0, not as strconv's "+Inf" or "NaN", which made the document invalid
+// until 2026-11-28; so is a duration between two of them.
+func TestAppendUsNotFinite(t *testing.T) {
+	p := newPerfettoFragment(nil)
+	for _, v := range []float64{math.Inf(1), math.Inf(-1), math.NaN()} {
+		for _, got := range [][]byte{appendUs(nil, v), p.ts(nil, v)} {
+			if string(got) != "0" {
+				t.Errorf("%v: %s, want 0", v, got)
+			}
+		}
+	}
+	var out bytes.Buffer
+	w := NewPerfettoWriter(&out)
+	c := Call{Rank: 0, Fn: "MPI_Send", Class: "p2p", T0: math.Inf(1), T1: math.Inf(1), Root: -1,
+		Send: &Msg{Peer: 1, Flow: 7}}
+	if err := w.Call(&c); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(out.Bytes()) {
+		t.Errorf("not JSON:\n%s", out.Bytes())
+	}
+}
+
+// TestMessageTailsLargeRanks: a message's description is cached for a
+// peer of any rank, in a table whose size does not depend on the ranks:
+// the same peer, tag and size again make nothing new. Until 2026-11-28
+// the cache was an array indexed by the peer's rank, grown to the largest
+// peer below 65,536 (27 MB per rank writer at 65,536 ranks, 16 writers
+// at once) and made the description again for every message of a larger
+// one.
+func TestMessageTailsLargeRanks(t *testing.T) {
+	p := newPerfettoFragment(nil)
+	for _, peer := range []int{0, 65535, 1 << 16, 1 << 20, 1<<31 - 1} {
+		m := Msg{Peer: peer, Tag: 3, Bytes: 8}
+		want := fmt.Sprintf(" to %d tag 3 8 bytes\"", peer)
+		if got := p.tail(tailTo, &m).String(); got != want {
+			t.Fatalf("peer %d: %q, want %q", peer, got, want)
+		}
+		if n := testing.AllocsPerRun(100, func() { p.tail(tailTo, &m) }); n != 0 {
+			t.Errorf("peer %d: %v allocations a message, want 0 (cached)", peer, n)
+		}
+	}
+	if size := unsafe.Sizeof(p.tails); size > 1<<20 {
+		t.Errorf("the cache takes %d bytes", size)
+	}
 }

@@ -377,7 +377,7 @@ func (ps *posts) get() *post {
 	return &post{}
 }
 
-// put frees a post. Only what tells its kind is cleared (not its 230
+// put frees a post. Only what tells its kind is cleared (not its 248
 // bytes): the walk sets the buffers, rma and io before it reads them.
 func (ps *posts) put(p *post) {
 	p.send, p.recv, p.coll, p.isRma, p.isIo = nil, nil, nil, false, false
@@ -493,8 +493,9 @@ func (pt *postTable) take(h uint64, k int, out []*post) []*post {
 // Walk visits every event of every rank.
 // A rank whose events cannot all be decoded (a damaged block) is
 // converted up to that block and noted in Damaged; the walk goes on with
-// the other ranks. It fails only when the visitor does, or when no call
-// at all could be read from a damaged job.
+// the other ranks. It fails when the visitor does, when a rank's file
+// cannot be read at all (opened, or read: not a damaged block), or when no
+// call at all could be read from a damaged job.
 func (w *Walker) Walk(v Visitor) error {
 	for i, r := range w.Job.Ranks {
 		if err := w.walkRank(i, r, v); err != nil {
@@ -762,8 +763,18 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 			e := &evs[i]
 			switch e.Kind {
 			case KComplete:
+				if len(pend) == maxWaiting {
+					// More than a call completes: the oldest half never
+					// get one (a damaged file). Forgotten, unmatched, so
+					// that memory stays bounded.
+					unmatched += maxWaiting / 2
+					pend = append(pend[:0], pend[maxWaiting/2:]...)
+				}
 				pend = append(pend, cplEv{req: e.Req, rbytes: e.RBytes, rpeer: e.RPeer, rtag: e.RTag, flags: e.Flags})
 			case KPost:
+				if len(start) == maxWaiting {
+					start = append(start[:0], start[maxWaiting/2:]...) // as completions
+				}
 				start = append(start, *e)
 			case KEnter, KLeave:
 				name := r.Regions[int(e.Fn)]
@@ -1033,8 +1044,15 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	})
 }
 
+// maxWaiting bounds the completions, and the persistent requests
+// started, that wait for their call on one thread: the library records 256
+// completions a call at most (MS_TSAVE); an MPI_Startall starts as many
+// requests as it is given, this many would be far more than any program
+// starts at once.
+const maxWaiting = 1 << 16
+
 // cplEv is a completion waiting for its call: what the matching reads of
-// its event (32 bytes instead of the event's 88).
+// its event (32 bytes instead of the event's 80).
 type cplEv struct {
 	req         uint64
 	rbytes      int64
@@ -1043,7 +1061,7 @@ type cplEv struct {
 }
 
 // scanPart is how many events of a block the walk takes at once: their
-// decoded form (88 bytes each) stays in the cache until the walk reads it.
+// decoded form (80 bytes each) stays in the cache until the walk reads it.
 const scanPart = 1024
 
 func cmpU64(a, b uint64) int {

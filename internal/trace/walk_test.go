@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -327,4 +328,46 @@ func TestTickConv(t *testing.T) {
 	if !newTickConv(clocks["drift"], 0).interp || newTickConv(clocks["one sample"], 0).interp {
 		t.Errorf("drift not told from a constant offset")
 	}
+}
+
+// TestWalkWaitingBounded: completions waiting for their call are held up
+// to maxWaiting (the library records 256 a call at most); beyond, the
+// oldest half are forgotten and counted unmatched, so that a thread of a
+// damaged or crafted file that completes a million requests before any
+// call holds a bounded table (until 2026-11-28 it held them all: 32 bytes
+// each and a map entry, memory growing with the trace). Every completion
+// here is unmatched (no post) and counted once.
+func TestWalkWaitingBounded(t *testing.T) {
+	const n = 1 << 20
+	evs := make([]Event, 0, n+1)
+	for i := 0; i < n; i++ {
+		evs = append(evs, Event{Kind: KComplete, Flags: FSend, Fn: 4, Comm: -1, T0: 1000, T1: 1000, Req: uint64(0x1000 + 8*i),
+			SPeer: -1, STag: -1, RPeer: -1, RTag: -1})
+	}
+	evs = append(evs, Event{Kind: KCall, Fn: 4, Comm: 0, T0: 2000, T1: 2100, SPeer: -1, STag: -1, RPeer: -1, RTag: -1})
+	job := t.TempDir()
+	synthRank(t, job, 0, 1, evs, 1<<16, nil, true)
+	evs = nil
+	j, err := OpenJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWalker(j, WalkOptions{NoClock: true})
+	var live uint64
+	if err := w.Walk(callVisitor(func(*Call) error {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		live = ms.HeapAlloc
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if w.Unmatched != n || w.Calls != 1 {
+		t.Errorf("%d unmatched, %d calls; want %d, 1", w.Unmatched, w.Calls, n)
+	}
+	if live > 24<<20 {
+		t.Errorf("%d MiB live at the call, want less than 24", live>>20)
+	}
+	t.Logf("%.1f MiB live at the call", float64(live)/(1<<20))
 }

@@ -149,9 +149,10 @@ func ioOp(fn string) (IoOp, bool) {
 	return o, true
 }
 
-// groupOf decodes an MPI_Win_post/start group: its size n and members as
-// bits of lo (ranks 0-63) and hi (64-127).
-func groupOf(n int32, lo, hi int64, out []int) []int {
+// groupOf decodes an MPI_Win_post/start group, its members as bits of lo
+// (ranks 0-63) and hi (64-127). (The event's RTag holds the group's size,
+// which may be larger: members from rank 128 on are not recorded.)
+func groupOf(lo, hi int64, out []int) []int {
 	for b := uint64(lo); b != 0; b &= b - 1 {
 		out = append(out, bits.TrailingZeros64(b))
 	}
@@ -257,7 +258,7 @@ func (s *objState) rma(r *Rank, e *Event, g *GComm, op *RmaOp, done []RmaDone, n
 	}
 	switch k {
 	case RmaPost, RmaStart:
-		op.Group = groupOf(e.RTag, e.SBytes, e.RBytes, op.Group)
+		op.Group = groupOf(e.SBytes, e.RBytes, op.Group)
 		i := 0
 		if k == RmaStart {
 			i = 1
