@@ -54,8 +54,9 @@ type Comm interface {
 //     code; the wait candidates go back to the ranks of their calls (a
 //     second MPI_Alltoallv), which group them into wait states;
 //  3. the critical path: the ranks' jumps gathered at the rank of its
-//     end, which replays it as offline and sends each rank its segments
-//     (one message each way), or, when they do not fit its share of the
+//     end up a binomial tree, which replays it as offline and sends each
+//     rank its segments down the tree (since 2026-11-29; one message each
+//     way per rank), or, when they do not fit its share of the
 //     bound, by pointer doubling over the ranks' jumps, in about log2 of
 //     the path's jumps exchanges (pathjob.go), the token passed backwards
 //     one jump at a time only where ties require it;

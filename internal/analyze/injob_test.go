@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
@@ -30,6 +31,7 @@ type chanNet struct {
 	tokens atomic.Int64    // SendToken calls, over all ranks
 	sends  atomic.Int64    // Send calls (the reductions' trees), over all ranks
 	asyncs atomic.Int64    // SendAsync calls (the delay costs), over all ranks
+	recvs  []atomic.Int64  // Recv calls, per rank
 	p2p    [][]chan []byte // [src][dst]
 	a2a    [][]chan []byte
 	token  []chan [3]uint64
@@ -65,7 +67,7 @@ func onRanks(net *chanNet, f func(r int, c chanComm) error) []error {
 }
 
 func newChanNet(size int) *chanNet {
-	n := &chanNet{size: size, token: make([]chan [3]uint64, size)}
+	n := &chanNet{size: size, token: make([]chan [3]uint64, size), recvs: make([]atomic.Int64, size)}
 	for s := 0; s < size; s++ {
 		n.p2p = append(n.p2p, make([]chan []byte, size))
 		n.a2a = append(n.a2a, make([]chan []byte, size))
@@ -88,7 +90,10 @@ func (c chanComm) Send(dest int, data []byte) error {
 	c.net.p2p[c.rank][dest] <- bytes.Clone(data)
 	return nil
 }
-func (c chanComm) Recv(src int) ([]byte, error) { return <-c.net.p2p[src][c.rank], nil }
+func (c chanComm) Recv(src int) ([]byte, error) {
+	c.net.recvs[c.rank].Add(1)
+	return <-c.net.p2p[src][c.rank], nil
+}
 func (c chanComm) Alltoallv(out [][]byte) ([][]byte, error) {
 	c.net.a2as.Add(1)
 	for d := range out {
@@ -335,7 +340,8 @@ func TestInJobAgrees(t *testing.T) {
 // chain of three ranks (0 sends to 1, then 1 to 2; each receive waits):
 // the exchanges (the records and their wait candidates, the delay costs'
 // waits), the point-to-point messages (P - 1 up a tree and as many down
-// for the metadata, the jumps to the end rank and its replies, P - 1 up a
+// for the metadata, the jumps up a binomial tree to the end rank and its
+// replies down it (P - 1 each way, since 2026-11-29), P - 1 up a
 // tree for the parts gathered at rank 0; the time origin, the rounds and
 // the last rank to finish travel with the metadata and the records,
 // since 2026-11-28) and the delay costs' messages (each rank with a wait
@@ -500,7 +506,7 @@ func TestPathDoubling(t *testing.T) {
 		tokens                    bool // some seeds must fall back
 	}
 	for _, c := range []cfg{{4, 3000, 1 << 40, 20, false}, {5, 500, 1 << 30, 20, false}, {1, 200, 1 << 30, 20, false}, {3, 60, 40, 20, false},
-		{3, 30, 100, 1, true}, {6, 0, 10, 20, false}} {
+		{3, 30, 100, 1, true}, {6, 0, 10, 20, false}, {2, 300, 1 << 30, 20, false}, {8, 200, 1 << 30, 20, false}, {32, 60, 1 << 30, 20, false}} {
 		fell, long := 0, 0
 		for seed := range 12 {
 			rng := newMix(uint64(seed*131 + c.size))
@@ -525,8 +531,8 @@ func TestPathDoubling(t *testing.T) {
 			want := replay(passes, ws)
 			// Gathered at the end rank (gatherReplay): the offline
 			// replay's segments exactly, ties included, the start rank
-			// and jumps on every rank, a message to the end rank and one
-			// back per rank, no exchange; with a bound too small for the
+			// and jumps on every rank, a message up the tree and one
+			// down per rank but the end rank, no exchange; with a bound too small for the
 			// jumps, the same messages and the ranks told to double.
 			for _, bound := range []int64{DefaultJobMemory, 4 * gatherJumpBytes} {
 				net := newChanNet(c.size)
@@ -569,6 +575,13 @@ func TestPathDoubling(t *testing.T) {
 				if net.sends.Load() != int64(2*(c.size-1)) || net.a2as.Load() != 0 || net.tokens.Load() != 0 {
 					t.Errorf("%+v seed %d bound %d: %d messages, %d exchanges, %d tokens; want %d, 0, 0", c, seed, bound,
 						net.sends.Load(), net.a2as.Load(), net.tokens.Load(), 2*(c.size-1))
+				}
+				// Up and down a binomial tree (since 2026-11-29): no rank
+				// receives more than ceil(log2 P) messages.
+				for r := range c.size {
+					if n := net.recvs[r].Load(); n > int64(bits.Len(uint(c.size-1))) {
+						t.Errorf("%+v seed %d bound %d: rank %d received %d messages, want at most %d", c, seed, bound, r, n, bits.Len(uint(c.size-1)))
+					}
 				}
 			}
 			net := newChanNet(c.size)

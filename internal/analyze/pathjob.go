@@ -544,27 +544,60 @@ func flagByte(b bool) byte {
 }
 
 // The critical path gathered at the end rank (since 2026-11-28, late
-// night): when the job's jumps fit a quarter of the bound at the rank of
-// the path's end (gatherJumpBytes each), every rank sends its jumps
-// (their ends, ready times and partners), its first call's start and its
-// last call's end there, one message each; that rank runs the offline
-// backward replay itself (replay: the same steps, cursors and ties) and
-// sends each rank its segments of the path, with the path's start rank
-// and length. Two messages per rank, one hop each way, where the doubling
-// takes floor(log2 T) + 3 exchanges of every rank with every other and a
-// reduction (2 log2 P hops) for its verdict: on an oversubscribed node
-// each of those is a wait for every rank to get a CPU. When the jumps do
-// not fit, or a partner is no rank, the end rank says so in its replies
-// and the ranks run doublingReplay.
+// night; up a binomial tree since 2026-11-29): when the job's jumps fit a
+// quarter of the bound at the rank of the path's end (gatherJumpBytes
+// each), every rank's jumps (their ends, ready times and partners), its
+// first call's start and its last call's end go there up a binomial tree
+// rooted at that rank; the end rank runs the offline backward replay
+// itself (replay: the same steps, cursors and ties) and sends each rank
+// its segments of the path, with the path's start rank and length, down
+// the same tree. Ranks are renumbered relative to the end rank, rel = (r -
+// end + P) mod P; the parent of rel > 0 is rel without its lowest set bit
+// and its children are rel + b for the powers of two b below that bit
+// (any b for the root) with rel + b < P, so a child's subtree is the
+// ranks rel + b to rel + 2b - 1 (below P), contiguous.
+//
+// Up: each rank receives its children's bundles (smallest b first),
+// appends them to its own entry and sends the whole to its parent: a flag
+// byte (0: the entries follow; 1: the subtree's jumps do not fit), the
+// number of entries and of jumps, then per rank of the subtree in
+// relative order its rank, first start, last end, whether it has calls,
+// its jumps' count and its jumps. As soon as a subtree's jumps pass the
+// quarter of the bound, its bundle is the flag alone. Down: the end rank
+// sends each child a bundle for the child's subtree: a flag byte (0: the
+// path follows; 1: run doublingReplay), the start rank and the jumps, then
+// per rank of the subtree in relative order its segments (their count,
+// then two times of 8 bytes each); each rank keeps its own and forwards
+// each child its part. 2(P - 1) messages, ceil(log2 P) hops each way; no
+// rank receives more than ceil(log2 P) (the end rank one per child, the
+// others one per child and one from their parent), where the linear
+// gather of 2026-11-28 had the end rank receive P - 1, in rank order. The
+// doubling takes floor(log2 T) + 3 exchanges of every rank with every
+// other and a reduction for its verdict: on an oversubscribed node each
+// of those is a wait for every rank to get a CPU. When the jumps do not
+// fit, or a partner is no rank, every rank learns it from the replies
+// and the ranks run doublingReplay together.
 
 // gatherJumpBytes is what a jump costs the end rank: decoded (a jump, 48
-// bytes) and its share of its rank's message (17 to 21 bytes).
+// bytes) and its share of the bundles (17 to 21 bytes).
 const gatherJumpBytes = 72
 
 // pathGatherFits tells whether jumps jumps fit the end rank's share of
 // the bound (a quarter; a variable so that tests can force the doubling).
 var pathGatherFits = func(jumps int64, bound int64) bool {
 	return jumps >= 0 && jumps <= bound/4/gatherJumpBytes
+}
+
+// treeKids calls f for each child of rel (relative to the root) in a
+// binomial tree of size ranks, smallest step first, with the child and
+// the number of ranks in its subtree; it stops at f's first error.
+func treeKids(rel, size int, f func(kid, span int) error) error {
+	for b := 1; rel+b < size && (rel == 0 || b < rel&-rel); b <<= 1 {
+		if err := f(rel+b, min(b, size-rel-b)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // gatherReplay is the critical path gathered at the end rank (above):
@@ -576,51 +609,140 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	t0 := time.Now()
 	defer func() { st.inExchanges += time.Since(t0) }()
 	defer func() { st.gathered = done }()
-	if me != endRank {
-		// Flag 0: the jumps follow; 1: this rank's alone exceed the share.
-		fits := pathGatherFits(int64(len(jumps)), bound)
-		b := make([]byte, 0, 1+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32))
-		b = append(b, flagByte(!fits))
-		b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(p.first)), math.Float64bits(p.last))
-		b = append(b, flagByte(p.ncalls > 0))
-		b = binary.AppendUvarint(b, uint64(len(jumps)))
-		if fits {
-			for k := range jumps {
-				j := &jumps[k]
-				b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(j.t1)), math.Float64bits(j.ready))
-				b = binary.AppendVarint(b, int64(j.partner))
-			}
+	rel := (me - endRank + size) % size
+	abs := func(x int) int { return (x + endRank) % size }
+	// Up: this rank's entry (but at the end rank), then its children's.
+	total := int64(len(jumps))
+	fits := pathGatherFits(total, bound)
+	var body []byte
+	if fits && rel != 0 {
+		body = make([]byte, 0, binary.MaxVarintLen32+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32))
+		body = binary.AppendUvarint(body, uint64(me))
+		body = le.AppendUint64(le.AppendUint64(body, math.Float64bits(p.first)), math.Float64bits(p.last))
+		body = append(body, flagByte(p.ncalls > 0))
+		body = binary.AppendUvarint(body, uint64(len(jumps)))
+		for k := range jumps {
+			j := &jumps[k]
+			body = le.AppendUint64(le.AppendUint64(body, math.Float64bits(j.t1)), math.Float64bits(j.ready))
+			body = binary.AppendVarint(body, int64(j.partner))
 		}
+	}
+	entries := 1
+	if rel == 0 {
+		entries = 0
+	}
+	err = treeKids(rel, size, func(kid, span int) error {
+		src := abs(kid)
+		b, err := c.Recv(src)
+		if err != nil {
+			return err
+		}
+		if len(b) < 1 || b[0] > 1 {
+			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad flag", src, len(b))
+		}
+		if b[0] == 1 {
+			fits, body = false, nil
+			return nil
+		}
+		off := 1
+		n, ok1 := readUvarint(b, &off, uint64(span))
+		m, ok2 := readUvarint(b, &off, uint64(len(b))/17)
+		if !ok1 || !ok2 || n != uint64(span) {
+			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad at byte %d (%d ranks, want %d)", src, len(b), off, n, span)
+		}
+		total += int64(m)
+		entries += int(n)
+		if fits = fits && pathGatherFits(total, bound); fits {
+			body = append(body, b[off:]...)
+		} else {
+			body = nil
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if rel != 0 {
+		parent := abs(rel - rel&-rel)
+		b := []byte{1}
+		if fits {
+			b = make([]byte, 0, 1+2*binary.MaxVarintLen64+len(body))
+			b = binary.AppendUvarint(binary.AppendUvarint(append(b, 0), uint64(entries)), uint64(total))
+			b = append(b, body...)
+		}
+		body = nil
 		st.sent += int64(len(b))
-		if err := c.Send(endRank, b); err != nil {
+		if err := c.Send(parent, b); err != nil {
 			return nil, false, err
 		}
-		r, err := c.Recv(endRank)
+		// Down: this subtree's part of the replies.
+		r, err := c.Recv(parent)
 		if err != nil {
 			return nil, false, err
 		}
 		if len(r) < 1 || r[0] > 1 {
-			return nil, false, fmt.Errorf("critical path: %d bytes from rank %d", len(r), endRank)
+			return nil, false, fmt.Errorf("critical path: %d bytes from rank %d", len(r), parent)
 		}
 		if r[0] == 1 {
-			return nil, false, nil
+			return nil, false, sendKids(c, rel, endRank, func(int, int) []byte { return []byte{1} }, st)
 		}
 		off := 1
 		sr, ok1 := readUvarint(r, &off, uint64(size-1))
 		n, ok2 := readUvarint(r, &off, math.MaxInt64)
-		ns, ok3 := readUvarint(r, &off, uint64(len(r)/16))
-		if !ok1 || !ok2 || !ok3 || len(r)-off != int(ns)*16 {
-			return nil, false, fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", endRank, len(r), off)
+		head := off
+		// The ranks' parts in relative order: this rank's, then each
+		// child's subtree.
+		part := func(ranks int) (int, int, error) {
+			from := off
+			for range ranks {
+				ns, ok := readUvarint(r, &off, uint64(len(r)/16))
+				if !ok || len(r)-off < int(ns)*16 {
+					return 0, 0, fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", parent, len(r), off)
+				}
+				off += int(ns) * 16
+			}
+			return from, off, nil
 		}
+		if !ok1 || !ok2 {
+			return nil, false, fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", parent, len(r), off)
+		}
+		from, to, err := part(1)
+		if err != nil {
+			return nil, false, err
+		}
+		var cuts [][2]int
+		if err := treeKids(rel, size, func(_, span int) error {
+			a, z, err := part(span)
+			cuts = append(cuts, [2]int{a, z})
+			return err
+		}); err != nil {
+			return nil, false, err
+		}
+		if off != len(r) {
+			return nil, false, fmt.Errorf("critical path: rank %d's reply: %d bytes, want %d", parent, len(r), off)
+		}
+		x := 0
+		if err := sendKids(c, rel, endRank, func(int, int) []byte {
+			b := append(slices.Clip(r[:head]), r[cuts[x][0]:cuts[x][1]]...)
+			x++
+			return b
+		}, st); err != nil {
+			return nil, false, err
+		}
+		off = from
+		ns, _ := readUvarint(r, &off, uint64(len(r)/16))
 		for range ns {
 			a, _ := readF64(r, &off)
 			z, _ := readF64(r, &off)
 			segs = append(segs, [2]float64{a, z})
 		}
+		if off != to {
+			return nil, false, fmt.Errorf("critical path: rank %d's reply: bad at byte %d", parent, off)
+		}
 		info.StartRank, info.Jumps = int(sr), int(n)
 		return segs, true, nil
 	}
-	// The end rank: every rank's jumps, its first start and last end.
+	// The end rank: every rank's entry, in relative order.
 	passes := make([]*rankPass, size)
 	ws := make([]rankWaits, size)
 	inRange := func(js []jump) bool {
@@ -631,78 +753,82 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		}
 		return true
 	}
-	total := int64(len(jumps))
-	ok := pathGatherFits(total, bound) && inRange(jumps)
-	for s := range size {
-		if s == me {
-			passes[s] = &rankPass{rank: s, ncalls: p.ncalls, first: p.first, last: p.last}
-			ws[s].jumps = jumps
-			continue
+	passes[me] = &rankPass{rank: me, ncalls: p.ncalls, first: p.first, last: p.last}
+	ws[me].jumps = jumps
+	ok := fits && inRange(jumps)
+	if ok && entries != size-1 {
+		return nil, false, fmt.Errorf("critical path: %d ranks' jumps gathered, want %d", entries, size-1)
+	}
+	for off, x := 0, 1; ok && x < size; x++ {
+		s := abs(x)
+		fail := func(what string) error {
+			return fmt.Errorf("critical path: rank %d's jumps gathered: %s at byte %d of %d", s, what, off, len(body))
 		}
-		b, err := c.Recv(s)
-		if err != nil {
-			return nil, false, err
-		}
-		off := 1
-		first, ok1 := readF64(b, &off)
-		last, ok2 := readF64(b, &off)
+		sr, ok0 := readUvarint(body, &off, uint64(size-1))
+		first, ok1 := readF64(body, &off)
+		last, ok2 := readF64(body, &off)
 		var calls uint64
-		if ok2 && off < len(b) {
-			calls = uint64(b[off])
+		if ok2 && off < len(body) {
+			calls = uint64(body[off])
 			off++
 		}
-		n, ok3 := readUvarint(b, &off, math.MaxInt32)
-		if len(b) < 1 || b[0] > 1 || !ok1 || !ok2 || calls > 1 || !ok3 || b[0] == 0 && n > uint64(len(b)-off)/17 {
-			return nil, false, fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad at byte %d", s, len(b), off)
+		n, ok3 := readUvarint(body, &off, math.MaxInt32)
+		if !ok0 || int(sr) != s || !ok1 || !ok2 || calls > 1 || !ok3 || n > uint64(len(body)-off)/17 {
+			return nil, false, fail("a bad entry")
 		}
 		passes[s] = &rankPass{rank: s, ncalls: calls, first: first, last: last}
-		total += int64(n)
-		if b[0] == 1 || !ok || !pathGatherFits(total, bound) {
-			ok = false // the doubling: this message is not kept
-			continue
-		}
 		js := make([]jump, n)
 		for k := range js {
-			t1, ok1 := readF64(b, &off)
-			ready, ok2 := readF64(b, &off)
-			pr, x := binary.Varint(b[off:])
-			if !ok1 || !ok2 || x <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
-				return nil, false, fmt.Errorf("critical path: rank %d's jump %d of %d: bad at byte %d of %d", s, k, n, off, len(b))
+			t1, ok1 := readF64(body, &off)
+			ready, ok2 := readF64(body, &off)
+			pr, y := binary.Varint(body[off:])
+			if !ok1 || !ok2 || y <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
+				return nil, false, fail(fmt.Sprintf("jump %d of %d", k, n))
 			}
-			off += x
+			off += y
 			js[k] = jump{t1: t1, ready: ready, partner: int32(pr)}
-		}
-		if off != len(b) {
-			return nil, false, fmt.Errorf("critical path: rank %d's jumps: %d bytes, want %d", s, len(b), off)
 		}
 		ws[s].jumps = js
 		ok = ok && inRange(js)
+		if x == size-1 && off != len(body) {
+			return nil, false, fail("the end")
+		}
 	}
+	body = nil
 	var res pathResult
 	if ok {
 		res = replay(passes, ws)
 		ok = res.info.Found && res.info.EndRank == endRank
 	}
-	for s := range size {
-		if s == me {
-			continue
+	// Down: each child its subtree's segments.
+	err = sendKids(c, rel, endRank, func(kid, span int) []byte {
+		if !ok {
+			return []byte{1}
 		}
-		b := []byte{flagByte(!ok)}
-		if ok {
-			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(res.info.StartRank)), uint64(res.info.Jumps))
-			b = binary.AppendUvarint(b, uint64(len(res.segs[s])))
-			for _, x := range res.segs[s] {
-				b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(x[0])), math.Float64bits(x[1]))
+		b := binary.AppendUvarint(binary.AppendUvarint([]byte{0}, uint64(res.info.StartRank)), uint64(res.info.Jumps))
+		for x := kid; x < kid+span; x++ {
+			ss := res.segs[abs(x)]
+			b = binary.AppendUvarint(b, uint64(len(ss)))
+			for _, z := range ss {
+				b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(z[0])), math.Float64bits(z[1]))
 			}
 		}
-		st.sent += int64(len(b))
-		if err := c.Send(s, b); err != nil {
-			return nil, false, err
-		}
-	}
-	if !ok {
-		return nil, false, nil
+		return b
+	}, st)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	info.StartRank, info.Jumps = res.info.StartRank, res.info.Jumps
 	return res.segs[me], true, nil
+}
+
+// sendKids sends each child of rel (relative to root) the message msg
+// makes for it, smallest step first.
+func sendKids(c Comm, rel, root int, msg func(kid, span int) []byte, st *pathStats) error {
+	size := c.Size()
+	return treeKids(rel, size, func(kid, span int) error {
+		b := msg(kid, span)
+		st.sent += int64(len(b))
+		return c.Send((kid+root)%size, b)
+	})
 }

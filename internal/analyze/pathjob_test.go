@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"fmt"
+	"math/bits"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -159,6 +162,160 @@ func TestPathLeaves(t *testing.T) {
 		if st[1].sent-st0[1].sent != int64(leaves) || st[1].exchanges != st0[1].exchanges || st[1].tokens || info[0] != info0[0] {
 			t.Errorf("%d leaves: rank 1 sent %d bytes in %d exchanges, without them %d in %d (%+v, %+v): want %d bytes more, as many exchanges",
 				leaves, st[1].sent, st[1].exchanges, st0[1].sent, st0[1].exchanges, info[0], info0[0], leaves)
+		}
+	}
+}
+
+// spyComm records the point-to-point messages of a chanComm.
+type spyComm struct {
+	chanComm
+	mu  *sync.Mutex
+	log *[]spyMsg
+}
+
+type spyMsg struct {
+	src, dst int
+	data     []byte
+}
+
+func (c spyComm) Send(dest int, data []byte) error {
+	c.mu.Lock()
+	*c.log = append(*c.log, spyMsg{c.rank, dest, slices.Clone(data)})
+	c.mu.Unlock()
+	return c.chanComm.Send(dest, data)
+}
+
+// TestPathGatherTree: the jumps gathered up a binomial tree rooted at the
+// end rank (gatherReplay, since 2026-11-29), at 1, 2, 3, 5, 8 and 32
+// ranks, rank r with 3 + r mod 4 jumps at random (the path's end on any
+// rank), and bounds of room for all the jumps, one less, the most of one
+// rank (each rank's part fits, the whole does not: an inner rank's
+// subtree passes first) and none. Each rank but the end rank sends one
+// message to its parent (relative rank rel - its lowest set bit); it is
+// the flag alone exactly when its subtree (rel to rel + lowest bit - 1)
+// has more jumps than there is room for, else it carries the subtree's
+// ranks. The end rank replies down the same tree, a message to each rank
+// but itself: every rank then knows the path (the offline replay's
+// segments, start rank and jumps) or that none is gathered. No rank
+// receives more than ceil(log2 P) messages; each receives one per child
+// and one from its parent.
+func TestPathGatherTree(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 5, 8, 32} {
+		for seed := range 3 {
+			rng := newMix(uint64(seed*977 + size))
+			passes := make([]*rankPass, size)
+			ws := make([]rankWaits, size)
+			all, most := 0, 0
+			for r := range size {
+				p := newRankPass(r, r, 1)
+				for range 3 + r%4 {
+					t1 := float64(rng.next()%(1<<30) + 100)
+					t0 := t1 - float64(rng.next()%20)
+					ready := t0 + float64(rng.next()%uint64(t1-t0+1))
+					ws[r].jumps = append(ws[r].jumps, jump{t1: t1, t0: t0, ready: ready, partner: int32(rng.next() % uint64(size))})
+				}
+				ws[r].sortJumps()
+				all += len(ws[r].jumps)
+				most = max(most, len(ws[r].jumps))
+				p.ncalls, p.first, p.last = 1, float64(rng.next()%50), float64(1<<30)+100+float64(rng.next()%(1<<30))
+				passes[r] = p
+			}
+			want := replay(passes, ws)
+			end := want.info.EndRank
+			if !want.info.Found || end < 0 {
+				t.Fatalf("%d ranks seed %d: no path (%+v)", size, seed, want.info)
+			}
+			for _, room := range []int{all, all - 1, most, 0} {
+				bound := int64(room) * 4 * gatherJumpBytes
+				net := newChanNet(size)
+				var mu sync.Mutex
+				var log []spyMsg
+				segs := make([][][2]float64, size)
+				infos := make([]pathInfo, size)
+				dones := make([]bool, size)
+				errs := onRanks(net, func(r int, cc chanComm) (err error) {
+					var st pathStats
+					segs[r], dones[r], err = gatherReplay(spyComm{cc, &mu, &log}, ws[r].jumps, passes[r], end, bound, &infos[r], &st)
+					return err
+				})
+				what := fmt.Sprintf("%d ranks seed %d room %d of %d (most %d)", size, seed, room, all, most)
+				for r := range size {
+					if errs[r] != nil {
+						t.Fatalf("%s rank %d: %v", what, r, errs[r])
+					}
+					if dones[r] != (room == all) {
+						t.Errorf("%s rank %d: gathered %v, want %v", what, r, dones[r], room == all)
+					}
+					if !dones[r] {
+						continue
+					}
+					if len(segs[r]) == 0 {
+						segs[r] = nil
+					}
+					if !slices.Equal(segs[r], want.segs[r]) || infos[r].StartRank != want.info.StartRank || infos[r].Jumps != want.info.Jumps {
+						t.Errorf("%s rank %d: segments %v, start rank %d, %d jumps; want %v, %d, %d", what, r, segs[r], infos[r].StartRank,
+							infos[r].Jumps, want.segs[r], want.info.StartRank, want.info.Jumps)
+					}
+				}
+				rel := func(r int) int { return (r - end + size) % size }
+				up, down := make([]int, size), make([]int, size)
+				recvs := make([]int, size)
+				for _, m := range log {
+					recvs[m.dst]++
+					x, y := rel(m.src), rel(m.dst)
+					switch {
+					case x != 0 && y == x-x&-x:
+						up[m.src]++
+						// The subtree's jumps against the room.
+						sub := 0
+						for z := x; z < min(x+x&-x, size); z++ {
+							sub += len(ws[(z+end)%size].jumps)
+						}
+						if flag := len(m.data) == 1 && m.data[0] == 1; flag != (sub > room) {
+							t.Errorf("%s: rank %d (relative %d) sends %d bytes up, its subtree %d jumps: the flag alone %v, want %v",
+								what, m.src, x, len(m.data), sub, flag, sub > room)
+						}
+					case y != 0 && x == y-y&-y:
+						down[m.dst]++
+						if flag := len(m.data) == 1 && m.data[0] == 1; flag != (room != all) {
+							t.Errorf("%s: rank %d's reply to rank %d: %d bytes, the flag alone %v, want %v", what, m.src, m.dst, len(m.data), flag, room != all)
+						}
+					default:
+						t.Errorf("%s: a message from rank %d to %d (relative %d to %d): not on the tree", what, m.src, m.dst, x, y)
+					}
+				}
+				inner := false
+				for r := range size {
+					w := 0
+					if r != end {
+						w = 1
+					}
+					if up[r] != w || down[r] != w {
+						t.Errorf("%s: rank %d sends %d up and receives %d down, want %d, %d", what, r, up[r], down[r], w, w)
+					}
+					kids := 0
+					treeKids(rel(r), size, func(int, int) error { kids++; return nil })
+					if recvs[r] != kids+w || recvs[r] > bits.Len(uint(size-1)) || int(net.recvs[r].Load()) != recvs[r] {
+						t.Errorf("%s: rank %d received %d messages (%d counted), want %d (its children and parent), at most %d",
+							what, r, recvs[r], net.recvs[r].Load(), kids+w, bits.Len(uint(size-1)))
+					}
+					if x := rel(r); room == most && x != 0 && kids > 0 {
+						sub := 0
+						for z := x; z < min(x+x&-x, size); z++ {
+							sub += len(ws[(z+end)%size].jumps)
+						}
+						inner = inner || sub > room
+					}
+				}
+				// At 8 and 32 ranks, an inner rank's subtree passes the
+				// room of the rank with most jumps (room == most).
+				if size >= 8 && room == most && !inner {
+					t.Errorf("%s: no inner rank's subtree passes the room", what)
+				}
+				if len(log) != 2*(size-1) || net.a2as.Load() != 0 || net.tokens.Load() != 0 {
+					t.Errorf("%s: %d messages, %d exchanges, %d tokens; want %d, 0, 0", what, len(log), net.a2as.Load(), net.tokens.Load(), 2*(size-1))
+				}
+			}
 		}
 	}
 }
