@@ -611,26 +611,17 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	defer func() { st.gathered = done }()
 	rel := (me - endRank + size) % size
 	abs := func(x int) int { return (x + endRank) % size }
-	// Up: this rank's entry (but at the end rank), then its children's.
+	// Up: the children's bundles, kept as received (the end rank reads
+	// them where they are; the others copy them once, after their own
+	// entry, into the bundle for their parent).
 	total := int64(len(jumps))
 	fits := pathGatherFits(total, bound)
-	var body []byte
-	if fits && rel != 0 {
-		body = make([]byte, 0, binary.MaxVarintLen32+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32))
-		body = binary.AppendUvarint(body, uint64(me))
-		body = le.AppendUint64(le.AppendUint64(body, math.Float64bits(p.first)), math.Float64bits(p.last))
-		body = append(body, flagByte(p.ncalls > 0))
-		body = binary.AppendUvarint(body, uint64(len(jumps)))
-		for k := range jumps {
-			j := &jumps[k]
-			body = le.AppendUint64(le.AppendUint64(body, math.Float64bits(j.t1)), math.Float64bits(j.ready))
-			body = binary.AppendVarint(body, int64(j.partner))
-		}
+	type kidPart struct {
+		src, kid, span int
+		body           []byte // the entries, after the header
 	}
-	entries := 1
-	if rel == 0 {
-		entries = 0
-	}
+	var kids []kidPart
+	entries, bodies := 0, 0
 	err = treeKids(rel, size, func(kid, span int) error {
 		src := abs(kid)
 		b, err := c.Recv(src)
@@ -641,7 +632,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad flag", src, len(b))
 		}
 		if b[0] == 1 {
-			fits, body = false, nil
+			fits, kids = false, nil
 			return nil
 		}
 		off := 1
@@ -653,9 +644,10 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		total += int64(m)
 		entries += int(n)
 		if fits = fits && pathGatherFits(total, bound); fits {
-			body = append(body, b[off:]...)
+			kids = append(kids, kidPart{src, kid, span, b[off:]})
+			bodies += len(b) - off
 		} else {
-			body = nil
+			kids = nil
 		}
 		return nil
 	})
@@ -666,11 +658,22 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		parent := abs(rel - rel&-rel)
 		b := []byte{1}
 		if fits {
-			b = make([]byte, 0, 1+2*binary.MaxVarintLen64+len(body))
-			b = binary.AppendUvarint(binary.AppendUvarint(append(b, 0), uint64(entries)), uint64(total))
-			b = append(b, body...)
+			b = make([]byte, 0, 1+2*binary.MaxVarintLen64+binary.MaxVarintLen32+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32)+bodies)
+			b = binary.AppendUvarint(binary.AppendUvarint(append(b, 0), uint64(entries+1)), uint64(total))
+			b = binary.AppendUvarint(b, uint64(me))
+			b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(p.first)), math.Float64bits(p.last))
+			b = append(b, flagByte(p.ncalls > 0))
+			b = binary.AppendUvarint(b, uint64(len(jumps)))
+			for k := range jumps {
+				j := &jumps[k]
+				b = le.AppendUint64(le.AppendUint64(b, math.Float64bits(j.t1)), math.Float64bits(j.ready))
+				b = binary.AppendVarint(b, int64(j.partner))
+			}
+			for _, k := range kids {
+				b = append(b, k.body...)
+			}
 		}
-		body = nil
+		kids = nil
 		st.sent += int64(len(b))
 		if err := c.Send(parent, b); err != nil {
 			return nil, false, err
@@ -759,42 +762,48 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	if ok && entries != size-1 {
 		return nil, false, fmt.Errorf("critical path: %d ranks' jumps gathered, want %d", entries, size-1)
 	}
-	for off, x := 0, 1; ok && x < size; x++ {
-		s := abs(x)
-		fail := func(what string) error {
-			return fmt.Errorf("critical path: rank %d's jumps gathered: %s at byte %d of %d", s, what, off, len(body))
+	for _, kp := range kids {
+		if !ok {
+			break
 		}
-		sr, ok0 := readUvarint(body, &off, uint64(size-1))
-		first, ok1 := readF64(body, &off)
-		last, ok2 := readF64(body, &off)
-		var calls uint64
-		if ok2 && off < len(body) {
-			calls = uint64(body[off])
-			off++
-		}
-		n, ok3 := readUvarint(body, &off, math.MaxInt32)
-		if !ok0 || int(sr) != s || !ok1 || !ok2 || calls > 1 || !ok3 || n > uint64(len(body)-off)/17 {
-			return nil, false, fail("a bad entry")
-		}
-		passes[s] = &rankPass{rank: s, ncalls: calls, first: first, last: last}
-		js := make([]jump, n)
-		for k := range js {
-			t1, ok1 := readF64(body, &off)
-			ready, ok2 := readF64(body, &off)
-			pr, y := binary.Varint(body[off:])
-			if !ok1 || !ok2 || y <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
-				return nil, false, fail(fmt.Sprintf("jump %d of %d", k, n))
+		body, off := kp.body, 0
+		for x := kp.kid; ok && x < kp.kid+kp.span; x++ {
+			s := abs(x)
+			fail := func(what string) error {
+				return fmt.Errorf("critical path: rank %d's jumps, from rank %d: %s at byte %d of %d", s, kp.src, what, off, len(body))
 			}
-			off += y
-			js[k] = jump{t1: t1, ready: ready, partner: int32(pr)}
+			sr, ok0 := readUvarint(body, &off, uint64(size-1))
+			first, ok1 := readF64(body, &off)
+			last, ok2 := readF64(body, &off)
+			var calls uint64
+			if ok2 && off < len(body) {
+				calls = uint64(body[off])
+				off++
+			}
+			n, ok3 := readUvarint(body, &off, math.MaxInt32)
+			if !ok0 || int(sr) != s || !ok1 || !ok2 || calls > 1 || !ok3 || n > uint64(len(body)-off)/17 {
+				return nil, false, fail("a bad entry")
+			}
+			passes[s] = &rankPass{rank: s, ncalls: calls, first: first, last: last}
+			js := make([]jump, n)
+			for k := range js {
+				t1, ok1 := readF64(body, &off)
+				ready, ok2 := readF64(body, &off)
+				pr, y := binary.Varint(body[off:])
+				if !ok1 || !ok2 || y <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
+					return nil, false, fail(fmt.Sprintf("jump %d of %d", k, n))
+				}
+				off += y
+				js[k] = jump{t1: t1, ready: ready, partner: int32(pr)}
+			}
+			ws[s].jumps = js
+			ok = ok && inRange(js)
 		}
-		ws[s].jumps = js
-		ok = ok && inRange(js)
-		if x == size-1 && off != len(body) {
-			return nil, false, fail("the end")
+		if ok && off != len(body) {
+			return nil, false, fmt.Errorf("critical path: the jumps from rank %d: %d bytes, want %d", kp.src, len(body), off)
 		}
 	}
-	body = nil
+	kids = nil
 	var res pathResult
 	if ok {
 		res = replay(passes, ws)
