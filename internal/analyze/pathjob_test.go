@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -316,6 +317,39 @@ func TestPathGatherTree(t *testing.T) {
 					t.Errorf("%s: %d messages, %d exchanges, %d tokens; want %d, 0, 0", what, len(log), net.a2as.Load(), net.tokens.Load(), 2*(size-1))
 				}
 			}
+		}
+	}
+}
+
+// TestPathGatherCorrupt: a bundle that is not one (a bad flag, a count of
+// ranks that is not the subtree's, an entry cut short or of another rank,
+// a jump whose partner is cut short, bytes after the last entry) gets the end rank an error naming the
+// sender and the byte, never a panic. Three ranks, the end rank 0 (its
+// children ranks 1 and 2, one rank each), rank 2's bundle good (rank 2,
+// no calls, no jumps), rank 1's as listed.
+func TestPathGatherCorrupt(t *testing.T) {
+	good := func(r byte) []byte { return append([]byte{0, 1, 0, r}, make([]byte, 8+8+1+1)...) }
+	for name, b := range map[string][]byte{
+		"flag":      {7},
+		"ranks":     {0, 2, 0},
+		"cut":       good(1)[:10],
+		"rank":      good(2),
+		"trailing":  append(good(1), 0),
+		"jump":      append(append(append([]byte{0, 1, 1, 1}, make([]byte, 16)...), 0, 1), append(make([]byte, 16), 0x80)...),
+		"no header": {0},
+	} {
+		net := newChanNet(3)
+		net.p2p[1][0] <- b
+		net.p2p[2][0] <- good(2)
+		p := newRankPass(0, 0, 1)
+		var info pathInfo
+		var st pathStats
+		_, done, err := gatherReplay(chanComm{0, net}, nil, p, 0, DefaultJobMemory, &info, &st)
+		t.Logf("%s: %v", name, err)
+		if err == nil || done {
+			t.Errorf("%s: %v, done %v; want an error", name, err, done)
+		} else if !strings.Contains(err.Error(), "rank 1") {
+			t.Errorf("%s: %v; want it to name rank 1", name, err)
 		}
 	}
 }
