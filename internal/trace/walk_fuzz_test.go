@@ -5,7 +5,6 @@ import (
 	"compress/flate"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"io"
 	"math/rand"
 	"os"
@@ -130,12 +129,8 @@ func FuzzWalk(f *testing.F) {
 		if err := os.WriteFile(p, walkFuzzFile(in), 0o666); err != nil {
 			t.Fatal(err)
 		}
-		r, err := OpenRank(p)
-		if err != nil {
-			var ce *CorruptError
-			if !errors.As(err, &ce) {
-				t.Fatalf("untyped error %v", err)
-			}
+		r := fuzzOpenRank(t, p)
+		if r == nil {
 			return
 		}
 		var out bytes.Buffer
