@@ -26,3 +26,4 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzLoadDir$$' -fuzztime $(FUZZTIME_FILES) ./profile/
 	go test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./internal/interpose/
 	go test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME_FILES) ./internal/trace/
+	go test -run '^$$' -fuzz '^FuzzWalk$$' -fuzztime $(FUZZTIME_FILES) ./internal/trace/

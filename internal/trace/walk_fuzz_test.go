@@ -18,14 +18,14 @@ import (
 // then blocks, each a kind byte, a uvarint length and the payload; an
 // events block's payload uncompressed (uvarint thread id, uvarint number
 // of events, the encoded events), compressed by the test. walkFuzzFile
-// makes the file.
-func walkFuzzFile(in []byte) []byte {
+// makes the file, compressing with fw (flate.NewWriter allocates about
+// 1 MB: one a fuzzing process, not one an input).
+func walkFuzzFile(in []byte, fw *flate.Writer) []byte {
 	if len(in) == 0 {
 		return nil
 	}
 	var out bytes.Buffer
 	bw, _ := newBlockWriterVersion(&out, 2+int(in[0])%(Version-1))
-	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
 	var scratch bytes.Buffer
 	for b := in[1:]; len(b) > 0; {
 		kind := b[0]
@@ -101,15 +101,24 @@ func TestWalkFuzzFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := walkFuzzFile(walkFuzzInput(t, path)); !bytes.Equal(got, want) {
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	if got := walkFuzzFile(walkFuzzInput(t, path), fw); !bytes.Equal(got, want) {
 		t.Fatalf("%d bytes, want the file's %d", len(got), len(want))
 	}
 }
 
+// maxWalkFuzz bounds FuzzWalk's input: 64 KiB hold about 20,000 events
+// (three bytes the smallest), whose walk takes a few milliseconds; the
+// seeds are below 2 KiB.
+const maxWalkFuzz = 1 << 16
+
 // FuzzWalk: whatever a rank file holds whose blocks are intact (their
 // checksums right), opening it fails with a *CorruptError or succeeds,
 // the walk ends without a panic or a hang, and the Perfetto writer's
-// document is valid JSON.
+// document is valid JSON. An input costs a file written, read twice and
+// walked: its compressor, file and output buffer are made once a fuzzing
+// process (until 2026-11-29 a flate.Writer of about 1 MB and a directory
+// an input made it 1-40 ms an input, mostly the garbage collector's).
 func FuzzWalk(f *testing.F) {
 	for _, path := range []string{
 		synthRank(f, f.TempDir(), 0, 2, manyEvents(40), 10, []Sync{{1, 2, 3}}, true),
@@ -124,16 +133,27 @@ func FuzzWalk(f *testing.F) {
 	objJob := f.TempDir()
 	objRank(f, objJob, 0, 2, objEvents(0))
 	f.Add(walkFuzzInput(f, RankPath(objJob, 0)))
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	p := filepath.Join(f.TempDir(), "r0.mst")
+	var out bytes.Buffer
 	f.Fuzz(func(t *testing.T, in []byte) {
-		p := filepath.Join(t.TempDir(), "r0.mst")
-		if err := os.WriteFile(p, walkFuzzFile(in), 0o666); err != nil {
+		if len(in) > maxWalkFuzz {
+			return
+		}
+		// A new file, not the last one truncated: ext4 flushes a file
+		// truncated and written again when it is closed (auto_da_alloc),
+		// about 1 ms an input.
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, walkFuzzFile(in, fw), 0o666); err != nil {
 			t.Fatal(err)
 		}
 		r := fuzzOpenRank(t, p)
 		if r == nil {
 			return
 		}
-		var out bytes.Buffer
+		out.Reset()
 		pw := NewPerfettoWriter(&out)
 		w := NewWalker(&Job{Ranks: []*Rank{r}}, WalkOptions{})
 		if err := w.Walk(pw); err != nil && len(w.Damaged) == 0 {
