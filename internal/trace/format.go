@@ -599,6 +599,10 @@ type evDecoder struct {
 	i, n          int
 	pt, ppc, preq uint64
 	dict          []Event
+	// tagged: the block's events may hold a call path's key where the
+	// callsite is (PathTag): in version 6 when a shape of the block does,
+	// in versions 2 to 5 always (Rank.resolvePaths is then needed).
+	tagged bool
 }
 
 // v5 tells whether the decoder reads blocks of format versions 2 to 5.
@@ -656,6 +660,7 @@ func (st *evDecoder) start(p []byte) (tid int, err error) {
 	}
 	st.raw = raw
 	st.b, st.n, st.pt, st.ppc, st.preq, st.dict = raw, n, 0, 0, 0, st.dict[:0]
+	st.tagged = st.v5()
 	return tid, nil
 }
 
@@ -761,6 +766,9 @@ func (st *evDecoder) shape(v *Event, b []byte, x int, ppc *uint64) (int, error) 
 	u, x = uvAt(b, x)
 	*ppc += uint64(unzz(u))
 	v.PC = *ppc
+	if v.PC&PathTag != 0 {
+		st.tagged = true
+	}
 	x = v.msgFields(b, x)
 	if x > len(b) {
 		return xCut, errShort

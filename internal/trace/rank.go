@@ -119,7 +119,9 @@ func (r *Rank) scan(f io.Reader, fn func(tid int, evs []Event, end bool) error, 
 						return bad(err)
 					}
 					evs = out
-					r.resolvePaths(tid, evs)
+					if st.tagged {
+						r.resolvePaths(tid, evs)
+					}
 					if err := fn(tid, evs, st.left() == 0); err != nil {
 						return err
 					}

@@ -156,9 +156,23 @@ type Call struct {
 // every call has, itself; TestCallReset checks that the two together
 // leave no field behind.
 func (c *Call) clearRest() {
+	c.clearMsgs()
+	c.clearRare()
+}
+
+// clearMsgs empties the fields of clearRest that point-to-point and
+// collective calls set (inline in the walk's loop).
+func (c *Call) clearMsgs() {
 	c.Send, c.Recv, c.RecvPost = nil, nil, nil
-	c.StartSend, c.StartRecv, c.SendDone, c.RecvDone = c.StartSend[:0], c.StartRecv[:0], c.SendDone[:0], c.RecvDone[:0]
+	c.SendDone, c.RecvDone = c.SendDone[:0], c.RecvDone[:0]
 	c.Coll, c.CollBytes, c.Root, c.CollReq = false, 0, -1, 0
+}
+
+// clearRare empties the others: persistent starts, collectives completed,
+// cancellations, one-sided and MPI-IO calls. The walk calls it only after
+// a call that set one of them.
+func (c *Call) clearRare() {
+	c.StartSend, c.StartRecv = c.StartSend[:0], c.StartRecv[:0]
 	c.StartColl, c.CollDone = c.StartColl[:0], c.CollDone[:0]
 	c.Rma, c.RmaDone, c.Cancelled, c.Io, c.IoDone = nil, c.RmaDone[:0], c.Cancelled[:0], nil, c.IoDone[:0]
 }
@@ -605,15 +619,19 @@ func (x *tickConv) at(t uint64) float64 {
 	return l + x.off + x.shift - x.origin
 }
 
-// span is at of a call's two times, in one call.
+// span is at of a call's two times, in one call (the walk's loop has it
+// written out).
 func (x *tickConv) span(t0, t1 uint64) (a, b float64) {
 	if x.interp {
-		return x.at(t0), x.at(t1)
+		return x.spanInterp(t0, t1)
 	}
 	a = x.ns0 + (float64(t0)-x.tick0)*x.perTick + x.off + x.shift - x.origin
 	b = x.ns0 + (float64(t1)-x.tick0)*x.perTick + x.off + x.shift - x.origin
 	return a, b
 }
+
+// spanInterp is span of a clock whose offset drifts.
+func (x *tickConv) spanInterp(t0, t1 uint64) (a, b float64) { return x.at(t0), x.at(t1) }
 
 func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var end float64
@@ -653,7 +671,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	sendSeq := map[chanKey]*sendChan{}
 	var sendCache chanCache[*sendChan]
 	var nextReq uint64
-	pending := map[int][]cplEv{}
+	waits := map[int]*threadWaits{}
 	var done uint64
 	sendFlow := func(g *GComm, peer, tag int) uint64 {
 		if g == nil || peer < 0 {
@@ -691,8 +709,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		m.pi = ord.post(k)
 	}
 	pt := postTable{m: map[uint64]*[]*post{}}
-	// The call passed to the visitor and its blocking messages, reused.
+	// The call passed to the visitor and its blocking messages, reused;
+	// rare: cb holds a field of Call.clearRare's.
 	var cb Call
+	rare := true
 	// reqMsg gives a nonblocking operation's message its request id; a
 	// receive is registered with the matching order.
 	reqMsg := func(m *Msg, send bool) {
@@ -721,7 +741,6 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	var matched []match
 	var took []*post
 	seenReq := map[uint64]int{}
-	starts := map[int][]Event{}
 	var sendBuf, recvBuf Msg
 	var pool posts
 	srcs := map[uint64]*Source{}
@@ -753,29 +772,33 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 	callers := pathSources{r: r, src: source}
 	return r.scanParts(scanPart, func(tid int, evs []Event, blockEnd bool) error {
 		th := r.ThreadIndex(tid)
-		// The thread's completions and starts waiting for their call
-		// (stored back after the part: no deferred closure holding them
-		// in memory).
-		pend, start := pending[tid], starts[tid]
+		// The thread's completions and starts waiting for their call,
+		// through a pointer: the loop keeps no slice of them in registers
+		// (it spilled and reloaded six words an event).
+		tw := waits[tid]
+		if tw == nil {
+			tw = &threadWaits{}
+			waits[tid] = tw
+		}
 		var err error
 	events:
 		for i := range evs {
 			e := &evs[i]
 			switch e.Kind {
 			case KComplete:
-				if len(pend) == maxWaiting {
+				if len(tw.pend) == maxWaiting {
 					// More than a call completes: the oldest half never
 					// get one (a damaged file). Forgotten, unmatched, so
 					// that memory stays bounded.
 					unmatched += maxWaiting / 2
-					pend = append(pend[:0], pend[maxWaiting/2:]...)
+					tw.pend = append(tw.pend[:0], tw.pend[maxWaiting/2:]...)
 				}
-				pend = append(pend, cplEv{req: e.Req, rbytes: e.RBytes, rpeer: e.RPeer, rtag: e.RTag, flags: e.Flags})
+				tw.pend = append(tw.pend, cplEv{req: e.Req, rbytes: e.RBytes, rpeer: e.RPeer, rtag: e.RTag, flags: e.Flags})
 			case KPost:
-				if len(start) == maxWaiting {
-					start = append(start[:0], start[maxWaiting/2:]...) // as completions
+				if len(tw.start) == maxWaiting {
+					tw.start = append(tw.start[:0], tw.start[maxWaiting/2:]...) // as completions
 				}
-				start = append(start, *e)
+				tw.start = append(tw.start, *e)
 			case KEnter, KLeave:
 				name := r.Regions[int(e.Fn)]
 				if name == "" {
@@ -799,7 +822,15 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if !w.opt.NoSources {
 					src, path = source(e.PC), callers.of(e.Path)
 				}
-				t0, t1 := conv.span(e.T0, e.T1)
+				// conv.span written out (too large to inline): the same
+				// operations in the same order.
+				var t0, t1 float64
+				if conv.interp {
+					t0, t1 = conv.spanInterp(e.T0, e.T1)
+				} else {
+					t0 = conv.ns0 + (float64(e.T0)-conv.tick0)*conv.perTick + conv.off + conv.shift - conv.origin
+					t1 = conv.ns0 + (float64(e.T1)-conv.tick0)*conv.perTick + conv.off + conv.shift - conv.origin
+				}
 				g := lastG
 				if e.Comm != lastComm {
 					g = comm(e.Comm)
@@ -808,7 +839,11 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				// reset lists the same), then the others emptied.
 				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
 				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t0, t1, e.PC, src, path, g
-				c.clearRest()
+				c.clearMsgs()
+				if rare { // the last call set a field of clearRare's
+					c.clearRare()
+					rare = false
+				}
 				if c.T1 > end {
 					end = c.T1
 				}
@@ -859,6 +894,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 				switch e.Kind {
 				case KRma:
+					rare = true
 					var ok bool
 					if c.RmaDone, ok = obj.rma(r, e, c.Comm, &rmaBuf, c.RmaDone, newID); ok {
 						c.Rma = &rmaBuf
@@ -867,6 +903,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						}
 					}
 				case KIo:
+					rare = true
 					var ok bool
 					if c.IoDone, ok = obj.io(r, e, c.Comm, &ioBuf, c.IoDone, newID); ok {
 						c.Io = &ioBuf
@@ -878,7 +915,10 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if nb {
 					pt.push(e.Req, po)
 				}
-				for _, p := range start {
+				if len(tw.start) > 0 {
+					rare = true
+				}
+				for _, p := range tw.start {
 					g := comm(p.Comm)
 					sp := pool.get()
 					if p.Flags&FColl != 0 {
@@ -904,13 +944,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					// takes the post.
 					pt.push(p.Req, sp)
 				}
-				start = start[:0]
-				if len(pend) > 0 { // most calls complete nothing
+				tw.start = tw.start[:0]
+				if len(tw.pend) > 0 { // most calls complete nothing
 					// The k completions of one handle take its k latest posts,
 					// in array order; all are then taken in the order their
 					// requests were posted (MPI matches receives in that
 					// order), not in array order.
-					cpl := pend
+					cpl := tw.pend
 					matched = matched[:0]
 					small := len(cpl) <= 16 // count each handle's completions by scanning, not in a map
 					if !small {
@@ -967,6 +1007,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 					for _, mt := range matched {
 						p, po := mt.e, mt.po
 						if p.flags&FRecv != 0 && p.rpeer == Cancelled {
+							rare = true
 							if po.send != nil {
 								c.Cancelled = append(c.Cancelled, po.send.Req)
 							}
@@ -977,10 +1018,12 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 							continue
 						}
 						if po.isRma {
+							rare = true
 							c.RmaDone = append(c.RmaDone, po.rma)
 							continue
 						}
 						if po.isIo {
+							rare = true
 							d := po.io
 							if p.flags&(FLocal|FRecv) == FLocal {
 								d.Bytes = p.rbytes // what the status tells
@@ -989,6 +1032,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 							continue
 						}
 						if po.coll != nil {
+							rare = true
 							c.CollDone = append(c.CollDone, *po.coll)
 							continue
 						}
@@ -1025,14 +1069,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 						pool.put(mt.po) // copied into the call: free
 					}
 				}
-				pend = pend[:0]
+				tw.pend = tw.pend[:0]
 				calls++
 				if err = v.Call(c); err != nil {
 					break events
 				}
 			}
 		}
-		pending[tid], starts[tid] = pend, start
 		if err != nil {
 			return err
 		}
@@ -1058,6 +1101,13 @@ type cplEv struct {
 	rbytes      int64
 	rpeer, rtag int32
 	flags       uint8
+}
+
+// threadWaits are a thread's completions and persistent starts waiting
+// for their call (the next call event of the thread).
+type threadWaits struct {
+	pend  []cplEv
+	start []Event
 }
 
 // scanPart is how many events of a block the walk takes at once: their
