@@ -770,6 +770,14 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 		return s
 	}
 	callers := pathSources{r: r, src: source}
+	sources := !w.opt.NoSources
+	// The functions' names and classes side by side: one bounds check a
+	// call instead of two.
+	type fnNames struct{ name, class string }
+	fns := make([]fnNames, len(r.Header.FnNames))
+	for i := range fns {
+		fns[i] = fnNames{r.FnName(i), r.FnClass(i)}
+	}
 	return r.scanParts(scanPart, func(tid int, evs []Event, blockEnd bool) error {
 		th := r.ThreadIndex(tid)
 		// The thread's completions and starts waiting for their call,
@@ -819,7 +827,7 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				c := &cb
 				var src *Source
 				var path []*Source
-				if !w.opt.NoSources {
+				if sources {
 					src, path = source(e.PC), callers.of(e.Path)
 				}
 				// conv.span written out (too large to inline): the same
@@ -837,7 +845,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				}
 				// The fields every call has, each written once (the test's
 				// reset lists the same), then the others emptied.
-				c.Rank, c.Thread, c.Fn, c.Class, c.FnID = me, th, r.FnName(int(e.Fn)), r.FnClass(int(e.Fn)), int(e.Fn)
+				if int(e.Fn) < len(fns) {
+					f := &fns[e.Fn]
+					c.Fn, c.Class = f.name, f.class
+				} else {
+					c.Fn, c.Class = r.FnName(int(e.Fn)), r.FnClass(int(e.Fn))
+				}
+				c.Rank, c.Thread, c.FnID = me, th, int(e.Fn)
 				c.T0, c.T1, c.PC, c.Src, c.Path, c.Comm = t0, t1, e.PC, src, path, g
 				c.clearMsgs()
 				if rare { // the last call set a field of clearRare's
