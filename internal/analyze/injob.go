@@ -214,7 +214,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	var unmatchedReqs int
 	if w != nil {
 		w.Origin = origin
-		var v trace.Visitor = p
+		var v trace.Visitor = &sizingPass{rankPass: p, at: sizingCalls(r.Events), events: r.Events}
 		if sp != nil {
 			batch := int(min(max(opt.memory()/(8*recBytes), 64), 1<<16))
 			v = &boundedPass{rankPass: p, sp: sp, batch: batch}
