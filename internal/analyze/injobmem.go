@@ -406,15 +406,15 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 			if csp == nil {
 				// Kept as they came (own list, messages), sorted by
 				// call into one list at the end (candParts.sorted).
-				if s == me {
-					mine.lists = append(mine.lists, own)
+				switch {
+				case s == me:
+					mine.lists, mine.order = append(mine.lists, own), append(mine.order, true)
 					own = nil
-				} else if len(b)%xCand != 0 {
+				case len(b)%xCand != 0:
 					warn(fmt.Sprintf("rank %d: wait candidates from rank %d: %d bytes: not whole records (left out)", me, s, len(b)))
-				} else if len(b) > 0 {
-					mine.msgs = append(mine.msgs, b)
+				case len(b) > 0:
+					mine.msgs, mine.order = append(mine.msgs, b), append(mine.order, false)
 				}
-				mine.order = append(mine.order, s == me)
 				continue
 			}
 			if len(b)%xCand != 0 {
@@ -511,7 +511,7 @@ func (cp *candParts) sorted(idx int32) []cand {
 			if isList {
 				out = append(out, cp.lists[li]...)
 				li++
-			} else if mi < len(cp.msgs) {
+			} else {
 				out, _ = appendJobCands(out, cp.msgs[mi], idx) // whole records: checked as received
 				mi++
 			}
@@ -545,9 +545,6 @@ func (cp *candParts) sorted(idx int32) []cand {
 				count[k]++
 			}
 			continue
-		}
-		if mi == len(cp.msgs) {
-			continue // an empty or refused message: no part kept
 		}
 		b := cp.msgs[mi]
 		mi++
