@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -172,4 +173,82 @@ func TestCandPartsSorted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSizingPass: a rank's walk in the job sizes its lists once after its
+// first calls (sizingPass), from the events counted so far, which on the
+// synthetic trace are the rank's events exactly by the walk's end; every
+// list then holds what the rest of the walk adds in the room it was given
+// then (the same backing array at the end), and the records are those of
+// a plain pass.
+func TestSizingPass(t *testing.T) {
+	dir := t.TempDir()
+	if err := trace.WriteSynth(dir, trace.SynthSpec{Ranks: 4, Events: 200000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := trace.OpenJob(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := j.Ranks[1]
+	walk := func(v func(p *rankPass) trace.Visitor) *rankPass {
+		w := trace.NewWalker(&trace.Job{Dir: dir, Ranks: []*trace.Rank{r}}, trace.WalkOptions{NoClock: true, NoSources: true})
+		p := newRankPass(1, 1, 4)
+		p.byOwner = true
+		if err := w.WalkRank(0, v(p)); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sz := &watchSizing{}
+	p := walk(func(p *rankPass) trace.Visitor {
+		sz.sizingPass = &sizingPass{rankPass: p, at: sizingCalls(r.Events), events: r.Events}
+		return sz
+	})
+	plain := walk(func(p *rankPass) trace.Visitor { return p })
+	if sz.seen != r.Events || !p.reserved || sz.at != 1564 || len(sz.lists) == 0 {
+		t.Errorf("%d events counted of %d, sized %v after %d calls (%d lists); want all, true, 1564 (a 32nd of the events) and some", sz.seen, r.Events, p.reserved, sz.at, len(sz.lists))
+	}
+	if !slices.Equal(p.times, plain.times) {
+		t.Errorf("the calls' times differ from a plain pass's")
+	}
+	for d := range p.sends {
+		if !slices.Equal(p.sends[d], plain.sends[d]) || !slices.Equal(p.recvs[d], plain.recvs[d]) || !slices.Equal(p.colls[d], plain.colls[d]) {
+			t.Errorf("destination %d: records differ from a plain pass's", d)
+		}
+	}
+	if end := listsOf(p); !slices.Equal(end, sz.lists) {
+		t.Errorf("lists at the end %v, when sized %v: some grew again", end, sz.lists)
+	}
+}
+
+// watchSizing notes where a sizingPass's lists are once sized.
+type watchSizing struct {
+	*sizingPass
+	lists []uintptr
+}
+
+func (w *watchSizing) Call(c *trace.Call) error {
+	err := w.sizingPass.Call(c)
+	if w.ncalls == w.at {
+		w.lists = listsOf(w.rankPass)
+	}
+	return err
+}
+
+// listsOf is where each of a pass's non-empty lists' room starts.
+func listsOf(p *rankPass) []uintptr {
+	var l []uintptr
+	add := func(ptr unsafe.Pointer, c int) {
+		if c > 0 {
+			l = append(l, uintptr(ptr))
+		}
+	}
+	add(unsafe.Pointer(unsafe.SliceData(p.times)), cap(p.times))
+	for d := range p.sends {
+		add(unsafe.Pointer(unsafe.SliceData(p.sends[d])), cap(p.sends[d]))
+		add(unsafe.Pointer(unsafe.SliceData(p.recvs[d])), cap(p.recvs[d]))
+		add(unsafe.Pointer(unsafe.SliceData(p.colls[d])), cap(p.colls[d]))
+	}
+	return l
 }
