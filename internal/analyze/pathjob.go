@@ -551,13 +551,11 @@ func flagByte(b bool) byte {
 // rooted at that rank; the end rank runs the offline backward replay
 // itself (replay: the same steps, cursors and ties) and sends each rank
 // its segments of the path, with the path's start rank and length, down
-// the same tree. Ranks are renumbered relative to the end rank, rel = (r -
-// end + P) mod P; the parent of rel > 0 is rel without its lowest set bit
-// and its children are rel + b for the powers of two b below that bit
-// (any b for the root) with rel + b < P, so a child's subtree is the
-// ranks rel + b to rel + 2b - 1 (below P), contiguous.
+// the same tree (tree.go: ranks renumbered relative to the end rank, the
+// parent of rel > 0 is rel without its lowest set bit, so a child's
+// subtree is a contiguous block of ranks).
 //
-// Up: each rank receives its children's bundles (smallest b first),
+// Up: each rank receives its children's bundles (smallest step first),
 // appends them to its own entry and sends the whole to its parent: a flag
 // byte (0: the entries follow; 1: the subtree's jumps do not fit), the
 // number of entries and of jumps, then per rank of the subtree in
@@ -568,7 +566,7 @@ func flagByte(b bool) byte {
 // path follows; 1: run doublingReplay), the start rank and the jumps, then
 // per rank of the subtree in relative order its segments (their count,
 // then two times of 8 bytes each); each rank keeps its own and forwards
-// each child its part. 2(P - 1) messages, ceil(log2 P) hops each way; no
+// each child its part (largest step first). 2(P - 1) messages, ceil(log2 P) hops each way; no
 // rank receives more than ceil(log2 P) (the end rank one per child, the
 // others one per child and one from their parent), where the linear
 // gather of 2026-11-28 had the end rank receive P - 1, in rank order. The
@@ -577,6 +575,16 @@ func flagByte(b bool) byte {
 // of those is a wait for every rank to get a CPU. When the jumps do not
 // fit, or a partner is no rank, every rank learns it from the replies
 // and the ranks run doublingReplay together.
+//
+// A failure (a bundle or reply that is not one, at any rank) goes in
+// place of the bundles, with the flag treeFailed and failMsg's rank and
+// text: a rank whose subtree failed still receives all its children's
+// bundles, sends the failure up, and once its parent's reply has come,
+// sends the failure down; the end rank sends it down as its replies. So
+// every rank returns the error (since 2026-11-29; before, the rank that
+// found it returned at once and its parent and children waited forever),
+// bar a reply found bad going down, which only the finder's subtree
+// learns.
 
 // gatherJumpBytes is what a jump costs the end rank: decoded (a jump, 48
 // bytes) and its share of the bundles (17 to 21 bytes).
@@ -586,18 +594,6 @@ const gatherJumpBytes = 72
 // the bound (a quarter; a variable so that tests can force the doubling).
 var pathGatherFits = func(jumps int64, bound int64) bool {
 	return jumps >= 0 && jumps <= bound/4/gatherJumpBytes
-}
-
-// treeKids calls f for each child of rel (relative to the root) in a
-// binomial tree of size ranks, smallest step first, with the child and
-// the number of ranks in its subtree; it stops at f's first error.
-func treeKids(rel, size int, f func(kid, span int) error) error {
-	for b := 1; rel+b < size && (rel == 0 || b < rel&-rel); b <<= 1 {
-		if err := f(rel+b, min(b, size-rel-b)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // gatherReplay is the critical path gathered at the end rank (above):
@@ -622,14 +618,16 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	}
 	var kids []kidPart
 	entries, bodies := 0, 0
-	err = treeKids(rel, size, func(kid, span int) error {
-		src := abs(kid)
-		b, err := c.Recv(src)
-		if err != nil {
-			return err
+	// failed: this rank's failure or its subtree's (the first), sent up
+	// and down in place of the bundles; the children's bundles are
+	// received all the same.
+	var failed error
+	kidBundle := func(src, kid, span int, b []byte) error {
+		if len(b) > 0 && b[0] == treeFailed {
+			return readFail(b, src)
 		}
 		if len(b) < 1 || b[0] > 1 {
-			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad flag", src, len(b))
+			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad flag at byte 0", src, len(b))
 		}
 		if b[0] == 1 {
 			fits, kids = false, nil
@@ -650,14 +648,31 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			kids = nil
 		}
 		return nil
+	}
+	treeKids(rel, size, func(kid, span int) error {
+		src := abs(kid)
+		b, err := c.Recv(src)
+		if failed == nil {
+			if err != nil {
+				failed = fmt.Errorf("critical path: receiving from rank %d: %w", src, err)
+			} else {
+				failed = kidBundle(src, kid, span, b)
+			}
+		}
+		return nil
 	})
-	if err != nil {
+	// fail sends err down to this rank's children in place of their
+	// parts and returns it.
+	fail := func(err error) ([][2]float64, bool, error) {
+		sendKids(c, rel, endRank, func(int, int) []byte { return failMsg(me, err) }, st)
 		return nil, false, err
 	}
 	if rel != 0 {
-		parent := abs(rel - rel&-rel)
+		parent := abs(treeParent(rel))
 		b := []byte{1}
-		if fits {
+		if failed != nil {
+			b = failMsg(me, failed)
+		} else if fits {
 			b = make([]byte, 0, 1+2*binary.MaxVarintLen64+binary.MaxVarintLen32+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32)+bodies)
 			b = binary.AppendUvarint(binary.AppendUvarint(append(b, 0), uint64(entries+1)), uint64(total))
 			b = binary.AppendUvarint(b, uint64(me))
@@ -675,16 +690,23 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		}
 		kids = nil
 		st.sent += int64(len(b))
-		if err := c.Send(parent, b); err != nil {
-			return nil, false, err
+		if err := c.Send(parent, b); err != nil && failed == nil {
+			failed = err
 		}
-		// Down: this subtree's part of the replies.
+		// Down: this subtree's part of the replies, or the job's failure
+		// (this rank's own, when it failed, is the one it reports).
 		r, err := c.Recv(parent)
+		if failed != nil {
+			return fail(failed)
+		}
 		if err != nil {
-			return nil, false, err
+			return fail(fmt.Errorf("critical path: receiving from rank %d: %w", parent, err))
+		}
+		if len(r) > 0 && r[0] == treeFailed {
+			return fail(readFail(r, parent))
 		}
 		if len(r) < 1 || r[0] > 1 {
-			return nil, false, fmt.Errorf("critical path: %d bytes from rank %d", len(r), parent)
+			return fail(fmt.Errorf("critical path: rank %d's reply: %d bytes, bad flag at byte 0", parent, len(r)))
 		}
 		if r[0] == 1 {
 			return nil, false, sendKids(c, rel, endRank, func(int, int) []byte { return []byte{1} }, st)
@@ -707,30 +729,22 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			return from, off, nil
 		}
 		if !ok1 || !ok2 {
-			return nil, false, fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", parent, len(r), off)
+			return fail(fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", parent, len(r), off))
 		}
 		from, to, err := part(1)
 		if err != nil {
-			return nil, false, err
+			return fail(err)
 		}
-		var cuts [][2]int
+		var cuts [][2]int // by child, smallest step first
 		if err := treeKids(rel, size, func(_, span int) error {
 			a, z, err := part(span)
 			cuts = append(cuts, [2]int{a, z})
 			return err
 		}); err != nil {
-			return nil, false, err
+			return fail(err)
 		}
 		if off != len(r) {
-			return nil, false, fmt.Errorf("critical path: rank %d's reply: %d bytes, want %d", parent, len(r), off)
-		}
-		x := 0
-		if err := sendKids(c, rel, endRank, func(int, int) []byte {
-			b := append(slices.Clip(r[:head]), r[cuts[x][0]:cuts[x][1]]...)
-			x++
-			return b
-		}, st); err != nil {
-			return nil, false, err
+			return fail(fmt.Errorf("critical path: rank %d's reply: %d bytes, want %d", parent, len(r), off))
 		}
 		off = from
 		ns, _ := readUvarint(r, &off, uint64(len(r)/16))
@@ -739,11 +753,20 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			z, _ := readF64(r, &off)
 			segs = append(segs, [2]float64{a, z})
 		}
+		if err := sendKids(c, rel, endRank, func(kid, _ int) []byte {
+			x := cuts[bits.TrailingZeros(uint(kid-rel))]
+			return append(slices.Clip(r[:head]), r[x[0]:x[1]]...)
+		}, st); err != nil {
+			return nil, false, err
+		}
 		if off != to {
 			return nil, false, fmt.Errorf("critical path: rank %d's reply: bad at byte %d", parent, off)
 		}
 		info.StartRank, info.Jumps = int(sr), int(n)
 		return segs, true, nil
+	}
+	if failed != nil {
+		return fail(failed)
 	}
 	// The end rank: every rank's entry, in relative order.
 	passes := make([]*rankPass, size)
@@ -760,7 +783,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	ws[me].jumps = jumps
 	ok := fits && inRange(jumps)
 	if ok && entries != size-1 {
-		return nil, false, fmt.Errorf("critical path: %d ranks' jumps gathered, want %d", entries, size-1)
+		return fail(fmt.Errorf("critical path: %d ranks' jumps gathered, want %d", entries, size-1))
 	}
 	for _, kp := range kids {
 		if !ok {
@@ -769,7 +792,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		body, off := kp.body, 0
 		for x := kp.kid; ok && x < kp.kid+kp.span; x++ {
 			s := abs(x)
-			fail := func(what string) error {
+			bad := func(what string) error {
 				return fmt.Errorf("critical path: rank %d's jumps, from rank %d: %s at byte %d of %d", s, kp.src, what, off, len(body))
 			}
 			sr, ok0 := readUvarint(body, &off, uint64(size-1))
@@ -782,7 +805,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			}
 			n, ok3 := readUvarint(body, &off, math.MaxInt32)
 			if !ok0 || int(sr) != s || !ok1 || !ok2 || calls > 1 || !ok3 || n > uint64(len(body)-off)/17 {
-				return nil, false, fail("a bad entry")
+				return fail(bad("a bad entry"))
 			}
 			passes[s] = &rankPass{rank: s, ncalls: calls, first: first, last: last}
 			js := make([]jump, n)
@@ -791,7 +814,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 				ready, ok2 := readF64(body, &off)
 				pr, y := binary.Varint(body[off:])
 				if !ok1 || !ok2 || y <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
-					return nil, false, fail(fmt.Sprintf("jump %d of %d", k, n))
+					return fail(bad(fmt.Sprintf("jump %d of %d", k, n)))
 				}
 				off += y
 				js[k] = jump{t1: t1, ready: ready, partner: int32(pr)}
@@ -800,7 +823,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			ok = ok && inRange(js)
 		}
 		if ok && off != len(body) {
-			return nil, false, fmt.Errorf("critical path: the jumps from rank %d: %d bytes, want %d", kp.src, len(body), off)
+			return fail(fmt.Errorf("critical path: the jumps from rank %d: %d bytes, want %d", kp.src, len(body), off))
 		}
 	}
 	kids = nil
@@ -832,12 +855,18 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 }
 
 // sendKids sends each child of rel (relative to root) the message msg
-// makes for it, smallest step first.
+// makes for it, largest step first (treeKidsDown); every child is sent
+// its message, and the first error is returned.
 func sendKids(c Comm, rel, root int, msg func(kid, span int) []byte, st *pathStats) error {
 	size := c.Size()
-	return treeKids(rel, size, func(kid, span int) error {
+	var failed error
+	treeKidsDown(rel, size, func(kid, span int) error {
 		b := msg(kid, span)
 		st.sent += int64(len(b))
-		return c.Send((kid+root)%size, b)
+		if err := c.Send((kid+root)%size, b); err != nil && failed == nil {
+			failed = err
+		}
+		return nil
 	})
+	return failed
 }
