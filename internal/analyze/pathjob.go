@@ -566,10 +566,11 @@ func flagByte(b bool) byte {
 // path follows; 1: run doublingReplay), the start rank and the jumps, then
 // per rank of the subtree in relative order its segments (their count,
 // then two times of 8 bytes each); each rank keeps its own and forwards
-// each child its part (largest step first). 2(P - 1) messages, ceil(log2 P) hops each way; no
-// rank receives more than ceil(log2 P) (the end rank one per child, the
-// others one per child and one from their parent), where the linear
-// gather of 2026-11-28 had the end rank receive P - 1, in rank order. The
+// each child its part (largest step first). 2(P - 1) messages,
+// ceil(log2 P) hops each way; no rank receives more than ceil(log2 P)
+// (the end rank one per child, the others one per child and one from
+// their parent), where the linear gather of 2026-11-28 had the end rank
+// receive P - 1, in rank order. The
 // doubling takes floor(log2 T) + 3 exchanges of every rank with every
 // other and a reduction for its verdict: on an oversubscribed node each
 // of those is a wait for every rank to get a CPU. When the jumps do not
