@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -110,6 +111,9 @@ type pathVerdict struct {
 	TermPos  int64 // the terminal's place on the path (-1: none found)
 	TermRank int
 	Count    int64 // jumps on the path
+	// Err is a rank's failure in the exchanges (ErrRank's; "": none).
+	Err     string
+	ErrRank int
 }
 
 // The messages (since 2026-11-28 ranks and indices as unsigned varints,
@@ -118,7 +122,9 @@ type pathVerdict struct {
 //   - the successors' queries: the flag (whether the path has a jump),
 //     this rank's jumps (8 bytes), then per jump asked its index (the
 //     difference to the one asked before: they go in order) and ready time;
-//   - the replies: a bitmap over the queries the receiver sent, which of
+//   - the replies: the flag 0 (since 2026-11-29: treeFailed, a failure,
+//     starts any of these messages in its place), a bitmap over the
+//     queries the receiver sent, which of
 //     the sender's own queries to it were for a leaf (a jump no other
 //     jump's successor is, not the path's end: it can never be on the
 //     path, so no update or in-entry is sent for it, at any level), then
@@ -179,7 +185,21 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		return int32(lo - 1)
 	}
 	search := func(t float64) int32 { return searchBelow(n, t) }
+	// failed: this rank's failure (a message that is not one); learnt:
+	// another rank's, from the flag treeFailed that starts its messages
+	// (since 2026-11-29). A rank that fails takes part in the next step
+	// all the ranks take (the exchange or the verdict that the last
+	// exchange's flags say), with the failure in place of its messages;
+	// the ranks that see it go to the verdict at once, which carries the
+	// failure to all: no rank is left waiting in an exchange.
+	var failed, learnt error
+	halt := false
 	a2a := func(out [][]byte) ([][]byte, error) {
+		if failed != nil {
+			for d := range out {
+				out[d] = failMsg(me, failed)
+			}
+		}
 		st.exchanges++
 		for d, b := range out {
 			if d != me {
@@ -189,7 +209,22 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		t0 := time.Now()
 		in, err := c.Alltoallv(out)
 		st.inExchanges += time.Since(t0)
+		for s, b := range in {
+			if s != me && len(b) > 0 && b[0] == treeFailed && learnt == nil {
+				learnt = readFail(b, s)
+			}
+		}
+		halt = failed != nil || learnt != nil
 		return in, err
+	}
+	// flags is whether any message of an exchange has its flag set.
+	flags := func(in [][]byte) bool {
+		for _, b := range in {
+			if len(b) > 0 && b[0] != 0 {
+				return true
+			}
+		}
+		return false
 	}
 	active := func(q pnode) bool { return q.r >= 0 && q.k >= 0 }
 	// This rank's jumps on the path: index, place, arrival; term once it
@@ -268,113 +303,124 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	var total uint64
 	nOf := make([]int32, size) // each rank's jumps
 	nq := make([]int, size)    // the queries received from each rank, whose ins entries follow those of the ranks before
-	more = false
-	for s, b := range in {
-		if len(b) < 9 {
-			return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-		}
-		more = more || b[0] != 0
-		m := le.Uint64(b[1:])
-		if m > math.MaxInt32 {
-			return nil, fmt.Errorf("critical path: rank %d has %d jumps", s, m)
-		}
-		nOf[s] = int32(m)
-		total += m
-		rep := out[s][:0]
-		jk := int64(0)
-		for off := 9; off < len(b); {
-			dk, ok := readUvarint(b, &off, uint64(nOf[s]))
-			t, ok2 := readF64(b, &off)
-			if jk += int64(dk); !ok || !ok2 || jk >= int64(nOf[s]) || s == me {
-				return nil, fmt.Errorf("critical path: rank %d asks for its jump %d of %d (byte %d of %d)", s, jk, nOf[s], off, len(b))
-			}
-			k := search(t)
-			rep = binary.AppendUvarint(rep, uint64(k+1))
-			ins = append(ins, inEntry{k, pnode{int32(s), int32(jk)}})
-			nq[s]++
-		}
-		out[s] = rep
-	}
-	if more {
-		// The leaves: jumps that are no jump's successor (bar the path's
-		// end), told to the ranks that found their successors, which keep
-		// them out of the in-lists.
-		hasIn := make([]bool, n)
-		for _, x := range ins {
-			if x.k >= 0 {
-				hasIn[x.k] = true
-			}
-		}
-		leaf := func(k int) bool { return !hasIn[k] && !(me == endRank && int32(k) == end) }
-		// One pass over the jumps for all ranks' bitmaps (before
-		// 2026-11-28 one per rank).
-		bms := make([][]byte, size)
-		xs := make([]int, size)
-		for d := range bms {
-			if d != me {
-				bms[d] = make([]byte, (asked[d]+7)/8, (asked[d]+7)/8+len(out[d]))
-			}
-		}
-		for k := range jumps {
-			if d := int(jumps[k].partner); d >= 0 && d < size && d != me {
-				if leaf(k) {
-					bms[d][xs[d]/8] |= 1 << (xs[d] % 8)
+	more = !halt && flags(in)
+	if !halt {
+		failed = func() error {
+			for s, b := range in {
+				if len(b) < 9 {
+					return fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 				}
-				xs[d]++
+				m := le.Uint64(b[1:])
+				if m > math.MaxInt32 {
+					return fmt.Errorf("critical path: rank %d has %d jumps", s, m)
+				}
+				nOf[s] = int32(m)
+				total += m
+				rep := out[s][:0]
+				jk := int64(0)
+				for off := 9; off < len(b); {
+					dk, ok := readUvarint(b, &off, uint64(nOf[s]))
+					t, ok2 := readF64(b, &off)
+					if jk += int64(dk); !ok || !ok2 || jk >= int64(nOf[s]) || s == me {
+						return fmt.Errorf("critical path: rank %d asks for its jump %d of %d (byte %d of %d)", s, jk, nOf[s], off, len(b))
+					}
+					k := search(t)
+					rep = binary.AppendUvarint(rep, uint64(k+1))
+					ins = append(ins, inEntry{k, pnode{int32(s), int32(jk)}})
+					nq[s]++
+				}
+				out[s] = rep
 			}
-		}
-		for d := range out {
-			if d != me {
-				out[d] = append(bms[d], out[d]...)
-			}
-		}
-		if in, err = a2a(out); err != nil {
+			return nil
+		}()
+	}
+	if !halt && more && failed != nil {
+		if _, err := a2a(out); err != nil { // the failure in place of the replies
 			return nil, err
 		}
-		for s, b := range in {
-			if s == me {
-				continue
+	} else if !halt && more {
+		failed = func() error {
+			// The leaves: jumps that are no jump's successor (bar the path's
+			// end), told to the ranks that found their successors, which keep
+			// them out of the in-lists.
+			hasIn := make([]bool, n)
+			for _, x := range ins {
+				if x.k >= 0 {
+					hasIn[x.k] = true
+				}
 			}
-			nb := (nq[s] + 7) / 8
-			if len(b) < nb {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want at least %d", len(b), s, nb)
+			leaf := func(k int) bool { return !hasIn[k] && !(me == endRank && int32(k) == end) }
+			// One pass over the jumps for all ranks' bitmaps (before
+			// 2026-11-28 one per rank).
+			bms := make([][]byte, size)
+			xs := make([]int, size)
+			for d := range bms {
+				if d != me {
+					bms[d] = make([]byte, 1+(asked[d]+7)/8, 1+(asked[d]+7)/8+len(out[d])) // the flag, 0, and the bitmap
+				}
 			}
-			bms[s], in[s] = b[:nb], b[nb:]
-		}
-		offs := make([]int, size)
-		for k := range jumps {
-			pr := int(jumps[k].partner)
-			if pr < 0 || pr >= size || pr == me {
-				continue
+			for k := range jumps {
+				if d := int(jumps[k].partner); d >= 0 && d < size && d != me {
+					if leaf(k) {
+						bms[d][1+xs[d]/8] |= 1 << (xs[d] % 8)
+					}
+					xs[d]++
+				}
 			}
-			x, ok := readUvarint(in[pr], &offs[pr], uint64(nOf[pr]))
-			if !ok {
-				return nil, fmt.Errorf("critical path: rank %d's reply at byte %d of %d: not a jump of %d", pr, offs[pr], len(in[pr]), nOf[pr])
+			for d := range out {
+				if d != me {
+					out[d] = append(bms[d], out[d]...)
+				}
 			}
-			succ[k] = pnode{int32(pr), int32(x) - 1}
-		}
-		for s := range in {
-			if s != me && offs[s] != len(in[s]) {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want %d", len(in[s]), s, offs[s])
+			if in, err = a2a(out); err != nil || halt {
+				return err
 			}
-		}
-		// Keep the entries of jumps that are no leaves and whose
-		// successor is a jump (the queries' entries, in order by rank).
-		kept := ins[:0]
-		q := make([]int, size)
-		for _, x := range ins {
-			drop := x.k < 0
-			if r := int(x.j.r); r == me {
-				drop = drop || leaf(int(x.j.k))
-			} else {
-				drop = drop || bms[r][q[r]/8]&(1<<(q[r]%8)) != 0
-				q[r]++
+			for s, b := range in {
+				if s == me {
+					continue
+				}
+				nb := (nq[s] + 7) / 8
+				if len(b) < 1+nb || b[0] != 0 {
+					return fmt.Errorf("critical path: %d bytes from rank %d, want at least %d and the flag 0 at byte 0", len(b), s, 1+nb)
+				}
+				bms[s], in[s] = b[1:1+nb], b[1+nb:]
 			}
-			if !drop {
-				kept = append(kept, x)
+			offs := make([]int, size)
+			for k := range jumps {
+				pr := int(jumps[k].partner)
+				if pr < 0 || pr >= size || pr == me {
+					continue
+				}
+				x, ok := readUvarint(in[pr], &offs[pr], uint64(nOf[pr]))
+				if !ok {
+					return fmt.Errorf("critical path: rank %d's reply at byte %d of %d: not a jump of %d", pr, 1+(nq[pr]+7)/8+offs[pr], 1+(nq[pr]+7)/8+len(in[pr]), nOf[pr])
+				}
+				succ[k] = pnode{int32(pr), int32(x) - 1}
 			}
-		}
-		ins = kept
+			for s := range in {
+				if s != me && offs[s] != len(in[s]) {
+					return fmt.Errorf("critical path: %d bytes from rank %d, want %d", 1+(nq[s]+7)/8+len(in[s]), s, 1+(nq[s]+7)/8+offs[s])
+				}
+			}
+			// Keep the entries of jumps that are no leaves and whose
+			// successor is a jump (the queries' entries, in order by rank).
+			kept := ins[:0]
+			q := make([]int, size)
+			for _, x := range ins {
+				drop := x.k < 0
+				if r := int(x.j.r); r == me {
+					drop = drop || leaf(int(x.j.k))
+				} else {
+					drop = drop || bms[r][q[r]/8]&(1<<(q[r]%8)) != 0
+					q[r]++
+				}
+				if !drop {
+					kept = append(kept, x)
+				}
+			}
+			ins = kept
+			return nil
+		}()
 	}
 	// 2 and 3. The levels. A chain without a cycle has at most total
 	// jumps: 2^maxLevels steps reach its terminal (a cycle, which the
@@ -390,7 +436,13 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	nup, nin, nmk := make([]int, size), make([]int, size), make([]int, size)
 	bad := false
 	level := 0
-	for ; more && level <= maxLevels; level++ {
+	for ; !halt && more && level <= maxLevels; level++ {
+		if failed != nil {
+			if _, err := a2a(out); err != nil { // the failure in place of the level's messages
+				return nil, err
+			}
+			break
+		}
 		for d := range size {
 			ups[d], inb[d], mks[d] = ups[d][:0], inb[d][:0], mks[d][:0]
 			nup[d], nin[d], nmk[d] = 0, 0, 0
@@ -438,62 +490,67 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		if in, err = a2a(out); err != nil {
 			return nil, err
 		}
+		if halt {
+			break
+		}
 		// Everything sent has been read from this level's S, R and In:
 		// they become the next level's in place.
 		ins = ins[:0]
-		more = false
-		for s, b := range in {
-			if len(b) < 1 {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-			}
-			more = more || b[0] != 0
-			off := 1
-			fail := func(what string) error {
-				return fmt.Errorf("critical path: rank %d's level %d message: %s at byte %d of %d", s, level, what, off, len(b))
-			}
-			nu, ok1 := readUvarint(b, &off, uint64(len(b)))
-			ni, ok2 := readUvarint(b, &off, uint64(len(b)))
-			nm, ok3 := readUvarint(b, &off, uint64(len(b)))
-			if !ok1 || !ok2 || !ok3 {
-				return nil, fail("bad counts")
-			}
-			for range nu {
-				k, ok1 := readUvarint(b, &off, math.MaxInt32)
-				qr, ok2 := readUvarint(b, &off, uint64(size))
-				qk, ok3 := readUvarint(b, &off, math.MaxInt32)
-				t, ok4 := readF64(b, &off)
-				q := pnode{int32(qr) - 1, int32(qk) - 1}
-				if !ok1 || !ok2 || !ok3 || !ok4 || k >= uint64(n) || q.r >= 0 && q.k >= nOf[q.r] {
-					return nil, fail(fmt.Sprintf("an update of jump %d to %v", k, q))
+		more = flags(in)
+		failed = func() error {
+			for s, b := range in {
+				if len(b) < 1 {
+					return fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 				}
-				succ[k], ready[k] = q, t
-			}
-			for range ni {
-				k, ok1 := readUvarint(b, &off, math.MaxInt32)
-				jr, ok2 := readUvarint(b, &off, uint64(size-1))
-				var jk uint64
-				ok3 := false
-				if ok2 {
-					jk, ok3 = readUvarint(b, &off, math.MaxInt32)
+				off := 1
+				fail := func(what string) error {
+					return fmt.Errorf("critical path: rank %d's level %d message: %s at byte %d of %d", s, level, what, off, len(b))
 				}
-				if !ok1 || !ok2 || !ok3 || k >= uint64(n) || jk >= uint64(nOf[jr]) {
-					return nil, fail(fmt.Sprintf("an in-entry of jump %d", k))
-				}
-				ins = append(ins, inEntry{int32(k), pnode{int32(jr), int32(jk)}})
-			}
-			for range nm {
-				k, ok1 := readUvarint(b, &off, uint64(n))
-				pos, ok2 := readUvarint(b, &off, math.MaxInt64)
-				t, ok3 := readF64(b, &off)
+				nu, ok1 := readUvarint(b, &off, uint64(len(b)))
+				ni, ok2 := readUvarint(b, &off, uint64(len(b)))
+				nm, ok3 := readUvarint(b, &off, uint64(len(b)))
 				if !ok1 || !ok2 || !ok3 {
-					return nil, fail("a mark")
+					return fail("bad counts")
 				}
-				land(int32(k)-1, int64(pos), t)
+				for range nu {
+					k, ok1 := readUvarint(b, &off, math.MaxInt32)
+					qr, ok2 := readUvarint(b, &off, uint64(size))
+					qk, ok3 := readUvarint(b, &off, math.MaxInt32)
+					t, ok4 := readF64(b, &off)
+					q := pnode{int32(qr) - 1, int32(qk) - 1}
+					if !ok1 || !ok2 || !ok3 || !ok4 || k >= uint64(n) || q.r >= 0 && q.k >= nOf[q.r] {
+						return fail(fmt.Sprintf("an update of jump %d to %v", k, q))
+					}
+					succ[k], ready[k] = q, t
+				}
+				for range ni {
+					k, ok1 := readUvarint(b, &off, math.MaxInt32)
+					jr, ok2 := readUvarint(b, &off, uint64(size-1))
+					var jk uint64
+					ok3 := false
+					if ok2 {
+						jk, ok3 = readUvarint(b, &off, math.MaxInt32)
+					}
+					if !ok1 || !ok2 || !ok3 || k >= uint64(n) || jk >= uint64(nOf[jr]) {
+						return fail(fmt.Sprintf("an in-entry of jump %d", k))
+					}
+					ins = append(ins, inEntry{int32(k), pnode{int32(jr), int32(jk)}})
+				}
+				for range nm {
+					k, ok1 := readUvarint(b, &off, uint64(n))
+					pos, ok2 := readUvarint(b, &off, math.MaxInt64)
+					t, ok3 := readF64(b, &off)
+					if !ok1 || !ok2 || !ok3 {
+						return fail("a mark")
+					}
+					land(int32(k)-1, int64(pos), t)
+				}
+				if off != len(b) {
+					return fail(fmt.Sprintf("%d, %d and %d records end", nu, ni, nm))
+				}
 			}
-			if off != len(b) {
-				return nil, fail(fmt.Sprintf("%d, %d and %d records end", nu, ni, nm))
-			}
-		}
+			return nil
+		}()
 	}
 	st.levels = max(level-1, 0)
 	// 4. The ranks agree on the path's start and length, and whether the
@@ -508,14 +565,29 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	if termPos >= 0 {
 		v.TermRank = me
 	}
+	var je *jobError
+	if failed != nil {
+		v.Err, v.ErrRank = failed.Error(), me
+	} else if errors.As(learnt, &je) {
+		v.Err, v.ErrRank = je.msg, je.rank
+	}
 	if err := allReduce(c, &v, &v, func(a, b *pathVerdict) {
 		a.Bad = a.Bad || b.Bad
 		a.Count += b.Count
 		if b.TermPos >= 0 && (a.TermPos < 0 || b.TermPos < a.TermPos) {
 			a.TermPos, a.TermRank = b.TermPos, b.TermRank
 		}
+		if a.Err == "" {
+			a.Err, a.ErrRank = b.Err, b.ErrRank
+		}
 	}); err != nil {
 		return nil, err
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	if v.Err != "" {
+		return nil, &jobError{rank: v.ErrRank, msg: v.Err}
 	}
 	if v.Bad || v.TermPos < 0 || v.Count != v.TermPos {
 		st.tokens = true

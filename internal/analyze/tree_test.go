@@ -26,6 +26,8 @@ type treeLog struct {
 	toks [][2]int // token messages: source, destination
 	n    map[[2]int]int
 	bad  func(src, dst, n int, b []byte) []byte
+	a2a  []int // each rank's exchanges
+	badX func(src, dst, k int, b []byte) []byte
 }
 
 func (c treeComm) Send(dest int, data []byte) error {
@@ -48,6 +50,25 @@ func (c treeComm) Recv(src int) ([]byte, error) {
 	return b, err
 }
 
+// Alltoallv counts this rank's exchanges and lets badX corrupt what it
+// receives (k: the exchange's number on this rank, from 0).
+func (c treeComm) Alltoallv(out [][]byte) ([][]byte, error) {
+	in, err := c.chanComm.Alltoallv(out)
+	c.t.mu.Lock()
+	defer c.t.mu.Unlock()
+	if c.t.a2a == nil {
+		c.t.a2a = make([]int, c.net.size)
+	}
+	k := c.t.a2a[c.rank]
+	c.t.a2a[c.rank]++
+	if c.t.badX != nil {
+		for s := range in {
+			in[s] = c.t.badX(s, c.rank, k, in[s])
+		}
+	}
+	return in, err
+}
+
 func (c treeComm) SendToken(dest int, m [3]uint64) error {
 	c.t.mu.Lock()
 	c.t.toks = append(c.t.toks, [2]int{c.rank, dest})
@@ -61,8 +82,13 @@ func (c treeComm) SendToken(dest int, m [3]uint64) error {
 // received (its sender would be left blocked in MPI).
 func onTree(t *testing.T, size int, bad func(src, dst, n int, b []byte) []byte, f func(r int, c Comm) error) ([]error, *treeLog) {
 	t.Helper()
+	return onTreeWith(t, size, &treeLog{n: map[[2]int]int{}, bad: bad}, f)
+}
+
+// onTreeWith is onTree with the log lg.
+func onTreeWith(t *testing.T, size int, lg *treeLog, f func(r int, c Comm) error) ([]error, *treeLog) {
+	t.Helper()
 	net := newChanNet(size)
-	lg := &treeLog{n: map[[2]int]int{}, bad: bad}
 	done := make(chan []error, 1)
 	go func() {
 		done <- onRanks(net, func(r int, c chanComm) error { return f(r, treeComm{c, lg}) })
@@ -84,6 +110,12 @@ func onTree(t *testing.T, size int, bad func(src, dst, n int, b []byte) []byte, 
 		t.Fatalf("%d ranks: a rank is still waiting after 20 s", size)
 		return nil, nil
 	}
+}
+
+// onTreeX is onTree with badX corrupting the exchanges' messages.
+func onTreeX(t *testing.T, size int, badX func(src, dst, k int, b []byte) []byte, f func(r int, c Comm) error) ([]error, *treeLog) {
+	t.Helper()
+	return onTreeWith(t, size, &treeLog{n: map[[2]int]int{}, badX: badX}, f)
 }
 
 var treeSizes = []int{1, 2, 3, 5, 8, 32}
@@ -536,6 +568,96 @@ func TestPathNoRank(t *testing.T) {
 		}
 		if len(lg.msgs) != 4*(size-1) || len(lg.toks) != hops+size-1 {
 			t.Errorf("%d ranks: %d messages, %d tokens; want %d, %d", size, len(lg.msgs), len(lg.toks), 4*(size-1), hops+size-1)
+		}
+	}
+}
+
+// TestPathDoublingFailure: the doubling (doublingReplay) of a path of 20
+// jumps built by hand at 5, 8 and 32 ranks (7 exchanges: the queries,
+// the replies, levels 0 to 4), rank 1's message to rank 2 bad in
+// exchange k (the queries and the levels' cut to their flag byte, the
+// replies' flag changed): rank 2 fails, takes part in the next step the
+// others take (exchange k + 1 with the failure in place of its messages,
+// or the verdict), the others see the failure there and go to the
+// verdict, whose reduction carries it to all. Every rank returns (none
+// is left waiting), rank 2 with an error naming rank 1 and the byte, the
+// others with rank 2's failure; every rank made the same exchanges, k +
+// 2 (the last, 7: k + 1), and the verdict's 2 (P - 1) messages were sent.
+// Before 2026-11-29 rank 2 returned at once and the others waited for it
+// in the next exchange.
+func TestPathDoublingFailure(t *testing.T) {
+	const T = 20
+	for _, size := range []int{5, 8, 32} {
+		rng := newMix(uint64(size) * 31)
+		at := make([]int32, T+1)
+		for x := range at {
+			at[x] = int32(rng.next() % uint64(size))
+		}
+		big := float64(10*T + 2000)
+		ws := make([]rankWaits, size)
+		for x := range T {
+			t1 := big - 10*float64(x)
+			ws[at[x]].jumps = append(ws[at[x]].jumps, jump{t1: t1, t0: t1 - 6, ready: t1 - 5, partner: at[x+1]})
+		}
+		passes := make([]*rankPass, size)
+		for r := range passes {
+			ws[r].sortJumps()
+			p := newRankPass(r, r, 1)
+			p.ncalls, p.first, p.last = 1, 0, big-1
+			if r == int(at[0]) {
+				p.last = big + 1
+			}
+			passes[r] = p
+		}
+		// Without a failure: 7 exchanges.
+		_, lg := onTree(t, size, nil, func(r int, c Comm) error {
+			var info pathInfo
+			var st pathStats
+			_, err := doublingReplay(c, ws[r].jumps, passes[r], int(at[0]), &info, &st)
+			return err
+		})
+		if lg.a2a[0] != 7 {
+			t.Fatalf("%d ranks: %d exchanges without a failure, want 7", size, lg.a2a[0])
+		}
+		for k := range 7 {
+			bad := func(s, d, x int, b []byte) []byte {
+				if s != 1 || d != 2 || x != k {
+					return b
+				}
+				if k == 1 {
+					b = slices.Clone(b)
+					b[0] = 5
+					return b
+				}
+				return slices.Clone(b[:1])
+			}
+			errs, lg := onTreeX(t, size, bad, func(r int, c Comm) error {
+				var info pathInfo
+				var st pathStats
+				_, err := doublingReplay(c, ws[r].jumps, passes[r], int(at[0]), &info, &st)
+				return err
+			})
+			want := []string{"critical path: 1 bytes from rank 1"}
+			switch {
+			case k == 1:
+				want = []string{"from rank 1, want at least", "the flag 0 at byte 0"}
+			case k >= 2:
+				want = []string{fmt.Sprintf("rank 1's level %d message: bad counts at byte 1 of 1", k-2)}
+			}
+			in := injection{what: fmt.Sprintf("exchange %d", k), found: map[int]int{2: 1}, fail: make([]int, size)}
+			for r := range in.fail {
+				in.fail[r] = r
+			}
+			in.check(t, fmt.Sprintf("%d ranks", size), errs, func(int) []string { return want })
+			wx := min(k+2, 7)
+			for r := range size {
+				if lg.a2a[r] != wx {
+					t.Errorf("%d ranks, exchange %d: rank %d made %d exchanges, want %d", size, k, r, lg.a2a[r], wx)
+				}
+			}
+			if len(lg.msgs) != 2*(size-1) {
+				t.Errorf("%d ranks, exchange %d: %d messages, want %d", size, k, len(lg.msgs), 2*(size-1))
+			}
 		}
 	}
 }
