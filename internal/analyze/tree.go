@@ -23,13 +23,16 @@ import (
 // highest bit), the same counts.
 //
 // A failure at any rank goes through the same tree, so that no rank is
-// left waiting: each message starts with a flag byte, and treeFailed
-// (followed by failMsg's rank and text) says that a rank of the subtree
-// (going up) or of the job (going down) failed. A rank that fails, or
-// receives the flag, still receives what its children send (it never
-// leaves one blocked in its send), sends the flag on in place of its
-// message, and returns the error: going up, its parent learns it and the
-// root's broadcast (when one follows) tells every rank.
+// left waiting: each message carries a flag byte (the first of the
+// path's bundles and of failMsg's message, the last of a reduction's
+// value), and treeFailed, with failMsg's rank and text, says that a rank
+// of the subtree (going up) or of the job (going down) failed. A rank
+// that fails, or receives the flag, still receives what its children
+// send (it never leaves one blocked in its send), sends the flag on in
+// place of its message, and returns the error: going up, its parent
+// learns it and the root's broadcast (when one follows) tells every
+// rank. A message found bad going down reaches only the finder's
+// subtree: in MPI every receiver of the same bytes finds the same.
 
 // treeFailed is the flag byte of a tree's message that carries a failure.
 const treeFailed = 2
