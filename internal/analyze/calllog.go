@@ -191,7 +191,7 @@ func (l *callLog) newRun(t0, t1 float64) {
 		l.bufs = append(l.bufs, l.b)
 		l.pos = 0
 	}
-	if len(l.spans) == cap(l.spans) && l.want > 0 {
+	if len(l.spans) == cap(l.spans) {
 		l.spans = storeGrow(l.st, l.spans, 2*cap(l.spans)) // beyond the estimate: doubled, in the store when it can
 	}
 	l.spans = append(l.spans, logSpan{prev: l.prev, buf: int32(len(l.bufs) - 1), off: int32(l.pos)})
