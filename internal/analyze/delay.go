@@ -87,11 +87,12 @@ func (res *Result) delays(parts []rankPart) {
 		}
 	}
 	// Each rank's waits with a window, ascending by (end, index): the
-	// reverse of their processing order. idx[i][x] is run[i][x]'s index
-	// in the rank's DWaits (nil: x itself, every wait kept in order).
-	run := make([][]delayRun, len(parts))
+	// reverse of their processing order. idx[i][x] is run[i]'s x-th
+	// wait's index in the rank's DWaits (nil: x itself, every wait kept
+	// in order).
+	run := make([]delayRun, len(parts))
 	idx := make([][]int32, len(parts))
-	left := make([]int32, len(parts)) // each rank's waits not yet processed: run[i][:left[i]]
+	left := make([]int32, len(parts)) // each rank's waits not yet processed: run[i]'s first left[i]
 	heads := make([]float64, len(parts))
 	for i := range parts {
 		ws := parts[i].DWaits
@@ -104,12 +105,12 @@ func (res *Result) delays(parts []rankPart) {
 		if heads[i] = math.Inf(-1); n == 0 {
 			continue
 		}
-		r := make([]delayRun, 0, n)
+		r := delayRun{t0: make([]float64, 0, n), ready: make([]float64, 0, n), passed: make([]float64, n)}
 		sorted := true
 		for k := range ws {
 			if ws[k].Ready > ws[k].T0 {
-				sorted = sorted && (len(r) == 0 || ws[k].Ready >= r[len(r)-1].ready)
-				r = append(r, delayRun{t0: ws[k].T0, ready: ws[k].Ready})
+				sorted = sorted && (len(r.ready) == 0 || ws[k].Ready >= r.ready[len(r.ready)-1])
+				r.t0, r.ready = append(r.t0, ws[k].T0), append(r.ready, ws[k].Ready)
 			}
 		}
 		if n < len(ws) || !sorted {
@@ -122,12 +123,12 @@ func (res *Result) delays(parts []rankPart) {
 			if !sorted { // stably by end: ties keep the order of their indices
 				slices.SortStableFunc(x, func(a, b int32) int { return cmp.Compare(ws[a].Ready, ws[b].Ready) })
 				for j, k := range x {
-					r[j] = delayRun{t0: ws[k].T0, ready: ws[k].Ready}
+					r.t0[j], r.ready[j] = ws[k].T0, ws[k].Ready
 				}
 			}
 			idx[i] = x
 		}
-		run[i], left[i], heads[i] = r, int32(n), r[n-1].ready
+		run[i], left[i], heads[i] = r, int32(n), r.ready[n-1]
 	}
 	h := newTurnTree(heads)
 	type ck struct {
@@ -148,21 +149,21 @@ func (res *Result) delays(parts []rankPart) {
 		left[i]--
 		x := left[i]
 		if x > 0 {
-			h.next(run[i][x-1].ready)
+			h.next(run[i].ready[x-1])
 		} else {
 			h.next(math.Inf(-1))
 		}
-		d := &run[i][x]
 		k := x
 		if idx[i] != nil {
 			k = idx[i][x]
 		}
 		dw := &parts[i].DWaits[k]
-		load := dw.Wait + d.passed
+		t0, ready, passed := run[i].t0[x], run[i].ready[x], run[i].passed[x]
+		load := dw.Wait + passed
 		if load <= 0 {
 			continue
 		}
-		win := d.ready - d.t0
+		win := ready - t0
 		var sp int
 		var ok bool
 		if uint(dw.Partner) < uint(len(posAt)) {
@@ -176,28 +177,11 @@ func (res *Result) delays(parts []rankPart) {
 		// The partner's waits that overlap the window and come later:
 		// among those it has left, from the first ending after the
 		// window's start.
-		ws := run[sp][:left[sp]]
-		j := len(ws)
-		lo := 0
-		for s := 1; j > lo; s <<= 1 { // back by 1, 2, 4, ... while they end after the start
-			p := max(j-s, lo)
-			if !(ws[p].ready > d.t0) {
-				lo = p + 1
-				break
-			}
-			j = p
-		}
-		for lo < j { // then the first ending after it in [lo, j]
-			if m := int(uint(lo+j) >> 1); !(ws[m].ready > d.t0) {
-				lo = m + 1
-			} else {
-				j = m
-			}
-		}
+		ws := &run[sp]
+		m := int(left[sp])
 		var covered float64
-		for ; j < len(ws) && ws[j].t0 < d.ready; j++ {
-			w := &ws[j]
-			o := min(w.ready, d.ready) - max(w.t0, d.t0)
+		for j := firstEndAfter(ws.ready[:m], t0); j < m && ws.t0[j] < ready; j++ {
+			o := min(ws.ready[j], ready) - max(ws.t0[j], t0)
 			if o <= 0 {
 				continue
 			}
@@ -206,7 +190,7 @@ func (res *Result) delays(parts []rankPart) {
 				break
 			}
 			covered += o
-			w.passed += load * o / win
+			ws.passed[j] += load * o / win
 		}
 		rest := 1 - covered/win
 		if rest <= 0 {
@@ -236,7 +220,7 @@ func (res *Result) delays(parts []rankPart) {
 		}
 		e := &list[c]
 		e.Short += dw.Wait * rest / 1e9
-		e.Long += d.passed * rest / 1e9
+		e.Long += passed * rest / 1e9
 		if dw.Wait > 0 {
 			e.Instances++
 		}
@@ -250,10 +234,35 @@ func (res *Result) delays(parts []rankPart) {
 	sortDelays(res.Delays)
 }
 
-// delayRun is one wait in a rank's run (delays): its window and what
-// later waits passed to it (long term).
+// firstEndAfter is the place of the first of ends (ascending) above t0,
+// len(ends) if none is, found back from the last: by steps of 1, 2, 4, ...
+// while they end above t0, then by halves between the last two steps.
+// When few do, as for the own waits that overlap a short window, it reads
+// a few ends, not log2 of them all.
+func firstEndAfter(ends []float64, t0 float64) int {
+	j, lo := len(ends), 0
+	for s := 1; j > lo; s <<= 1 {
+		p := max(j-s, lo)
+		if !(ends[p] > t0) {
+			lo = p + 1
+			break
+		}
+		j = p
+	}
+	for lo < j {
+		if m := int(uint(lo+j) >> 1); !(ends[m] > t0) {
+			lo = m + 1
+		} else {
+			j = m
+		}
+	}
+	return j
+}
+
+// delayRun is a rank's waits with a window in delays, in order of their
+// ends: their windows and what later waits passed to them (long term).
 type delayRun struct {
-	t0, ready, passed float64
+	t0, ready, passed []float64
 }
 
 // turnTree merges runs in delays' processing order: a tournament over

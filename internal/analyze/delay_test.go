@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -232,6 +233,26 @@ func TestTurnTree(t *testing.T) {
 		}
 		if !slices.Equal(order, want) {
 			t.Errorf("%d runs: order %v, want %v", n, order, want)
+		}
+	}
+}
+
+// TestFirstEndAfter: the first end above t0 found back from the last is
+// sort.Search's, over ends with ties and t0 below, among and above them.
+func TestFirstEndAfter(t *testing.T) {
+	rng := newMix(7)
+	for n := range 70 {
+		ends := make([]float64, n)
+		e := 0.0
+		for i := range ends {
+			e += float64(rng.next() % 3)
+			ends[i] = e
+		}
+		for t0 := -1.0; t0 <= e+1; t0 += 0.5 {
+			want := sort.Search(n, func(i int) bool { return ends[i] > t0 })
+			if got := firstEndAfter(ends, t0); got != want {
+				t.Fatalf("%v above %v: %d, want %d", ends, t0, got, want)
+			}
 		}
 	}
 }
