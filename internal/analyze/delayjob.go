@@ -395,16 +395,20 @@ func receivedInTurn(in [][]byte, base []int32) ([]recvWait, []int32) {
 		if m == 0 {
 			continue
 		}
-		for o := int32(1); o < m; o++ {
-			if end(s, o) < end(s, o-1) {
-				x := make([]int32, m)
-				for i := range x {
-					x[i] = int32(i)
-				}
-				slices.SortStableFunc(x, func(a, b int32) int { return cmp.Compare(end(s, a), end(s, b)) })
-				order[s] = x
-				break
+		prev := math.Inf(-1)
+		for b := in[s]; len(b) >= delayMsgLen; b = b[delayMsgLen:] { // in place: no call an end
+			e := f64(b[12:])
+			if e >= prev {
+				prev = e
+				continue
 			}
+			x := make([]int32, m)
+			for i := range x {
+				x[i] = int32(i)
+			}
+			slices.SortStableFunc(x, func(a, b int32) int { return cmp.Compare(end(s, a), end(s, b)) })
+			order[s] = x
+			break
 		}
 		heads[s] = end(s, place(order[s], m-1))
 	}
