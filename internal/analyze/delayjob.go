@@ -183,8 +183,8 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		cut := len(byEnd)
 		for i := range recv {
 			d := &recv[i]
-			for cut > 0 {
-				if w := &own[byEnd[cut-1]]; turnBefore(d.ready, int(d.src), d.k, w.ready, me, w.k) {
+			for cut > 0 { // turnBefore, its ends read from ends, the rest on a tie
+				if e := ends[cut-1]; d.ready > e || d.ready == e && turnBefore(d.ready, int(d.src), d.k, e, me, own[byEnd[cut-1]].k) {
 					break
 				}
 				cut--
