@@ -267,6 +267,14 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		st = newStore()
 		defer st.close()
 	}
+	// The call log in a store of its own: it outlives the records
+	// (pathKeys, after the replay), unmapped once the path's shares are
+	// taken.
+	var lst *store
+	if logCalls {
+		lst = newStore()
+		defer lst.close()
+	}
 	damaged := make([]string, n)
 	inter := interSides(w.CommList())
 	// The one-sided records' share of the bound (rmamem.go): what the
@@ -287,7 +295,7 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		p.inter = inter
 		p.rma.bound = rb
 		if logCalls {
-			p.log = newCallLog()
+			p.log = newCallLogIn(lst, job.Ranks[i].Events)
 		}
 		passes[i] = p
 		if sp != nil {
@@ -334,9 +342,25 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		defer csp.close()
 	}
 	// Each worker's shards pair their messages in one table of flows,
-	// reused (candOut.tab): not a table a shard.
+	// reused (candOut.tab): not a table a shard. In memory, sized for the
+	// shard of the most receives (twice as many slots, matchFlows) and in
+	// the store, given back after the matching: room for the sorted
+	// copies of the grouping (2026-11-29).
 	tabs := make([][]flowSlot, opt.Workers)
+	tabSize := 0
+	if sp == nil {
+		for s := range nshard {
+			nr := 0
+			for _, p := range passes {
+				nr += len(p.recvs[s])
+			}
+			tabSize = max(tabSize, 2*nr)
+		}
+	}
 	forEachW(nshard, opt.Workers, func(wk, s int) {
+		if tabs[wk] == nil && tabSize > 0 {
+			tabs[wk] = storeList[flowSlot](st, tabSize)
+		}
 		outs[s].tab = tabs[wk]
 		defer func() { tabs[wk], outs[s].tab = outs[s].tab, nil }()
 		if csp == nil {
@@ -359,8 +383,13 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	if sp != nil && sp.err != nil {
 		return nil, sp.err
 	}
+	for _, t := range tabs {
+		storeRelease(st, t)
+	}
+	tabs = nil
 	for _, p := range passes {
-		p.times = nil // the candidates hold the times they need
+		storeRelease(st, p.times) // the candidates hold the times they need: room for the grouping
+		p.times = nil
 	}
 	opt.phase("match")
 	var total matchStats
@@ -372,7 +401,23 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 	// Without a spill, a rank's lists from the shards (in shard order, as
 	// one list of them would be) are sorted by call straight from them.
 	ws := make([]rankWaits, n)
-	forEach(n, opt.Workers, func(i int) {
+	// Each worker's room for the sorted copy of the rank of the most
+	// candidates, made once: each rank's copy is in it (sortCands), the
+	// next rank's too, instead of a new list each (2026-11-29).
+	rooms := make([][]cand, opt.Workers)
+	most := 0
+	if csp == nil {
+		for i := range n {
+			c := 0
+			for s := range outs {
+				for _, ch := range outs[s].by[i] {
+					c += len(ch)
+				}
+			}
+			most = max(most, c)
+		}
+	}
+	forEachW(n, opt.Workers, func(wk, i int) {
 		if csp != nil {
 			cs, err := decodeCands(csp.read(i), nil)
 			if err != nil {
@@ -387,12 +432,17 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			outs[s].by[i] = nil
 		}
 		ws[i] = newRankWaits()
-		cs := sortCands(st, parts)
+		ws[i].st = st
+		if rooms[wk] == nil && most >= 64 {
+			rooms[wk] = storeList[cand](st, most)
+		}
+		cs := sortCands(st, parts, rooms[wk])
 		ws[i].groupSorted(cs)
 		ws[i].sortJumps()
 		// The chunks and the sorted copy are room for the next ranks'
-		// (the copy is a part when there is one and in order already).
-		if len(parts) != 1 || unsafe.SliceData(cs) != unsafe.SliceData(parts[0]) {
+		// (the copy is a part when there is one and in order already,
+		// the worker's room is kept for its next rank).
+		if (len(parts) != 1 || unsafe.SliceData(cs) != unsafe.SliceData(parts[0])) && unsafe.SliceData(cs) != unsafe.SliceData(rooms[wk]) {
 			storeRelease(st, cs)
 		}
 		for _, c := range parts {
@@ -400,7 +450,17 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 		}
 	})
 	outs = nil
-	st.close() // no list of it is left
+	for _, r := range rooms {
+		storeRelease(st, r)
+	}
+	// No list of the store is left: its room, its pages touched, is kept
+	// for the waits of the delay analysis (makePart's DWaits, one a jump),
+	// the rest of its pages given back (2026-11-29).
+	keep := 0
+	for i := range ws {
+		keep += (len(ws[i].jumps)*int(unsafe.Sizeof(DelayWait{})) + 63) &^ 63
+	}
+	st.trim(keep)
 	opt.phase("group")
 	if csp != nil && csp.err != nil {
 		return nil, csp.err
@@ -426,11 +486,13 @@ func Analyze(job *trace.Job, opt Options) (*Result, error) {
 			keys[i] = pathKeysOf(w, i, job.Ranks[i], cp.segs[i])
 		}
 	})
+	lst.close() // no log is left
 	for i := range parts {
 		parts[i].PathSec = segSeconds(cp.segs[i])
 		parts[i].Path = namePath(job.Ranks[i], keys[i], func(pc uint64) (string, string) { return names.site(i, pc) })
 	}
 	res.assemble(parts, cp.info)
+	st.close() // the DWaits' lists
 	if w.Unmatched > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%d request completions had no matching post (posted before tracing started, or on another thread)", w.Unmatched))
 	}
@@ -479,6 +541,7 @@ type rankWaits struct {
 	// the two only (add), its additions in the same order.
 	dense []waitSum
 	jumps []jump
+	st    *store // where groupSorted makes jumps (offline, 2026-11-29; nil: the Go heap)
 }
 
 // waitSum is the wait states of one (pattern, key): their time and count
@@ -557,7 +620,11 @@ func (rw *rankWaits) groupSorted(cs []cand) {
 			calls++
 		}
 	}
-	rw.jumps = slices.Grow(rw.jumps, calls)
+	if len(rw.jumps) == 0 && rw.st != nil {
+		rw.jumps = storeList[jump](rw.st, calls)[:0]
+	} else {
+		rw.jumps = slices.Grow(rw.jumps, calls)
+	}
 	for i := 0; i < len(cs); {
 		j := i + 1
 		for j < len(cs) && cs[j].call == cs[i].call {

@@ -38,6 +38,8 @@ type callLog struct {
 	ids    map[fnPC]uint32
 	byFn   []fnSlot  // by function id: the callsite it was last called from and that key's number: no hash a call
 	spans  []logSpan // the runs; the last one's bounds are lo, hi and pos until it ends
+	st     *store    // where the buffers and spans are (newCallLogIn; nil: the Go heap)
+	want   int       // bytes the log is expected to take in all (newCallLogIn), left for its next buffer
 }
 
 // logSpan is a run of logged calls within one buffer: where it starts and
@@ -82,6 +84,39 @@ type fnSlot struct {
 const callLogBytes = 12
 
 func newCallLog() *callLog { return &callLog{ids: map[fnPC]uint32{}} }
+
+// logBufMax bounds a buffer of a log in a store (logSpan's offsets are
+// int32).
+const logBufMax = 1 << 30
+
+// newCallLogIn is a log of a rank of the given events whose buffers and
+// runs are in st (2026-11-29): its first buffer and its list of runs sized
+// for callLogBytes an event, so that neither grows by copies in the usual
+// case (room not written is not touched: it costs no page), and all of it
+// unmapped with st once the path's shares are taken, outside the Go heap
+// meanwhile (the collector neither scans nor counts it). A nil st, or one
+// whose mappings fail, is the Go heap's 64 KiB buffers.
+func newCallLogIn(st *store, events uint64) *callLog {
+	l := newCallLog()
+	l.st = st
+	l.want = int(min(events*callLogBytes, 1<<40)) + runBytes + logCallMax
+	l.spans = storeGrow(st, l.spans, l.want/runBytes+16)
+	return l
+}
+
+// nextBuf is a new buffer for the log: in its store when it has one (the
+// bytes it is still expected to take, at least 1 MiB), else 64 KiB of
+// the heap.
+func (l *callLog) nextBuf() []byte {
+	if l.st != nil {
+		n := min(max(l.want, 1<<20), logBufMax)
+		if b := storeBytes(l.st, n); b != nil {
+			l.want -= n
+			return b
+		}
+	}
+	return make([]byte, logBuf)
+}
 
 // add logs a call.
 func (l *callLog) add(fn uint16, pc uint64, t0, t1 float64) {
@@ -151,10 +186,13 @@ func (l *callLog) intern(fn uint16, pc uint64) uint32 {
 // pass runBytes by at most logCallMax bytes).
 func (l *callLog) newRun(t0, t1 float64) {
 	l.seal()
-	if l.b == nil || l.pos+runBytes+logCallMax > logBuf {
-		l.b = make([]byte, logBuf)
+	if l.b == nil || l.pos+runBytes+logCallMax > len(l.b) {
+		l.b = l.nextBuf()
 		l.bufs = append(l.bufs, l.b)
 		l.pos = 0
+	}
+	if len(l.spans) == cap(l.spans) {
+		l.spans = storeGrow(l.st, l.spans, 2*cap(l.spans)) // beyond the estimate: doubled, in the store when it can
 	}
 	l.spans = append(l.spans, logSpan{prev: l.prev, buf: int32(len(l.bufs) - 1), off: int32(l.pos)})
 	l.end = l.pos + runBytes

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"encoding/json"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -194,5 +195,58 @@ func TestLowBytes(t *testing.T) {
 		if got := lowBytes(x, n); got != w {
 			t.Errorf("lowBytes(%#x, %d) = %#x, want %#x", x, n, got, w)
 		}
+	}
+}
+
+// TestCallLogInStore: a log in a store (newCallLogIn) keeps its buffers
+// and, once they outgrow the heap's small lists, its runs in the store's
+// mappings, and gives the shares of a log on the heap: 100,000 calls of
+// about 11 bytes in a log sized for 20,000 events (240 KB, 1,087 runs)
+// take two buffers of 1 MiB and runs grown twice past the estimate.
+func TestCallLogInStore(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the store maps memory on Linux only")
+	}
+	st := newStore()
+	heap := newCallLog()
+	l := newCallLogIn(st, 20000)
+	if cap(l.spans) != (20000*callLogBytes+runBytes+logCallMax)/runBytes+16 {
+		t.Fatalf("runs reserved: %d", cap(l.spans))
+	}
+	t0 := 1000.0
+	for i := range 100000 {
+		d := 3.0 + float64(i%7)*0.125
+		heap.add(uint16(i%3), uint64(0x400000+i%5*16), t0, t0+d)
+		l.add(uint16(i%3), uint64(0x400000+i%5*16), t0, t0+d)
+		t0 += d + 1.5
+	}
+	if len(l.bufs) != 2 || len(l.bufs[0]) != 1<<20 || len(l.bufs[1]) != 1<<20 {
+		t.Errorf("%d buffers, want 2 of 1 MiB", len(l.bufs))
+	}
+	for k, b := range l.bufs {
+		if !st.owns(addr(b)) {
+			t.Errorf("buffer %d not in the store", k)
+		}
+	}
+	if !st.owns(addr(l.spans)) || len(l.spans) <= 4*1087 {
+		t.Errorf("%d runs, in the store %v", len(l.spans), st.owns(addr(l.spans)))
+	}
+	ss := [][2]float64{{1001.5, 1020.25}, {2500, 2510.75}, {60000.125, 60700}, {500000, 500000.5}}
+	want, got := heap.pathKeys(ss), l.pathKeys(ss)
+	if len(got) != len(want) || len(got) == 0 {
+		t.Fatalf("%d keys, want %d", len(got), len(want))
+	}
+	for k := range got {
+		if got[k] != want[k] {
+			t.Errorf("key %d: %+v, want %+v", k, got[k], want[k])
+		}
+	}
+	if len(l.spans) != len(heap.spans) {
+		t.Errorf("%d runs, %d on the heap", len(l.spans), len(heap.spans))
+	}
+	n, unmaps := len(st.maps), storeUnmaps.Load()
+	st.close()
+	if got := storeUnmaps.Load() - unmaps; got != int64(n) || n != 2 {
+		t.Errorf("%d mappings, %d unmapped; want 2 (a region for the buffers, one for the runs)", n, got)
 	}
 }

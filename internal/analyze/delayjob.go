@@ -170,28 +170,33 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 		ends[x] = own[i].ready
 	}
 	// The geometry of each received wait, in processing order: the own
-	// waits it passes a share to (feeds), each share's ns (feedO).
+	// waits it passes a share to (feeds), each share's ns (feedO). The
+	// own waits that come later in that order than a received one are the
+	// start of byEnd (cut of them), which only shrinks from one to the
+	// next: those that overlap its window are found back from its end
+	// (most windows overlap none or one), not by a search over all own
+	// waits and a check of each one's turn (before 2026-11-29).
 	var feeds []int32
 	var feedO []float64
 	if keys != nil {
 		feeds, feedO = make([]int32, 0, total), make([]float64, 0, total)
+		cut := len(byEnd)
 		for i := range recv {
 			d := &recv[i]
+			for cut > 0 { // turnBefore, its ends read from ends, the rest on a tie
+				if e := ends[cut-1]; d.ready > e || d.ready == e && turnBefore(d.ready, int(d.src), d.k, e, me, own[byEnd[cut-1]].k) {
+					break
+				}
+				cut--
+			}
 			d.f0 = int32(len(feeds))
 			win := d.ready - d.t0
-			j, hi := 0, len(ends) // the first ending after the window's start
-			for j < hi {
-				if m := int(uint(j+hi) >> 1); !(ends[m] > d.t0) {
-					j = m + 1
-				} else {
-					hi = m
-				}
-			}
+			j := firstEndAfter(ends[:cut], d.t0)
 			var covered float64
-			for ; j < len(byEnd) && own[byEnd[j]].t0 < d.ready; j++ {
+			for ; j < cut && own[byEnd[j]].t0 < d.ready; j++ {
 				w := &own[byEnd[j]]
 				o := min(w.ready, d.ready) - max(w.t0, d.t0)
-				if o <= 0 || !turnBefore(d.ready, int(d.src), d.k, w.ready, me, w.k) {
+				if o <= 0 {
 					continue
 				}
 				o = min(o, win-covered)
@@ -369,76 +374,67 @@ func delaysInJob(c Comm, ws []DelayWait, keys []KeyName, st *delayStats) ([]Dela
 // descending, then rank and index descending), and returns them with the
 // place of each id in that order. A rank sends its waits in the order of
 // its calls, whose ends are in order (bar threads): each rank's, read
-// backwards, is a run already in turn (else it is sorted), and the runs
-// are merged, the next wait taken from the rank whose head comes first
-// (a heap over the ranks): n log(ranks) comparisons of 16-byte keys
-// rather than the n log n of a sort of the 64-byte waits.
+// backwards, is a run already in turn (else its order is sorted), and the
+// runs are merged by a tournament over the senders (turnTree), the ends
+// read in place from the messages: log2(ranks) comparisons a wait (a heap
+// over the senders through a list of 16-byte keys before 2026-11-29).
 func receivedInTurn(in [][]byte, base []int32) ([]recvWait, []int32) {
 	le := binary.LittleEndian
 	f64 := func(b []byte) float64 { return math.Float64frombits(le.Uint64(b)) }
 	size := len(in)
 	total := base[size]
-	type key struct {
-		ready float64
-		id    int32
-	}
-	keys := make([]key, total)
-	var h []int32 // the ranks with waits left, the one whose next wait comes first on top
-	for s, b := range in {
+	end := func(s int, o int32) float64 { return f64(in[s][int(o)*delayMsgLen+12:]) }
+	// Each sender's run: its places by end, ascending (order[s] nil:
+	// the places themselves), of which left[s] are still to come.
+	order := make([][]int32, size)
+	left := make([]int32, size)
+	heads := make([]float64, size)
+	for s := range in {
 		m := base[s+1] - base[s]
-		for o := range m {
-			keys[base[s]+m-1-o] = key{f64(b[int(o)*delayMsgLen+12:]), base[s] + o}
+		left[s], heads[s] = m, math.Inf(-1)
+		if m == 0 {
+			continue
 		}
-		run := keys[base[s]:base[s+1]]
-		for x := 1; x < len(run); x++ {
-			if run[x].ready > run[x-1].ready {
-				slices.SortFunc(run, func(a, b key) int { return cmp.Or(cmp.Compare(b.ready, a.ready), cmp.Compare(b.id, a.id)) })
-				break
+		prev := math.Inf(-1)
+		for b := in[s]; len(b) >= delayMsgLen; b = b[delayMsgLen:] { // in place: no call an end
+			e := f64(b[12:])
+			if e >= prev {
+				prev = e
+				continue
 			}
-		}
-		if m > 0 {
-			h = append(h, int32(s))
-		}
-	}
-	cur := slices.Clone(base[:size]) // each rank's next wait in keys
-	first := func(a, b int32) bool {
-		if x, y := keys[cur[a]].ready, keys[cur[b]].ready; x != y {
-			return x > y
-		}
-		return a > b
-	}
-	down := func(i int) {
-		for {
-			c := 2*i + 1
-			if c >= len(h) {
-				return
+			x := make([]int32, m)
+			for i := range x {
+				x[i] = int32(i)
 			}
-			if c+1 < len(h) && first(h[c+1], h[c]) {
-				c++
-			}
-			if !first(h[c], h[i]) {
-				return
-			}
-			h[i], h[c] = h[c], h[i]
-			i = c
+			slices.SortStableFunc(x, func(a, b int32) int { return cmp.Compare(end(s, a), end(s, b)) })
+			order[s] = x
+			break
 		}
+		heads[s] = end(s, place(order[s], m-1))
 	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
+	t := newTurnTree(heads)
 	recv := make([]recvWait, total)
 	pos := make([]int32, total)
 	for i := range recv {
-		s := h[0]
-		id := keys[cur[s]].id
-		b := in[s][int(id-base[s])*delayMsgLen:]
-		recv[i] = recvWait{src: s, k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]), pkey: int32(le.Uint32(b[28:]))}
-		pos[id] = int32(i)
-		if cur[s]++; cur[s] == base[s+1] {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
+		s := t.top()
+		left[s]--
+		o := place(order[s], left[s])
+		if left[s] > 0 {
+			t.next(end(int(s), place(order[s], left[s]-1)))
+		} else {
+			t.next(math.Inf(-1))
 		}
-		down(0)
+		b := in[s][int(o)*delayMsgLen:]
+		recv[i] = recvWait{src: s, k: int32(le.Uint32(b)), t0: f64(b[4:]), ready: f64(b[12:]), wait: f64(b[20:]), pkey: int32(le.Uint32(b[28:]))}
+		pos[base[s]+o] = int32(i)
 	}
 	return recv, pos
+}
+
+// place is the x-th place of a run in order (nil: x).
+func place(order []int32, x int32) int32 {
+	if order == nil {
+		return x
+	}
+	return order[x]
 }

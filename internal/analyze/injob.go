@@ -701,13 +701,19 @@ func interInJob(meta jobMeta) map[int]interSide {
 // rank holding the token walks its jumps back from the token's time and
 // passes it to the partner of the wait it reached; the rank that reaches
 // its first call ends the path and says so to all (a binomial tree rooted
-// there). It returns this rank's segments of the path, in time order.
+// there). It returns this rank's segments of the path, in time order. A
+// rank that cannot pass the token on (a partner that is no rank) says so
+// to all down the same tree (since 2026-11-29; before, the others waited
+// for the token forever), and every rank returns the error.
 func tokenReplay(c Comm, jumps []jump, p *rankPass, have bool, info *pathInfo) ([][2]float64, error) {
 	me, size := c.Rank(), c.Size()
 	cursor := len(jumps)
 	var segs [][2]float64
 	t, n := p.last, 0
-	const token, done = 1, 2
+	const token, done, fail = 1, 2, 3
+	noRank := func(at int, partner int64, n uint64) error {
+		return fmt.Errorf("critical path: the path's jump %d from its end (rank %d's) has partner %d, no rank", n, at, partner)
+	}
 	for {
 		if have {
 			k, seg, ok := stepBack(jumps, &cursor, p.first, t)
@@ -728,7 +734,9 @@ func tokenReplay(c Comm, jumps []jump, p *rankPass, have bool, info *pathInfo) (
 				continue
 			}
 			if int(j.partner) < 0 || int(j.partner) >= size {
-				return nil, fmt.Errorf("critical path: partner %d is no rank", j.partner)
+				m := [3]uint64{fail | uint64(me)<<8, uint64(j.partner), uint64(n)}
+				treeTokens(c, me, m)
+				return nil, noRank(me, int64(j.partner), m[2])
 			}
 			if err := c.SendToken(int(j.partner), [3]uint64{token, math.Float64bits(t), uint64(n)}); err != nil {
 				return nil, err
@@ -740,111 +748,27 @@ func tokenReplay(c Comm, jumps []jump, p *rankPass, have bool, info *pathInfo) (
 		if err != nil {
 			return nil, err
 		}
-		if m[0]&0xff == token {
+		root := m[0] >> 8
+		switch kind := m[0] & 0xff; {
+		case kind == token:
 			have, t, n = true, math.Float64frombits(m[1]), int(m[2])
 			continue
+		case root >= uint64(size) || kind != done && kind != fail:
+			return nil, fmt.Errorf("critical path: a token of kind %d from rank %d, of %d", kind, root, size)
+		case kind == fail:
+			if err := treeTokens(c, int(root), m); err != nil {
+				return nil, err
+			}
+			return nil, &jobError{rank: int(root), msg: noRank(int(root), int64(m[1]), m[2]).Error()}
 		}
 		info.StartRank, info.Jumps = int(m[1]), int(m[2])
-		if err := treeTokens(c, int(m[0]>>8), m); err != nil {
+		if err := treeTokens(c, int(root), m); err != nil {
 			return nil, err
 		}
 		break
 	}
 	slices.Reverse(segs)
 	return segs, nil
-}
-
-// treeTokens sends m to this rank's children in the binomial tree rooted
-// at root.
-func treeTokens(c Comm, root int, m [3]uint64) error {
-	me, size := c.Rank(), c.Size()
-	rel := (me - root + size) % size
-	for b := firstChild(rel); rel+b < size; b <<= 1 {
-		if err := c.SendToken((rel+b+root)%size, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// firstChild is the smallest step to a child of rel in a binomial tree
-// (children rel+b for powers of two b above rel's highest bit).
-func firstChild(rel int) int {
-	b := 1
-	for b <= rel {
-		b <<= 1
-	}
-	return b
-}
-
-// reduceTo0 combines every rank's value at rank 0 up a binomial tree
-// (merge(acc, v of higher ranks)); out is set on rank 0.
-func reduceTo0[T any](c Comm, local *T, out *T, merge func(a, b *T)) error {
-	rank, size := c.Rank(), c.Size()
-	acc := *local
-	for mask := 1; mask < size; mask <<= 1 {
-		if rank&mask != 0 {
-			b, err := encodeVal(&acc)
-			if err != nil {
-				return err
-			}
-			return c.Send(rank-mask, b)
-		}
-		if src := rank + mask; src < size {
-			data, err := c.Recv(src)
-			if err != nil {
-				return fmt.Errorf("receiving from rank %d: %w", src, err)
-			}
-			var v T
-			if err := decodeVal(data, &v); err != nil {
-				return fmt.Errorf("from rank %d: %w", src, err)
-			}
-			merge(&acc, &v)
-		}
-	}
-	*out = acc
-	return nil
-}
-
-// allReduce is reduceTo0 and a broadcast of the result from rank 0.
-func allReduce[T any](c Comm, local *T, out *T, merge func(a, b *T)) error {
-	var acc T
-	if err := reduceTo0(c, local, &acc, merge); err != nil {
-		return err
-	}
-	rank, size := c.Rank(), c.Size()
-	var data []byte
-	if rank == 0 {
-		var err error
-		if data, err = encodeVal(&acc); err != nil {
-			return err
-		}
-	} else {
-		parent := rank - highBit(rank)
-		var err error
-		if data, err = c.Recv(parent); err != nil {
-			return fmt.Errorf("receiving from rank %d: %w", parent, err)
-		}
-		acc = *new(T)
-		if err := decodeVal(data, &acc); err != nil {
-			return fmt.Errorf("from rank %d: %w", parent, err)
-		}
-	}
-	for b := firstChild(rank); rank+b < size; b <<= 1 {
-		if err := c.Send(rank+b, data); err != nil {
-			return err
-		}
-	}
-	*out = acc
-	return nil
-}
-
-func highBit(x int) int {
-	b := 1
-	for b<<1 <= x {
-		b <<= 1
-	}
-	return b
 }
 
 func encodeGob(v any) ([]byte, error) {

@@ -61,7 +61,9 @@ func makePart(p *rankPass, events uint64, rw rankWaits, site func(pc uint64) (st
 			Comm: names.comm(key.comm), Ns: w.t, Count: w.n})
 	}
 	if len(rw.jumps) > 0 {
-		part.DWaits = make([]DelayWait, 0, len(rw.jumps)) // one per jump: no copies as it grows
+		// One per jump: no copies as it grows; offline, in the analysis'
+		// store (the grouping's room, kept for them: Analyze).
+		part.DWaits = storeList[DelayWait](p.st, len(rw.jumps))[:0]
 	}
 	for _, j := range rw.jumps {
 		part.DWaits = append(part.DWaits, DelayWait{T0: j.t0, Ready: j.ready, Wait: j.wait, Partner: world(j.partner), PKey: j.pkey})

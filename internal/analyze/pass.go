@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/mpiscope/mpiscope/internal/trace"
 )
@@ -555,7 +557,13 @@ func matchParts(sendParts [][]sendRec, recvParts [][]recvRec, collParts [][]coll
 	// By (communicator, sequence number), then rank: one stable sort by
 	// the instance, then each instance's parts (a few, and from the ranks'
 	// lists in rank order already unless spilled) by rank, by insertion.
-	colls := sortParts(collParts, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
+	// The sorted copy in the store, given back once the candidates are
+	// made (2026-11-29); not when it is one of the parts (given back by
+	// matchShard).
+	colls := sortPartsIn(out.st, collParts, func(r *collRec) uint64 { return uint64(uint32(r.comm))<<32 | uint64(r.seq) })
+	if len(colls) > 0 && (len(collParts) != 1 || unsafe.SliceData(colls) != unsafe.SliceData(collParts[0])) {
+		defer storeRelease(out.st, colls)
+	}
 	clear(collParts)
 	for i := 0; i < len(colls); {
 		j := i + 1
@@ -625,26 +633,27 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTime
 		st.unmatched += uint64(nr + ns)
 		return
 	}
-	bits := 1
-	for 1<<bits < 2*nr {
-		bits++
-	}
+	// Twice as many slots as receives (at most half full), not rounded
+	// up to a power of two (since 2026-11-29: up to twice the room, 256
+	// MiB a worker at 10^8 events): the home slot is the flow's hash
+	// scaled to the table (the high word of their product).
+	size := 2 * nr
 	var tab []flowSlot
-	if cap(out.tab) >= 1<<bits {
-		tab = out.tab[:1<<bits]
+	if cap(out.tab) >= size {
+		tab = out.tab[:size]
 		clear(tab)
 	} else {
-		tab = make([]flowSlot, 1<<bits)
+		tab = make([]flowSlot, size)
 	}
 	out.tab = tab
-	mask := len(tab) - 1
-	sh := uint(64-bits) & 63 // bits is 1 to 63: the mask spares the shift's check for 64 and more
-	home := func(flow uint64) int { return int(flow * 0x9e3779b97f4a7c15 >> sh) }
+	home := func(flow uint64) int { h, _ := bits.Mul64(flow*0x9e3779b97f4a7c15, uint64(size)); return int(h) }
 	for pi, p := range recvParts {
 		for i := range p {
 			h := home(p[i].flow)
 			for tab[h].p1 != 0 {
-				h = (h + 1) & mask
+				if h++; h == size {
+					h = 0
+				}
 			}
 			tab[h] = flowSlot{flow: p[i].flow, p1: int32(pi + 1), i: int32(i)}
 		}
@@ -656,12 +665,15 @@ func matchFlows(sendParts [][]sendRec, recvParts [][]recvRec, times [][]callTime
 			sd := &p[k]
 			var rv *recvRec
 			ri := int32(0)
-			for h := home(sd.flow); tab[h].p1 != 0; h = (h + 1) & mask {
+			for h := home(sd.flow); tab[h].p1 != 0; {
 				if e := &tab[h]; e.flow == sd.flow && e.i >= 0 {
 					ri = e.p1 - 1
 					rv = &recvParts[ri][e.i]
 					e.i = -1
 					break
+				}
+				if h++; h == size {
+					h = 0
 				}
 			}
 			if rv == nil {

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -110,6 +111,9 @@ type pathVerdict struct {
 	TermPos  int64 // the terminal's place on the path (-1: none found)
 	TermRank int
 	Count    int64 // jumps on the path
+	// Err is a rank's failure in the exchanges (ErrRank's; "": none).
+	Err     string
+	ErrRank int
 }
 
 // The messages (since 2026-11-28 ranks and indices as unsigned varints,
@@ -118,7 +122,9 @@ type pathVerdict struct {
 //   - the successors' queries: the flag (whether the path has a jump),
 //     this rank's jumps (8 bytes), then per jump asked its index (the
 //     difference to the one asked before: they go in order) and ready time;
-//   - the replies: a bitmap over the queries the receiver sent, which of
+//   - the replies: the flag 0 (since 2026-11-29: treeFailed, a failure,
+//     starts any of these messages in its place), a bitmap over the
+//     queries the receiver sent, which of
 //     the sender's own queries to it were for a leaf (a jump no other
 //     jump's successor is, not the path's end: it can never be on the
 //     path, so no update or in-entry is sent for it, at any level), then
@@ -179,7 +185,21 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		return int32(lo - 1)
 	}
 	search := func(t float64) int32 { return searchBelow(n, t) }
+	// failed: this rank's failure (a message that is not one); learnt:
+	// another rank's, from the flag treeFailed that starts its messages
+	// (since 2026-11-29). A rank that fails takes part in the next step
+	// all the ranks take (the exchange or the verdict that the last
+	// exchange's flags say), with the failure in place of its messages;
+	// the ranks that see it go to the verdict at once, which carries the
+	// failure to all: no rank is left waiting in an exchange.
+	var failed, learnt error
+	halt := false
 	a2a := func(out [][]byte) ([][]byte, error) {
+		if failed != nil {
+			for d := range out {
+				out[d] = failMsg(me, failed)
+			}
+		}
 		st.exchanges++
 		for d, b := range out {
 			if d != me {
@@ -189,7 +209,22 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		t0 := time.Now()
 		in, err := c.Alltoallv(out)
 		st.inExchanges += time.Since(t0)
+		for s, b := range in {
+			if s != me && len(b) > 0 && b[0] == treeFailed && learnt == nil {
+				learnt = readFail(b, s)
+			}
+		}
+		halt = failed != nil || learnt != nil
 		return in, err
+	}
+	// flags is whether any message of an exchange has its flag set.
+	flags := func(in [][]byte) bool {
+		for _, b := range in {
+			if len(b) > 0 && b[0] != 0 {
+				return true
+			}
+		}
+		return false
 	}
 	active := func(q pnode) bool { return q.r >= 0 && q.k >= 0 }
 	// This rank's jumps on the path: index, place, arrival; term once it
@@ -268,113 +303,124 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	var total uint64
 	nOf := make([]int32, size) // each rank's jumps
 	nq := make([]int, size)    // the queries received from each rank, whose ins entries follow those of the ranks before
-	more = false
-	for s, b := range in {
-		if len(b) < 9 {
-			return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-		}
-		more = more || b[0] != 0
-		m := le.Uint64(b[1:])
-		if m > math.MaxInt32 {
-			return nil, fmt.Errorf("critical path: rank %d has %d jumps", s, m)
-		}
-		nOf[s] = int32(m)
-		total += m
-		rep := out[s][:0]
-		jk := int64(0)
-		for off := 9; off < len(b); {
-			dk, ok := readUvarint(b, &off, uint64(nOf[s]))
-			t, ok2 := readF64(b, &off)
-			if jk += int64(dk); !ok || !ok2 || jk >= int64(nOf[s]) || s == me {
-				return nil, fmt.Errorf("critical path: rank %d asks for its jump %d of %d (byte %d of %d)", s, jk, nOf[s], off, len(b))
-			}
-			k := search(t)
-			rep = binary.AppendUvarint(rep, uint64(k+1))
-			ins = append(ins, inEntry{k, pnode{int32(s), int32(jk)}})
-			nq[s]++
-		}
-		out[s] = rep
-	}
-	if more {
-		// The leaves: jumps that are no jump's successor (bar the path's
-		// end), told to the ranks that found their successors, which keep
-		// them out of the in-lists.
-		hasIn := make([]bool, n)
-		for _, x := range ins {
-			if x.k >= 0 {
-				hasIn[x.k] = true
-			}
-		}
-		leaf := func(k int) bool { return !hasIn[k] && !(me == endRank && int32(k) == end) }
-		// One pass over the jumps for all ranks' bitmaps (before
-		// 2026-11-28 one per rank).
-		bms := make([][]byte, size)
-		xs := make([]int, size)
-		for d := range bms {
-			if d != me {
-				bms[d] = make([]byte, (asked[d]+7)/8, (asked[d]+7)/8+len(out[d]))
-			}
-		}
-		for k := range jumps {
-			if d := int(jumps[k].partner); d >= 0 && d < size && d != me {
-				if leaf(k) {
-					bms[d][xs[d]/8] |= 1 << (xs[d] % 8)
+	more = !halt && flags(in)
+	if !halt {
+		failed = func() error {
+			for s, b := range in {
+				if len(b) < 9 {
+					return fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 				}
-				xs[d]++
+				m := le.Uint64(b[1:])
+				if m > math.MaxInt32 {
+					return fmt.Errorf("critical path: rank %d has %d jumps", s, m)
+				}
+				nOf[s] = int32(m)
+				total += m
+				rep := out[s][:0]
+				jk := int64(0)
+				for off := 9; off < len(b); {
+					dk, ok := readUvarint(b, &off, uint64(nOf[s]))
+					t, ok2 := readF64(b, &off)
+					if jk += int64(dk); !ok || !ok2 || jk >= int64(nOf[s]) || s == me {
+						return fmt.Errorf("critical path: rank %d asks for its jump %d of %d (byte %d of %d)", s, jk, nOf[s], off, len(b))
+					}
+					k := search(t)
+					rep = binary.AppendUvarint(rep, uint64(k+1))
+					ins = append(ins, inEntry{k, pnode{int32(s), int32(jk)}})
+					nq[s]++
+				}
+				out[s] = rep
 			}
-		}
-		for d := range out {
-			if d != me {
-				out[d] = append(bms[d], out[d]...)
-			}
-		}
-		if in, err = a2a(out); err != nil {
+			return nil
+		}()
+	}
+	if !halt && more && failed != nil {
+		if _, err := a2a(out); err != nil { // the failure in place of the replies
 			return nil, err
 		}
-		for s, b := range in {
-			if s == me {
-				continue
+	} else if !halt && more {
+		failed = func() error {
+			// The leaves: jumps that are no jump's successor (bar the path's
+			// end), told to the ranks that found their successors, which keep
+			// them out of the in-lists.
+			hasIn := make([]bool, n)
+			for _, x := range ins {
+				if x.k >= 0 {
+					hasIn[x.k] = true
+				}
 			}
-			nb := (nq[s] + 7) / 8
-			if len(b) < nb {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want at least %d", len(b), s, nb)
+			leaf := func(k int) bool { return !hasIn[k] && !(me == endRank && int32(k) == end) }
+			// One pass over the jumps for all ranks' bitmaps (before
+			// 2026-11-28 one per rank).
+			bms := make([][]byte, size)
+			xs := make([]int, size)
+			for d := range bms {
+				if d != me {
+					bms[d] = make([]byte, 1+(asked[d]+7)/8, 1+(asked[d]+7)/8+len(out[d])) // the flag, 0, and the bitmap
+				}
 			}
-			bms[s], in[s] = b[:nb], b[nb:]
-		}
-		offs := make([]int, size)
-		for k := range jumps {
-			pr := int(jumps[k].partner)
-			if pr < 0 || pr >= size || pr == me {
-				continue
+			for k := range jumps {
+				if d := int(jumps[k].partner); d >= 0 && d < size && d != me {
+					if leaf(k) {
+						bms[d][1+xs[d]/8] |= 1 << (xs[d] % 8)
+					}
+					xs[d]++
+				}
 			}
-			x, ok := readUvarint(in[pr], &offs[pr], uint64(nOf[pr]))
-			if !ok {
-				return nil, fmt.Errorf("critical path: rank %d's reply at byte %d of %d: not a jump of %d", pr, offs[pr], len(in[pr]), nOf[pr])
+			for d := range out {
+				if d != me {
+					out[d] = append(bms[d], out[d]...)
+				}
 			}
-			succ[k] = pnode{int32(pr), int32(x) - 1}
-		}
-		for s := range in {
-			if s != me && offs[s] != len(in[s]) {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d, want %d", len(in[s]), s, offs[s])
+			if in, err = a2a(out); err != nil || halt {
+				return err
 			}
-		}
-		// Keep the entries of jumps that are no leaves and whose
-		// successor is a jump (the queries' entries, in order by rank).
-		kept := ins[:0]
-		q := make([]int, size)
-		for _, x := range ins {
-			drop := x.k < 0
-			if r := int(x.j.r); r == me {
-				drop = drop || leaf(int(x.j.k))
-			} else {
-				drop = drop || bms[r][q[r]/8]&(1<<(q[r]%8)) != 0
-				q[r]++
+			for s, b := range in {
+				if s == me {
+					continue
+				}
+				nb := (nq[s] + 7) / 8
+				if len(b) < 1+nb || b[0] != 0 {
+					return fmt.Errorf("critical path: %d bytes from rank %d, want at least %d and the flag 0 at byte 0", len(b), s, 1+nb)
+				}
+				bms[s], in[s] = b[1:1+nb], b[1+nb:]
 			}
-			if !drop {
-				kept = append(kept, x)
+			offs := make([]int, size)
+			for k := range jumps {
+				pr := int(jumps[k].partner)
+				if pr < 0 || pr >= size || pr == me {
+					continue
+				}
+				x, ok := readUvarint(in[pr], &offs[pr], uint64(nOf[pr]))
+				if !ok {
+					return fmt.Errorf("critical path: rank %d's reply at byte %d of %d: not a jump of %d", pr, 1+(nq[pr]+7)/8+offs[pr], 1+(nq[pr]+7)/8+len(in[pr]), nOf[pr])
+				}
+				succ[k] = pnode{int32(pr), int32(x) - 1}
 			}
-		}
-		ins = kept
+			for s := range in {
+				if s != me && offs[s] != len(in[s]) {
+					return fmt.Errorf("critical path: %d bytes from rank %d, want %d", 1+(nq[s]+7)/8+len(in[s]), s, 1+(nq[s]+7)/8+offs[s])
+				}
+			}
+			// Keep the entries of jumps that are no leaves and whose
+			// successor is a jump (the queries' entries, in order by rank).
+			kept := ins[:0]
+			q := make([]int, size)
+			for _, x := range ins {
+				drop := x.k < 0
+				if r := int(x.j.r); r == me {
+					drop = drop || leaf(int(x.j.k))
+				} else {
+					drop = drop || bms[r][q[r]/8]&(1<<(q[r]%8)) != 0
+					q[r]++
+				}
+				if !drop {
+					kept = append(kept, x)
+				}
+			}
+			ins = kept
+			return nil
+		}()
 	}
 	// 2 and 3. The levels. A chain without a cycle has at most total
 	// jumps: 2^maxLevels steps reach its terminal (a cycle, which the
@@ -390,7 +436,13 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	nup, nin, nmk := make([]int, size), make([]int, size), make([]int, size)
 	bad := false
 	level := 0
-	for ; more && level <= maxLevels; level++ {
+	for ; !halt && more && level <= maxLevels; level++ {
+		if failed != nil {
+			if _, err := a2a(out); err != nil { // the failure in place of the level's messages
+				return nil, err
+			}
+			break
+		}
 		for d := range size {
 			ups[d], inb[d], mks[d] = ups[d][:0], inb[d][:0], mks[d][:0]
 			nup[d], nin[d], nmk[d] = 0, 0, 0
@@ -438,62 +490,67 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 		if in, err = a2a(out); err != nil {
 			return nil, err
 		}
+		if halt {
+			break
+		}
 		// Everything sent has been read from this level's S, R and In:
 		// they become the next level's in place.
 		ins = ins[:0]
-		more = false
-		for s, b := range in {
-			if len(b) < 1 {
-				return nil, fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
-			}
-			more = more || b[0] != 0
-			off := 1
-			fail := func(what string) error {
-				return fmt.Errorf("critical path: rank %d's level %d message: %s at byte %d of %d", s, level, what, off, len(b))
-			}
-			nu, ok1 := readUvarint(b, &off, uint64(len(b)))
-			ni, ok2 := readUvarint(b, &off, uint64(len(b)))
-			nm, ok3 := readUvarint(b, &off, uint64(len(b)))
-			if !ok1 || !ok2 || !ok3 {
-				return nil, fail("bad counts")
-			}
-			for range nu {
-				k, ok1 := readUvarint(b, &off, math.MaxInt32)
-				qr, ok2 := readUvarint(b, &off, uint64(size))
-				qk, ok3 := readUvarint(b, &off, math.MaxInt32)
-				t, ok4 := readF64(b, &off)
-				q := pnode{int32(qr) - 1, int32(qk) - 1}
-				if !ok1 || !ok2 || !ok3 || !ok4 || k >= uint64(n) || q.r >= 0 && q.k >= nOf[q.r] {
-					return nil, fail(fmt.Sprintf("an update of jump %d to %v", k, q))
+		more = flags(in)
+		failed = func() error {
+			for s, b := range in {
+				if len(b) < 1 {
+					return fmt.Errorf("critical path: %d bytes from rank %d", len(b), s)
 				}
-				succ[k], ready[k] = q, t
-			}
-			for range ni {
-				k, ok1 := readUvarint(b, &off, math.MaxInt32)
-				jr, ok2 := readUvarint(b, &off, uint64(size-1))
-				var jk uint64
-				ok3 := false
-				if ok2 {
-					jk, ok3 = readUvarint(b, &off, math.MaxInt32)
+				off := 1
+				fail := func(what string) error {
+					return fmt.Errorf("critical path: rank %d's level %d message: %s at byte %d of %d", s, level, what, off, len(b))
 				}
-				if !ok1 || !ok2 || !ok3 || k >= uint64(n) || jk >= uint64(nOf[jr]) {
-					return nil, fail(fmt.Sprintf("an in-entry of jump %d", k))
-				}
-				ins = append(ins, inEntry{int32(k), pnode{int32(jr), int32(jk)}})
-			}
-			for range nm {
-				k, ok1 := readUvarint(b, &off, uint64(n))
-				pos, ok2 := readUvarint(b, &off, math.MaxInt64)
-				t, ok3 := readF64(b, &off)
+				nu, ok1 := readUvarint(b, &off, uint64(len(b)))
+				ni, ok2 := readUvarint(b, &off, uint64(len(b)))
+				nm, ok3 := readUvarint(b, &off, uint64(len(b)))
 				if !ok1 || !ok2 || !ok3 {
-					return nil, fail("a mark")
+					return fail("bad counts")
 				}
-				land(int32(k)-1, int64(pos), t)
+				for range nu {
+					k, ok1 := readUvarint(b, &off, math.MaxInt32)
+					qr, ok2 := readUvarint(b, &off, uint64(size))
+					qk, ok3 := readUvarint(b, &off, math.MaxInt32)
+					t, ok4 := readF64(b, &off)
+					q := pnode{int32(qr) - 1, int32(qk) - 1}
+					if !ok1 || !ok2 || !ok3 || !ok4 || k >= uint64(n) || q.r >= 0 && q.k >= nOf[q.r] {
+						return fail(fmt.Sprintf("an update of jump %d to %v", k, q))
+					}
+					succ[k], ready[k] = q, t
+				}
+				for range ni {
+					k, ok1 := readUvarint(b, &off, math.MaxInt32)
+					jr, ok2 := readUvarint(b, &off, uint64(size-1))
+					var jk uint64
+					ok3 := false
+					if ok2 {
+						jk, ok3 = readUvarint(b, &off, math.MaxInt32)
+					}
+					if !ok1 || !ok2 || !ok3 || k >= uint64(n) || jk >= uint64(nOf[jr]) {
+						return fail(fmt.Sprintf("an in-entry of jump %d", k))
+					}
+					ins = append(ins, inEntry{int32(k), pnode{int32(jr), int32(jk)}})
+				}
+				for range nm {
+					k, ok1 := readUvarint(b, &off, uint64(n))
+					pos, ok2 := readUvarint(b, &off, math.MaxInt64)
+					t, ok3 := readF64(b, &off)
+					if !ok1 || !ok2 || !ok3 {
+						return fail("a mark")
+					}
+					land(int32(k)-1, int64(pos), t)
+				}
+				if off != len(b) {
+					return fail(fmt.Sprintf("%d, %d and %d records end", nu, ni, nm))
+				}
 			}
-			if off != len(b) {
-				return nil, fail(fmt.Sprintf("%d, %d and %d records end", nu, ni, nm))
-			}
-		}
+			return nil
+		}()
 	}
 	st.levels = max(level-1, 0)
 	// 4. The ranks agree on the path's start and length, and whether the
@@ -508,14 +565,29 @@ func doublingReplay(c Comm, jumps []jump, p *rankPass, endRank int, info *pathIn
 	if termPos >= 0 {
 		v.TermRank = me
 	}
+	var je *jobError
+	if failed != nil {
+		v.Err, v.ErrRank = failed.Error(), me
+	} else if errors.As(learnt, &je) {
+		v.Err, v.ErrRank = je.msg, je.rank
+	}
 	if err := allReduce(c, &v, &v, func(a, b *pathVerdict) {
 		a.Bad = a.Bad || b.Bad
 		a.Count += b.Count
 		if b.TermPos >= 0 && (a.TermPos < 0 || b.TermPos < a.TermPos) {
 			a.TermPos, a.TermRank = b.TermPos, b.TermRank
 		}
+		if a.Err == "" {
+			a.Err, a.ErrRank = b.Err, b.ErrRank
+		}
 	}); err != nil {
 		return nil, err
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	if v.Err != "" {
+		return nil, &jobError{rank: v.ErrRank, msg: v.Err}
 	}
 	if v.Bad || v.TermPos < 0 || v.Count != v.TermPos {
 		st.tokens = true
@@ -551,13 +623,11 @@ func flagByte(b bool) byte {
 // rooted at that rank; the end rank runs the offline backward replay
 // itself (replay: the same steps, cursors and ties) and sends each rank
 // its segments of the path, with the path's start rank and length, down
-// the same tree. Ranks are renumbered relative to the end rank, rel = (r -
-// end + P) mod P; the parent of rel > 0 is rel without its lowest set bit
-// and its children are rel + b for the powers of two b below that bit
-// (any b for the root) with rel + b < P, so a child's subtree is the
-// ranks rel + b to rel + 2b - 1 (below P), contiguous.
+// the same tree (tree.go: ranks renumbered relative to the end rank, the
+// parent of rel > 0 is rel without its lowest set bit, so a child's
+// subtree is a contiguous block of ranks).
 //
-// Up: each rank receives its children's bundles (smallest b first),
+// Up: each rank receives its children's bundles (smallest step first),
 // appends them to its own entry and sends the whole to its parent: a flag
 // byte (0: the entries follow; 1: the subtree's jumps do not fit), the
 // number of entries and of jumps, then per rank of the subtree in
@@ -568,15 +638,26 @@ func flagByte(b bool) byte {
 // path follows; 1: run doublingReplay), the start rank and the jumps, then
 // per rank of the subtree in relative order its segments (their count,
 // then two times of 8 bytes each); each rank keeps its own and forwards
-// each child its part. 2(P - 1) messages, ceil(log2 P) hops each way; no
-// rank receives more than ceil(log2 P) (the end rank one per child, the
-// others one per child and one from their parent), where the linear
-// gather of 2026-11-28 had the end rank receive P - 1, in rank order. The
+// each child its part (largest step first). 2(P - 1) messages,
+// ceil(log2 P) hops each way; no rank receives more than ceil(log2 P)
+// (the end rank one per child, the others one per child and one from
+// their parent), where the linear gather of 2026-11-28 had the end rank
+// receive P - 1, in rank order. The
 // doubling takes floor(log2 T) + 3 exchanges of every rank with every
 // other and a reduction for its verdict: on an oversubscribed node each
 // of those is a wait for every rank to get a CPU. When the jumps do not
 // fit, or a partner is no rank, every rank learns it from the replies
 // and the ranks run doublingReplay together.
+//
+// A failure (a bundle or reply that is not one, at any rank) goes in
+// place of the bundles, with the flag treeFailed and failMsg's rank and
+// text: a rank whose subtree failed still receives all its children's
+// bundles, sends the failure up, and once its parent's reply has come,
+// sends the failure down; the end rank sends it down as its replies. So
+// every rank returns the error (since 2026-11-29; before, the rank that
+// found it returned at once and its parent and children waited forever),
+// bar a reply found bad going down, which only the finder's subtree
+// learns.
 
 // gatherJumpBytes is what a jump costs the end rank: decoded (a jump, 48
 // bytes) and its share of the bundles (17 to 21 bytes).
@@ -586,18 +667,6 @@ const gatherJumpBytes = 72
 // the bound (a quarter; a variable so that tests can force the doubling).
 var pathGatherFits = func(jumps int64, bound int64) bool {
 	return jumps >= 0 && jumps <= bound/4/gatherJumpBytes
-}
-
-// treeKids calls f for each child of rel (relative to the root) in a
-// binomial tree of size ranks, smallest step first, with the child and
-// the number of ranks in its subtree; it stops at f's first error.
-func treeKids(rel, size int, f func(kid, span int) error) error {
-	for b := 1; rel+b < size && (rel == 0 || b < rel&-rel); b <<= 1 {
-		if err := f(rel+b, min(b, size-rel-b)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // gatherReplay is the critical path gathered at the end rank (above):
@@ -622,14 +691,16 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	}
 	var kids []kidPart
 	entries, bodies := 0, 0
-	err = treeKids(rel, size, func(kid, span int) error {
-		src := abs(kid)
-		b, err := c.Recv(src)
-		if err != nil {
-			return err
+	// failed: this rank's failure or its subtree's (the first), sent up
+	// and down in place of the bundles; the children's bundles are
+	// received all the same.
+	var failed error
+	kidBundle := func(src, kid, span int, b []byte) error {
+		if len(b) > 0 && b[0] == treeFailed {
+			return readFail(b, src)
 		}
 		if len(b) < 1 || b[0] > 1 {
-			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad flag", src, len(b))
+			return fmt.Errorf("critical path: rank %d's jumps: %d bytes, bad flag at byte 0", src, len(b))
 		}
 		if b[0] == 1 {
 			fits, kids = false, nil
@@ -650,14 +721,31 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			kids = nil
 		}
 		return nil
+	}
+	treeKids(rel, size, func(kid, span int) error {
+		src := abs(kid)
+		b, err := c.Recv(src)
+		if failed == nil {
+			if err != nil {
+				failed = fmt.Errorf("critical path: receiving from rank %d: %w", src, err)
+			} else {
+				failed = kidBundle(src, kid, span, b)
+			}
+		}
+		return nil
 	})
-	if err != nil {
+	// fail sends err down to this rank's children in place of their
+	// parts and returns it.
+	fail := func(err error) ([][2]float64, bool, error) {
+		sendKids(c, rel, endRank, func(int, int) []byte { return failMsg(me, err) }, st)
 		return nil, false, err
 	}
 	if rel != 0 {
-		parent := abs(rel - rel&-rel)
+		parent := abs(treeParent(rel))
 		b := []byte{1}
-		if fits {
+		if failed != nil {
+			b = failMsg(me, failed)
+		} else if fits {
 			b = make([]byte, 0, 1+2*binary.MaxVarintLen64+binary.MaxVarintLen32+8+8+1+binary.MaxVarintLen64+len(jumps)*(16+binary.MaxVarintLen32)+bodies)
 			b = binary.AppendUvarint(binary.AppendUvarint(append(b, 0), uint64(entries+1)), uint64(total))
 			b = binary.AppendUvarint(b, uint64(me))
@@ -675,16 +763,23 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		}
 		kids = nil
 		st.sent += int64(len(b))
-		if err := c.Send(parent, b); err != nil {
-			return nil, false, err
+		if err := c.Send(parent, b); err != nil && failed == nil {
+			failed = err
 		}
-		// Down: this subtree's part of the replies.
+		// Down: this subtree's part of the replies, or the job's failure
+		// (this rank's own, when it failed, is the one it reports).
 		r, err := c.Recv(parent)
+		if failed != nil {
+			return fail(failed)
+		}
 		if err != nil {
-			return nil, false, err
+			return fail(fmt.Errorf("critical path: receiving from rank %d: %w", parent, err))
+		}
+		if len(r) > 0 && r[0] == treeFailed {
+			return fail(readFail(r, parent))
 		}
 		if len(r) < 1 || r[0] > 1 {
-			return nil, false, fmt.Errorf("critical path: %d bytes from rank %d", len(r), parent)
+			return fail(fmt.Errorf("critical path: rank %d's reply: %d bytes, bad flag at byte 0", parent, len(r)))
 		}
 		if r[0] == 1 {
 			return nil, false, sendKids(c, rel, endRank, func(int, int) []byte { return []byte{1} }, st)
@@ -707,30 +802,22 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			return from, off, nil
 		}
 		if !ok1 || !ok2 {
-			return nil, false, fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", parent, len(r), off)
+			return fail(fmt.Errorf("critical path: rank %d's reply of %d bytes: bad at byte %d", parent, len(r), off))
 		}
 		from, to, err := part(1)
 		if err != nil {
-			return nil, false, err
+			return fail(err)
 		}
-		var cuts [][2]int
+		var cuts [][2]int // by child, smallest step first
 		if err := treeKids(rel, size, func(_, span int) error {
 			a, z, err := part(span)
 			cuts = append(cuts, [2]int{a, z})
 			return err
 		}); err != nil {
-			return nil, false, err
+			return fail(err)
 		}
 		if off != len(r) {
-			return nil, false, fmt.Errorf("critical path: rank %d's reply: %d bytes, want %d", parent, len(r), off)
-		}
-		x := 0
-		if err := sendKids(c, rel, endRank, func(int, int) []byte {
-			b := append(slices.Clip(r[:head]), r[cuts[x][0]:cuts[x][1]]...)
-			x++
-			return b
-		}, st); err != nil {
-			return nil, false, err
+			return fail(fmt.Errorf("critical path: rank %d's reply: %d bytes, want %d", parent, len(r), off))
 		}
 		off = from
 		ns, _ := readUvarint(r, &off, uint64(len(r)/16))
@@ -739,11 +826,20 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			z, _ := readF64(r, &off)
 			segs = append(segs, [2]float64{a, z})
 		}
+		if err := sendKids(c, rel, endRank, func(kid, _ int) []byte {
+			x := cuts[bits.TrailingZeros(uint(kid-rel))]
+			return append(slices.Clip(r[:head]), r[x[0]:x[1]]...)
+		}, st); err != nil {
+			return nil, false, err
+		}
 		if off != to {
 			return nil, false, fmt.Errorf("critical path: rank %d's reply: bad at byte %d", parent, off)
 		}
 		info.StartRank, info.Jumps = int(sr), int(n)
 		return segs, true, nil
+	}
+	if failed != nil {
+		return fail(failed)
 	}
 	// The end rank: every rank's entry, in relative order.
 	passes := make([]*rankPass, size)
@@ -760,7 +856,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 	ws[me].jumps = jumps
 	ok := fits && inRange(jumps)
 	if ok && entries != size-1 {
-		return nil, false, fmt.Errorf("critical path: %d ranks' jumps gathered, want %d", entries, size-1)
+		return fail(fmt.Errorf("critical path: %d ranks' jumps gathered, want %d", entries, size-1))
 	}
 	for _, kp := range kids {
 		if !ok {
@@ -769,7 +865,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 		body, off := kp.body, 0
 		for x := kp.kid; ok && x < kp.kid+kp.span; x++ {
 			s := abs(x)
-			fail := func(what string) error {
+			bad := func(what string) error {
 				return fmt.Errorf("critical path: rank %d's jumps, from rank %d: %s at byte %d of %d", s, kp.src, what, off, len(body))
 			}
 			sr, ok0 := readUvarint(body, &off, uint64(size-1))
@@ -782,7 +878,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			}
 			n, ok3 := readUvarint(body, &off, math.MaxInt32)
 			if !ok0 || int(sr) != s || !ok1 || !ok2 || calls > 1 || !ok3 || n > uint64(len(body)-off)/17 {
-				return nil, false, fail("a bad entry")
+				return fail(bad("a bad entry"))
 			}
 			passes[s] = &rankPass{rank: s, ncalls: calls, first: first, last: last}
 			js := make([]jump, n)
@@ -791,7 +887,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 				ready, ok2 := readF64(body, &off)
 				pr, y := binary.Varint(body[off:])
 				if !ok1 || !ok2 || y <= 0 || pr < math.MinInt32 || pr > math.MaxInt32 {
-					return nil, false, fail(fmt.Sprintf("jump %d of %d", k, n))
+					return fail(bad(fmt.Sprintf("jump %d of %d", k, n)))
 				}
 				off += y
 				js[k] = jump{t1: t1, ready: ready, partner: int32(pr)}
@@ -800,7 +896,7 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 			ok = ok && inRange(js)
 		}
 		if ok && off != len(body) {
-			return nil, false, fmt.Errorf("critical path: the jumps from rank %d: %d bytes, want %d", kp.src, len(body), off)
+			return fail(fmt.Errorf("critical path: the jumps from rank %d: %d bytes, want %d", kp.src, len(body), off))
 		}
 	}
 	kids = nil
@@ -832,12 +928,18 @@ func gatherReplay(c Comm, jumps []jump, p *rankPass, endRank int, bound int64, i
 }
 
 // sendKids sends each child of rel (relative to root) the message msg
-// makes for it, smallest step first.
+// makes for it, largest step first (treeKidsDown); every child is sent
+// its message, and the first error is returned.
 func sendKids(c Comm, rel, root int, msg func(kid, span int) []byte, st *pathStats) error {
 	size := c.Size()
-	return treeKids(rel, size, func(kid, span int) error {
+	var failed error
+	treeKidsDown(rel, size, func(kid, span int) error {
 		b := msg(kid, span)
 		st.sent += int64(len(b))
-		return c.Send((kid+root)%size, b)
+		if err := c.Send((kid+root)%size, b); err != nil && failed == nil {
+			failed = err
+		}
+		return nil
 	})
+	return failed
 }

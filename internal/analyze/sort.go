@@ -204,8 +204,10 @@ func (sc *sortScratch[T]) sort(a []T, key func(*T) uint64, n int) {
 // case, dense call numbers, the same counting pass with the call read in
 // place instead of through the key's closure (three calls of it a
 // candidate); else sortParts. The sorted copy, when it makes one of 64
-// records or more, is in st's memory (sortPartsIn; nil: the heap).
-func sortCands(st *store, parts [][]cand) []cand {
+// records or more, is in st's memory (sortPartsIn; nil: the heap): in
+// room when it fits (2026-11-29: a worker's room for the rank of the
+// most candidates, reused rank after rank), and so are its counts.
+func sortCands(st *store, parts [][]cand, room []cand) []cand {
 	n := 0
 	var maxKey uint32
 	sorted := true
@@ -220,7 +222,9 @@ func sortCands(st *store, parts [][]cand) []cand {
 	if sorted || n < 64 || uint64(maxKey) >= 4*uint64(n) || n >= math.MaxInt32 {
 		return sortPartsIn(st, parts, func(c *cand) uint64 { return uint64(c.call) })
 	}
-	count := make([]int32, int(maxKey)+2)
+	count := storeList[int32](st, int(maxKey)+2)
+	defer storeRelease(st, count)
+	clear(count)
 	for _, a := range parts {
 		for i := range a {
 			count[a[i].call+1]++
@@ -229,7 +233,10 @@ func sortCands(st *store, parts [][]cand) []cand {
 	for b := 1; b < len(count); b++ {
 		count[b] += count[b-1]
 	}
-	out := storeList[cand](st, n)
+	out := room[:min(n, cap(room))]
+	if len(out) < n {
+		out = storeList[cand](st, n)
+	}
 	for _, a := range parts { // count[k] is where the next of call k goes
 		for i := range a {
 			k := a[i].call

@@ -171,9 +171,37 @@ func storeRelease[T any](st *store, a []T) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.owns(uintptr(p)) {
-		st.free = append(st.free, unsafe.Slice((*byte)(p), cap(a)*int(unsafe.Sizeof(z))))
+		st.giveBack(unsafe.Slice((*byte)(p), cap(a)*int(unsafe.Sizeof(z))))
 	}
 }
+
+// giveBack puts room b in the free list, joined with the room given back
+// or left over just before or after it (since 2026-11-29): a list carved
+// from a piece and given back makes the piece whole again, so that a
+// larger list fits it next time instead of a new mapping (the room given
+// back is contiguous memory of the store's mappings, whichever mapping
+// each part is in). The joined piece is the latest (carve takes it
+// first).
+func (st *store) giveBack(b []byte) {
+	for k := 0; k < len(st.free); {
+		f := st.free[k]
+		switch start(f) + uintptr(len(f)) {
+		case start(b): // f, then b
+			b = unsafe.Slice(unsafe.SliceData(f), len(f)+len(b))
+		default:
+			if start(b)+uintptr(len(b)) != start(f) {
+				k++
+				continue
+			}
+			b = unsafe.Slice(unsafe.SliceData(b), len(b)+len(f)) // b, then f
+		}
+		st.free = slices.Delete(st.free, k, k+1)
+	}
+	st.free = append(st.free, b)
+}
+
+// start is where b's bytes are.
+func start(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // storeChunk is an empty list with room for n records: carved from room
 // given back (storeRelease) or from a mapping of storeRegion bytes; from
@@ -194,19 +222,25 @@ func storeChunk[T any](st *store, n int) []T {
 }
 
 // carve takes size bytes (a multiple of 64) from the room given back,
-// the latest first, else from a new mapping (of storeRegion bytes at
-// least) whose rest is kept. Pieces left below a page are dropped.
+// from the smallest piece it fits (since 2026-11-29; before, the latest
+// piece: a small list then cut the room kept for a large one, which took
+// a new mapping), else from a new mapping (of storeRegion bytes at
+// least) whose rest is kept. Pieces left below 64 bytes are dropped.
 func (st *store) carve(size int) []byte {
-	for k := len(st.free) - 1; k >= 0; k-- {
-		f := st.free[k]
-		skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(f))) & 63) // the piece's start aligned to 64 bytes
-		if skip+size > len(f) {
-			continue
+	best, bestLen := -1, 0
+	for k, f := range st.free {
+		skip := int(-start(f) & 63) // the piece's start aligned to 64 bytes
+		if skip+size <= len(f) && (best < 0 || len(f) < bestLen) {
+			best, bestLen = k, len(f)
 		}
-		if rest := f[skip+size:]; len(rest) >= 4096 {
-			st.free[k] = rest
+	}
+	if best >= 0 {
+		f := st.free[best]
+		skip := int(-start(f) & 63)
+		if rest := f[skip+size:]; len(rest) >= 64 {
+			st.free[best] = rest
 		} else {
-			st.free = slices.Delete(st.free, k, k+1)
+			st.free = slices.Delete(st.free, best, best+1)
 		}
 		return f[skip : skip+size : skip+size]
 	}
@@ -214,7 +248,7 @@ func (st *store) carve(size int) []byte {
 	if b == nil {
 		return nil
 	}
-	if len(b)-size >= 4096 {
+	if len(b)-size >= 64 {
 		st.free = append(st.free, b[size:])
 	}
 	return b[:size:size]
@@ -231,4 +265,49 @@ func storeList[T any](st *store, n int) []T {
 		}
 	}
 	return make([]T, n)
+}
+
+// storeBytes is n bytes of st's memory (carve: room given back, else a
+// mapping), or nil when st is nil or on the heap.
+func storeBytes(st *store, n int) []byte {
+	if st == nil {
+		return nil
+	}
+	size := (n + 63) &^ 63
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if b := st.carve(size); b != nil {
+		return b[:n:n]
+	}
+	return nil
+}
+
+// trim keeps room given back for lists of keep bytes in all (the largest
+// pieces, their pages already touched: a list carved from them takes no
+// page fault), and gives the
+// pages of the rest back to the kernel (sysRelease): the mappings stay,
+// a later list carved from them takes fresh pages again (2026-11-29).
+// For the lists made after grouping (rankPart.DWaits) from the room of
+// the records and candidates, which are then no longer held.
+func (st *store) trim(keep int) {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	slices.SortFunc(st.free, func(a, b []byte) int { return len(a) - len(b) })
+	kept := 0
+	for k := len(st.free) - 1; k >= 0; k-- {
+		f := st.free[k]
+		if kept < keep {
+			kept += len(f)
+			continue
+		}
+		base := start(f)
+		lo := (base + 4095) &^ 4095
+		hi := (base + uintptr(len(f))) &^ 4095
+		if hi > lo {
+			sysRelease(f[lo-base : hi-base])
+		}
+	}
 }

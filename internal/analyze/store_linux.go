@@ -25,3 +25,8 @@ func sysMap(n int, huge bool) ([]byte, error) {
 }
 
 func sysUnmap(b []byte) error { return syscall.Munmap(b) }
+
+// sysRelease gives b's pages (whole pages of a mapping) back to the
+// kernel: b stays mapped, and reads as zeroes until written again
+// (MADV_DONTNEED: the resident set shrinks at once).
+func sysRelease(b []byte) { syscall.Madvise(b, syscall.MADV_DONTNEED) }

@@ -9,3 +9,5 @@ import "errors"
 func sysMap(int, bool) ([]byte, error) { return nil, errors.New("no mapped store on this system") }
 
 func sysUnmap([]byte) error { return nil }
+
+func sysRelease([]byte) {}

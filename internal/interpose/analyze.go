@@ -132,7 +132,19 @@ func analyzeFinalize() *profile.Analysis {
 		_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 		t0 = time.Now()
 	}
-	res, err := analyze.InJobFile(anComm{}, state.job, path, opt)
+	// MPISCOPE_DEBUG_ANALYZE_SPOIL=R:K (tests): rank R's K-th message of
+	// the trees (from 1) goes as one byte that is no message, so that a
+	// failure travels through them (internal/analyze/tree.go).
+	var comm analyze.Comm = anComm{}
+	if v := os.Getenv("MPISCOPE_DEBUG_ANALYZE_SPOIL"); v != "" {
+		var r, k int
+		if _, err := fmt.Sscanf(v, "%d:%d", &r, &k); err != nil || k < 1 {
+			warn(fmt.Sprintf("MPISCOPE_DEBUG_ANALYZE_SPOIL=%q: want a rank and a message's number from 1 (R:K); nothing spoilt", v))
+		} else if r == state.rank {
+			comm = &spoilComm{k: k}
+		}
+	}
+	res, err := analyze.InJobFile(comm, state.job, path, opt)
 	if timing {
 		// For the benchmarks (bench/cmd/runbench/analyzejob.go): rank 0's
 		// time ends with the gathered result, the job's analysis.
@@ -198,6 +210,20 @@ func ownSites() func(r *trace.Rank, pc uint64) (trace.Source, bool) {
 
 // anComm is analyze.Comm over ms_priv.
 type anComm struct{ privComm }
+
+// spoilComm is anComm whose k-th Send sends the byte 7 instead
+// (MPISCOPE_DEBUG_ANALYZE_SPOIL).
+type spoilComm struct {
+	anComm
+	k, n int
+}
+
+func (c *spoilComm) Send(dest int, data []byte) error {
+	if c.n++; c.n == c.k {
+		data = []byte{7}
+	}
+	return c.anComm.Send(dest, data)
+}
 
 // Alltoallv is one step (analyze.c, ms_an_post): every rank sends its
 // messages and probes for the others', whose sizes it learns from them;
