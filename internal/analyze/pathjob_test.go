@@ -203,29 +203,13 @@ func (c spyComm) Send(dest int, data []byte) error {
 func TestPathGatherTree(t *testing.T) {
 	for _, size := range []int{1, 2, 3, 5, 8, 32} {
 		for seed := range 3 {
-			rng := newMix(uint64(seed*977 + size))
-			passes := make([]*rankPass, size)
-			ws := make([]rankWaits, size)
+			passes, ws, want := gatherJob(t, size, uint64(seed))
 			all, most := 0, 0
 			for r := range size {
-				p := newRankPass(r, r, 1)
-				for range 3 + r%4 {
-					t1 := float64(rng.next()%(1<<30) + 100)
-					t0 := t1 - float64(rng.next()%20)
-					ready := t0 + float64(rng.next()%uint64(t1-t0+1))
-					ws[r].jumps = append(ws[r].jumps, jump{t1: t1, t0: t0, ready: ready, partner: int32(rng.next() % uint64(size))})
-				}
-				ws[r].sortJumps()
 				all += len(ws[r].jumps)
 				most = max(most, len(ws[r].jumps))
-				p.ncalls, p.first, p.last = 1, float64(rng.next()%50), float64(1<<30)+100+float64(rng.next()%(1<<30))
-				passes[r] = p
 			}
-			want := replay(passes, ws)
 			end := want.info.EndRank
-			if !want.info.Found || end < 0 {
-				t.Fatalf("%d ranks seed %d: no path (%+v)", size, seed, want.info)
-			}
 			for _, room := range []int{all, all - 1, most, 0} {
 				bound := int64(room) * 4 * gatherJumpBytes
 				net := newChanNet(size)

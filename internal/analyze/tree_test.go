@@ -531,16 +531,7 @@ func TestPathNoRank(t *testing.T) {
 			}
 			ws[at[x]].jumps = append(ws[at[x]].jumps, jump{t1: t1, t0: t1 - 6, ready: t1 - 5, partner: pr})
 		}
-		passes := make([]*rankPass, size)
-		for r := range passes {
-			ws[r].sortJumps()
-			p := newRankPass(r, r, 1)
-			p.ncalls, p.first, p.last = 1, 0, big-1
-			if r == int(at[0]) {
-				p.last = big + 1
-			}
-			passes[r] = p
-		}
+		passes := chainPasses(ws, int(at[0]), big)
 		errs, lg := onTree(t, size, nil, func(r int, c Comm) error {
 			var info pathInfo
 			var st pathStats
@@ -599,16 +590,7 @@ func TestPathDoublingFailure(t *testing.T) {
 			t1 := big - 10*float64(x)
 			ws[at[x]].jumps = append(ws[at[x]].jumps, jump{t1: t1, t0: t1 - 6, ready: t1 - 5, partner: at[x+1]})
 		}
-		passes := make([]*rankPass, size)
-		for r := range passes {
-			ws[r].sortJumps()
-			p := newRankPass(r, r, 1)
-			p.ncalls, p.first, p.last = 1, 0, big-1
-			if r == int(at[0]) {
-				p.last = big + 1
-			}
-			passes[r] = p
-		}
+		passes := chainPasses(ws, int(at[0]), big)
 		// Without a failure: 7 exchanges.
 		_, lg := onTree(t, size, nil, func(r int, c Comm) error {
 			var info pathInfo
@@ -660,4 +642,21 @@ func TestPathDoublingFailure(t *testing.T) {
 			}
 		}
 	}
+}
+
+// chainPasses sorts each rank's jumps of a path built by hand and makes
+// the ranks' passes: every rank's last event at big - 1 but the path's
+// end rank's, at big + 1.
+func chainPasses(ws []rankWaits, end int, big float64) []*rankPass {
+	passes := make([]*rankPass, len(ws))
+	for r := range passes {
+		ws[r].sortJumps()
+		p := newRankPass(r, r, 1)
+		p.ncalls, p.first, p.last = 1, 0, big-1
+		if r == end {
+			p.last = big + 1
+		}
+		passes[r] = p
+	}
+	return passes
 }
