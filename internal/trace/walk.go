@@ -619,15 +619,18 @@ func (x *tickConv) at(t uint64) float64 {
 	return l + x.off + x.shift - x.origin
 }
 
-// span is at of a call's two times, in one call (the walk's loop has it
-// written out).
+// span is at of a call's two times, in one call (too large to be
+// inlined: the walk's loop has its two cases written out, through lin).
 func (x *tickConv) span(t0, t1 uint64) (a, b float64) {
 	if x.interp {
 		return x.spanInterp(t0, t1)
 	}
-	a = x.ns0 + (float64(t0)-x.tick0)*x.perTick + x.off + x.shift - x.origin
-	b = x.ns0 + (float64(t1)-x.tick0)*x.perTick + x.off + x.shift - x.origin
-	return a, b
+	return x.lin(t0), x.lin(t1)
+}
+
+// lin is at of a clock whose offset is constant.
+func (x *tickConv) lin(t uint64) float64 {
+	return x.ns0 + (float64(t)-x.tick0)*x.perTick + x.off + x.shift - x.origin
 }
 
 // spanInterp is span of a clock whose offset drifts.
@@ -830,14 +833,13 @@ func (w *Walker) walkRank(idx int, r *Rank, v Visitor) error {
 				if sources {
 					src, path = source(e.PC), callers.of(e.Path)
 				}
-				// conv.span written out (too large to inline): the same
-				// operations in the same order.
+				// conv.span, its cases written out (it is too large to
+				// inline).
 				var t0, t1 float64
 				if conv.interp {
 					t0, t1 = conv.spanInterp(e.T0, e.T1)
 				} else {
-					t0 = conv.ns0 + (float64(e.T0)-conv.tick0)*conv.perTick + conv.off + conv.shift - conv.origin
-					t1 = conv.ns0 + (float64(e.T1)-conv.tick0)*conv.perTick + conv.off + conv.shift - conv.origin
+					t0, t1 = conv.lin(e.T0), conv.lin(e.T1)
 				}
 				g := lastG
 				if e.Comm != lastComm {
