@@ -131,12 +131,7 @@ func analyzeInJob(c Comm, dir string, r *trace.Rank, warnings []string, opt Opti
 	// exchanges (the others would wait for it forever): what fails here
 	// is a warning, and the rank goes on with what it has.
 	safe := func(what string, f func()) {
-		defer func() {
-			if e := recover(); e != nil {
-				warnings = append(warnings, fmt.Sprintf("rank %d: the analysis failed in %s (%v): its results are incomplete", me, what, e))
-			}
-		}()
-		f()
+		guarded(me, what, func(s string) { warnings = append(warnings, s) }, f)
 	}
 	// The time origin (the earliest start: each rank's first tick by its
 	// host's clock) and the rounds of the exchange (the most any rank
@@ -769,6 +764,18 @@ func tokenReplay(c Comm, jumps []jump, p *rankPass, have bool, info *pathInfo) (
 	}
 	slices.Reverse(segs)
 	return segs, nil
+}
+
+// guarded runs f, a step of rank me's own work: a panic in it becomes
+// warn's message that the rank's results are incomplete, so that the rank
+// goes on taking part in the exchanges, which the others wait for.
+func guarded(me int, what string, warn func(string), f func()) {
+	defer func() {
+		if e := recover(); e != nil {
+			warn(fmt.Sprintf("rank %d: the analysis failed in %s (%v): its results are incomplete", me, what, e))
+		}
+	}()
+	f()
 }
 
 func encodeGob(v any) ([]byte, error) {

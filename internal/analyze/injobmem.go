@@ -454,30 +454,15 @@ func exchange(c Comm, p *rankPass, sp *jobSpill, rounds int, tail []byte, warn f
 		warn(fmt.Sprintf("rank %d: %v: its results are incomplete", me, sp.err))
 	}
 	rw := newRankWaits()
-	group := func(cs []cand) {
-		defer func() {
-			if e := recover(); e != nil {
-				warn(fmt.Sprintf("rank %d: the analysis failed in grouping its waits (%v): its results are incomplete", me, e))
-			}
-		}()
-		rw.group(cs)
-	}
 	if csp == nil {
-		func() {
-			defer func() {
-				if e := recover(); e != nil {
-					warn(fmt.Sprintf("rank %d: the analysis failed in grouping its waits (%v): its results are incomplete", me, e))
-				}
-			}()
-			rw.groupSorted(mine.sorted(int32(me)))
-		}()
+		guarded(me, "grouping its waits", warn, func() { rw.groupSorted(mine.sorted(int32(me))) })
 	} else {
 		for k := 0; k < rounds; k++ {
 			cs, err := appendJobCands(nil, csp.read(k, 1)[0], int32(me))
 			if err != nil {
 				warn(fmt.Sprintf("rank %d: wait candidates: %v (left out)", me, err))
 			}
-			group(cs)
+			guarded(me, "grouping its waits", warn, func() { rw.group(cs) })
 		}
 		if csp.err != nil {
 			warn(fmt.Sprintf("rank %d: %v: its results are incomplete", me, csp.err))
