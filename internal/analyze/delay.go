@@ -153,11 +153,7 @@ func (res *Result) delays(parts []rankPart) {
 		} else {
 			h.next(math.Inf(-1))
 		}
-		k := x
-		if idx[i] != nil {
-			k = idx[i][x]
-		}
-		dw := &parts[i].DWaits[k]
+		dw := &parts[i].DWaits[place(idx[i], x)]
 		t0, ready, passed := run[i].t0[x], run[i].ready[x], run[i].passed[x]
 		load := dw.Wait + passed
 		if load <= 0 {
