@@ -503,7 +503,7 @@ func (cp *candParts) sorted(idx int32) []cand {
 			maxKey = max(maxKey, le.Uint32(b[4:]))
 		}
 	}
-	if n < 64 || uint64(maxKey) >= 4*uint64(n) || n >= math.MaxInt32 {
+	if n < 64 || !denseKeys(uint64(maxKey), n) {
 		out := make([]cand, 0, n)
 		li, mi := 0, 0
 		for _, isList := range cp.order {

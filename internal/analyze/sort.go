@@ -51,10 +51,9 @@ func sortPartsIn[T any](st *store, parts [][]T, key func(*T) uint64) []T {
 		}
 		return a
 	}
-	// Dense keys (a rank's call numbers): a bucket per key when there
-	// are fewer than four times as many keys as records (4-byte counts:
-	// at most 16 bytes a record); the buckets then need no sort.
-	if maxKey < 4*uint64(n) && n < math.MaxInt32 {
+	// Dense keys (a rank's call numbers): a bucket per key (denseKeys);
+	// the buckets then need no sort.
+	if denseKeys(maxKey, n) {
 		count := make([]int32, maxKey+2)
 		for _, a := range parts {
 			for i := range a {
@@ -219,7 +218,7 @@ func sortCands(st *store, parts [][]cand, room []cand) []cand {
 			maxKey = max(maxKey, k)
 		}
 	}
-	if sorted || n < 64 || uint64(maxKey) >= 4*uint64(n) || n >= math.MaxInt32 {
+	if sorted || n < 64 || !denseKeys(uint64(maxKey), n) {
 		return sortPartsIn(st, parts, func(c *cand) uint64 { return uint64(c.call) })
 	}
 	count := storeList[int32](st, int(maxKey)+2)
@@ -245,4 +244,12 @@ func sortCands(st *store, parts [][]cand, room []cand) []cand {
 		}
 	}
 	return out
+}
+
+// denseKeys tells whether n records of keys up to maxKey are counted
+// into a bucket per key: when there are fewer than four times as many
+// keys as records (4-byte counts: at most 16 bytes a record), and the
+// counts fit an int32.
+func denseKeys(maxKey uint64, n int) bool {
+	return maxKey < 4*uint64(n) && n < math.MaxInt32
 }
